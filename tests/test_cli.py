@@ -1,0 +1,117 @@
+"""The operator's commands, run in-process through Typer's runner on a temporary data dir."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import HANDBOOK
+from threadsage.cli import app
+from threadsage.config import get_settings
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)  # no stray .env is read
+    monkeypatch.setenv("THREADSAGE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("THREADSAGE_EMBEDDINGS", "none")
+    monkeypatch.delenv("MILVUS_URI", raising=False)
+    get_settings.cache_clear()
+    runner = CliRunner()
+
+    def invoke(*args: str, stdin: str | None = None):
+        get_settings.cache_clear()
+        return runner.invoke(app, list(args), input=stdin)
+
+    yield invoke
+    get_settings.cache_clear()
+
+
+def test_ingest_is_idempotent_and_summarises(cli, tmp_path: Path) -> None:
+    files = len([p for p in HANDBOOK.rglob("*") if p.is_file()])
+    first = cli("ingest", str(HANDBOOK))
+    assert first.exit_code == 0, first.output
+    assert re.search(rf"^{files} files \({files} new, 0 changed, 0 unchanged\): \d+ chunks added", first.stdout, re.M)
+    again = cli("ingest", str(HANDBOOK))
+    assert f"(0 new, 0 changed, {files} unchanged): 0 chunks added, 0 updated, 0 removed" in again.stdout
+
+
+def test_bad_files_are_reported_skipped_and_fail_the_run(cli, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    shutil.copytree(HANDBOOK / "it", docs)
+    (docs / "empty.md").write_text("\n")
+    (docs / "image.md").write_bytes(b"\x89PNG\x00\x00\x00")
+    (docs / "logo.png").write_bytes(b"\x89PNG\x00")
+    result = cli("ingest", str(docs))
+    assert result.exit_code == 1
+    assert re.search(r"skipped .*empty\.md: empty file", result.stderr)
+    assert re.search(r"skipped .*image\.md: binary file", result.stderr)
+    assert "2 skipped; 1 of unsupported types ignored" in result.stdout
+    search = cli("search", "VPN password")
+    assert search.exit_code == 0 and "vpn.md" in search.stdout
+
+
+def test_search_shows_source_heading_and_score(cli) -> None:
+    cli("ingest", str(HANDBOOK))
+    result = cli("search", "how do I reset my VPN password", "-k", "3")
+    assert result.exit_code == 0, result.output
+    assert "it/vpn.md" in result.stdout and "Resetting your password" in result.stdout
+    assert re.search(r"^1\. \[\d+\.\d{3}\] it/vpn\.md \(VPN access with Larkspur Connect > ", result.stdout, re.M)
+    scoped = cli("search", "password", "--category", "nothing-here")
+    assert "no matching chunks" in scoped.stdout
+
+
+def test_search_before_ingest_says_what_to_do(cli) -> None:
+    result = cli("search", "anything")
+    assert result.exit_code == 2
+    assert "run `threadsage ingest PATH...` first" in result.stderr
+
+
+def test_unreachable_milvus_is_one_clear_line(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MILVUS_URI", "http://127.0.0.1:9")
+    result = cli("ingest", str(HANDBOOK))
+    assert result.exit_code == 2
+    assert "MILVUS_URI=http://127.0.0.1:9" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_changed_embeddings_need_a_rebuild(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cli("ingest", str(HANDBOOK / "it")).exit_code == 0
+    monkeypatch.setenv("THREADSAGE_EMBEDDINGS", "local")
+    refused = cli("ingest", str(HANDBOOK / "it"))
+    assert refused.exit_code == 2 and "--rebuild" in refused.stderr
+    rebuilt = cli("ingest", str(HANDBOOK / "it"), "--rebuild")
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert cli("search", "VPN").exit_code == 0
+
+
+def test_missing_path_is_refused(cli) -> None:
+    result = cli("ingest", "no/such/folder")
+    assert result.exit_code == 2 and "no such file or folder: no/such/folder" in result.stderr
+
+
+def test_run_ingests_the_demo_when_empty_and_answers_piped_queries(cli) -> None:
+    result = cli("run", "--demo", str(HANDBOOK), stdin="hotel limits Toronto\n")
+    assert result.exit_code == 0, result.output
+    assert "knowledge base was empty; ingested" in result.stdout
+    assert "expenses-toronto.md" in result.stdout
+    second = cli("run", "--demo", str(HANDBOOK), stdin="")
+    assert "was empty" not in second.stdout
+
+
+def test_eval_retrieval_json(cli, eval_dir: Path) -> None:
+    cmrc = eval_dir / "cmrc2018"
+    result = cli(
+        "eval", "retrieval", "--corpus", str(cmrc), "--questions", str(cmrc / "dev_queries.jsonl"),
+        "--sample", "40", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout)
+    assert scores["n"] == 40
+    assert set(scores) >= {"n", "recall@1", "recall@5", "mrr"}
+    assert 0 <= scores["recall@1"] <= scores["recall@5"] <= 1

@@ -1,0 +1,1 @@
+"""The outside services the brain uses: embeddings, Milvus, document loaders, the LLM."""

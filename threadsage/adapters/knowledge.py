@@ -1,0 +1,377 @@
+"""The Milvus knowledge base: schema, hybrid search, and the writes ingestion needs.
+
+One collection per knowledge base. Each row is a chunk with its citation metadata; Milvus turns
+`search_text` into a BM25 sparse vector itself (a BM25 function), and a dense vector is stored
+beside it when embeddings are configured. Search is BM25 alone, or BM25 + dense fused with
+reciprocal-rank fusion (k = 60) by Milvus' hybrid search.
+
+The same code runs against a Milvus Lite file (`MILVUS_URI` unset) and a Milvus server.
+pymilvus is synchronous: the async `search` runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import jieba
+from pymilvus import (
+    AnnSearchRequest,
+    DataType,
+    Function,
+    FunctionType,
+    MilvusClient,
+    MilvusException,
+    RRFRanker,
+)
+
+from threadsage.adapters.chunking import Chunk
+from threadsage.adapters.embeddings import Embedder
+from threadsage.config import Settings
+
+log = logging.getLogger(__name__)
+jieba.setLogLevel(logging.WARNING)  # Milvus Lite analyses in-process; keep jieba's banner quiet
+# Milvus Lite has no MVCC timestamps, so every query iterator warns; failures to start it are
+# reported by `KnowledgeBase.open` with what to do about them.
+logging.getLogger("pymilvus.client.iterator.query_iterator").setLevel(logging.ERROR)
+logging.getLogger("milvus_lite.server_manager").setLevel(logging.CRITICAL)
+# Milvus Lite serves gRPC in-process and lacks AllocTimestamp, which every iterator asks for
+# first (and then does without): gRPC's server logs that as an error with a traceback.
+logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+
+RRF_K = 60
+MAX_QUERY_CHARS = 2000
+TEXT_MAX_BYTES = 65_535
+# Candidates each retriever contributes before fusion: enough for RRF to reorder the top k.
+CANDIDATES_PER_RETRIEVER = 40
+
+# Jieba segments Chinese into words and leaves Latin words whole; it is the one tokenizer that
+# both Milvus Lite and Milvus server offer for mixed English/Chinese text. Stop words keep
+# punctuation and the commonest function words out of the BM25 statistics.
+STOP_WORDS = sorted(
+    set(",.;:!?'\"()[]{}<>-–—_*#|/\\`~@$%^&+=，。、；：！？“”‘’（）《》【】…·")
+    | {
+        "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "is", "are", "was",
+        "be", "it", "its", "by", "as", "at", "with", "from", "this", "that", "do", "does",
+        "i", "you", "we", "what", "which", "how", "的", "了", "是", "在", "和",
+    }
+)  # fmt: skip
+ANALYZER_PARAMS = {
+    "tokenizer": "jieba",
+    "filter": ["lowercase", {"type": "stop", "stop_words": STOP_WORDS}],
+}
+
+_CATEGORY = re.compile(r"^[\w.-]{1,128}$")
+
+
+class KnowledgeBaseError(RuntimeError):
+    """A knowledge-base problem an operator can act on; the message says how."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    doc_id: str
+    source: str
+    path: str
+    title: str
+    heading: str
+    chunk_index: int
+    category: str
+    text: str
+    score: float
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    doc_id: str
+    source: str
+    content_hash: str
+    chunks: int
+
+
+_HIT_FIELDS = [
+    "doc_id", "source", "path", "title", "heading", "chunk_index", "category", "text",
+]  # fmt: skip
+
+
+class KnowledgeBase:
+    def __init__(
+        self,
+        client: MilvusClient,
+        collection: str,
+        embedder: Embedder | None,
+        describe_uri: str,
+    ) -> None:
+        self._client = client
+        self.collection = collection
+        self.embedder = embedder
+        self._uri = describe_uri
+        self._dense_dim = self._existing_dense_dim()
+
+    # --- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, settings: Settings, embedder: Embedder | None = None) -> KnowledgeBase:
+        """Connect to `MILVUS_URI` (or the Milvus Lite file under the data dir)."""
+        if settings.milvus_uri:
+            uri, describe = settings.milvus_uri, f"MILVUS_URI={settings.milvus_uri}"
+        else:
+            path = settings.milvus_lite_path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            uri = str(path)
+            describe = f"the Milvus Lite file {path} (MILVUS_URI is unset)"
+        token = settings.milvus_token.get_secret_value() if settings.milvus_token else ""
+        try:
+            client = MilvusClient(uri=uri, token=token, timeout=10)
+        except (MilvusException, OSError, RuntimeError) as exc:
+            raise KnowledgeBaseError(_unreachable_message(describe, exc, uri)) from exc
+        return cls(client, settings.collection, embedder, describe)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _existing_dense_dim(self) -> int | None:
+        """0 for a collection without a dense field, None when there is no collection yet."""
+        try:
+            if not self._client.has_collection(self.collection):
+                return None
+            fields = self._client.describe_collection(self.collection)["fields"]
+            self._client.load_collection(self.collection)  # a reopened collection starts released
+        except MilvusException as exc:
+            raise KnowledgeBaseError(_unreachable_message(self._uri, exc, "")) from exc
+        for f in fields:
+            if f["name"] == "dense":
+                return int(f["params"]["dim"])
+        return 0
+
+    @property
+    def exists(self) -> bool:
+        return self._dense_dim is not None
+
+    def check_embeddings(self) -> None:
+        """Refuse to mix vectors of different models or sizes in one collection."""
+        if self._dense_dim is None:
+            return
+        wanted = self.embedder.dim if self.embedder else 0
+        if wanted == self._dense_dim:
+            return
+        built = f"{self._dense_dim}-dimensional embeddings" if self._dense_dim else "no embeddings"
+        configured = (
+            f"{self.embedder.name} gives {wanted}-dimensional vectors"
+            if self.embedder
+            else "THREADSAGE_EMBEDDINGS=none gives none"
+        )
+        raise KnowledgeBaseError(
+            f"The knowledge base '{self.collection}' was built with {built}, but {configured}. "
+            f"Rebuild it with `threadsage ingest PATH... --rebuild`, or set "
+            f"THREADSAGE_EMBEDDINGS back to what it was built with."
+        )
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def create(self) -> None:
+        """Create the collection if it does not exist yet."""
+        if self._dense_dim is not None:
+            return
+        dim = self.embedder.dim if self.embedder else 0
+        schema = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+        schema.add_field("doc_id", DataType.VARCHAR, max_length=64)
+        schema.add_field("source", DataType.VARCHAR, max_length=2048)
+        schema.add_field("path", DataType.VARCHAR, max_length=1024)
+        schema.add_field("title", DataType.VARCHAR, max_length=1024)
+        schema.add_field("heading", DataType.VARCHAR, max_length=2048)
+        schema.add_field("chunk_index", DataType.INT32)
+        schema.add_field("content_hash", DataType.VARCHAR, max_length=64)
+        schema.add_field("category", DataType.VARCHAR, max_length=128)
+        schema.add_field("updated_at", DataType.INT64)
+        schema.add_field("text", DataType.VARCHAR, max_length=TEXT_MAX_BYTES)
+        schema.add_field(
+            "search_text",
+            DataType.VARCHAR,
+            max_length=TEXT_MAX_BYTES,
+            enable_analyzer=True,
+            analyzer_params=ANALYZER_PARAMS,
+        )
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            Function(
+                name="bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=["search_text"],
+                output_field_names=["sparse"],
+            )
+        )
+        index = self._client.prepare_index_params()
+        index.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        if dim:
+            schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
+            index.add_index(field_name="dense", index_type="AUTOINDEX", metric_type="COSINE")
+        self._client.create_collection(self.collection, schema=schema, index_params=index)
+        self._dense_dim = dim
+
+    def drop(self) -> None:
+        if self._client.has_collection(self.collection):
+            self._client.drop_collection(self.collection)
+        self._dense_dim = None
+
+    def stored_documents(self) -> dict[str, StoredDocument]:
+        """Every document in the collection with its content hash, keyed by doc id."""
+        if self._dense_dim is None:
+            return {}
+        docs: dict[str, StoredDocument] = {}
+        for row in self._iterate(["doc_id", "source", "content_hash"]):
+            known = docs.get(row["doc_id"])
+            docs[row["doc_id"]] = StoredDocument(
+                row["doc_id"], row["source"], row["content_hash"], (known.chunks if known else 0) + 1
+            )
+        return docs
+
+    def write_chunks(self, chunks: Sequence[Chunk]) -> None:
+        if not chunks:
+            return
+        vectors = (
+            self.embedder.embed_documents([c.search_text for c in chunks])
+            if self.embedder
+            else None
+        )
+        rows = []
+        for i, chunk in enumerate(chunks):
+            doc = chunk.document
+            row = {
+                "id": chunk.id,
+                "doc_id": doc.doc_id,
+                "source": _fit(doc.source, 2048),
+                "path": _fit(doc.path, 1024),
+                "title": _fit(doc.title, 1024),
+                "heading": _fit(chunk.heading, 2048),
+                "chunk_index": chunk.index,
+                "content_hash": doc.content_hash,
+                "category": doc.category,
+                "updated_at": doc.updated_at,
+                "text": _fit(chunk.text, TEXT_MAX_BYTES),
+                "search_text": _fit(chunk.search_text, TEXT_MAX_BYTES),
+            }
+            if vectors is not None:
+                row["dense"] = vectors[i]
+            rows.append(row)
+        self._client.insert(self.collection, rows)
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> None:
+        for start in range(0, len(doc_ids), 500):
+            batch = doc_ids[start : start + 500]
+            self._client.delete(self.collection, filter=f"doc_id in {_quoted_list(batch)}")
+
+    def flush(self) -> None:
+        """Seal what was written: searches right after an ingest are then fast."""
+        if self._dense_dim is not None:
+            self._client.flush(self.collection)
+
+    def count(self) -> int:
+        if self._dense_dim is None:
+            return 0
+        return sum(1 for _ in self._iterate(["doc_id"]))
+
+    # --- searching -------------------------------------------------------------------------
+
+    async def search(
+        self, query: str, k: int = 5, categories: Sequence[str] | None = None
+    ) -> list[Hit]:
+        return await asyncio.to_thread(self.search_blocking, query, k, categories)
+
+    def search_blocking(
+        self, query: str, k: int = 5, categories: Sequence[str] | None = None
+    ) -> list[Hit]:
+        query = " ".join(query.split())[:MAX_QUERY_CHARS]
+        if not query or k <= 0 or self._dense_dim is None:
+            return []
+        filter_expr = _category_filter(categories)
+        try:
+            if self._dense_dim and self.embedder:
+                vector = self.embedder.embed_query(query)
+                pool = max(k, CANDIDATES_PER_RETRIEVER)
+                requests = [
+                    AnnSearchRequest([query], "sparse", {"metric_type": "BM25"}, pool, filter_expr),
+                    AnnSearchRequest([vector], "dense", {"metric_type": "COSINE"}, pool, filter_expr),
+                ]
+                result = self._client.hybrid_search(
+                    self.collection,
+                    reqs=requests,
+                    ranker=RRFRanker(RRF_K),
+                    limit=k,
+                    output_fields=_HIT_FIELDS,
+                )
+                bm25 = False
+            else:
+                result = self._client.search(
+                    self.collection,
+                    data=[query],
+                    anns_field="sparse",
+                    limit=k,
+                    filter=filter_expr,
+                    search_params={"metric_type": "BM25"},
+                    output_fields=_HIT_FIELDS,
+                )
+                bm25 = True
+        except MilvusException as exc:
+            raise KnowledgeBaseError(f"Search failed on {self._uri}: {exc}") from exc
+        return [_hit(raw, bm25) for raw in result[0]]
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _iterate(self, fields: list[str]) -> Iterator[dict]:
+        iterator = self._client.query_iterator(
+            self.collection, batch_size=1000, filter='id != ""', output_fields=fields
+        )
+        try:
+            while batch := iterator.next():
+                yield from batch
+        finally:
+            iterator.close()
+
+
+def _hit(raw: dict, bm25: bool) -> Hit:
+    entity = raw["entity"]
+    # Milvus Lite reports BM25 as a negated distance, a Milvus server as a positive score.
+    score = abs(raw["distance"]) if bm25 else raw["distance"]
+    return Hit(id=raw["id"], score=float(score), **{f: entity[f] for f in _HIT_FIELDS})
+
+
+def _category_filter(categories: Sequence[str] | None) -> str:
+    if not categories:
+        return ""
+    return f"category in {_quoted_list([validate_category(c) for c in categories])}"
+
+
+def validate_category(category: str) -> str:
+    if category and not _CATEGORY.match(category):
+        raise KnowledgeBaseError(f"Invalid category {category!r}: use letters, digits, . _ -")
+    return category
+
+
+def _quoted_list(values: Sequence[str]) -> str:
+    return "[" + ", ".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "]"
+
+
+def _fit(text: str, max_bytes: int) -> str:
+    """Milvus limits VARCHAR by bytes; cut on a character boundary."""
+    encoded = text.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return text
+    return encoded[:max_bytes].decode("utf-8", errors="ignore")
+
+
+def _unreachable_message(describe: str, exc: Exception, uri: str) -> str:
+    detail = str(getattr(exc, "message", "") or exc).strip().splitlines()[0][:300]
+    hint = ""
+    if uri and not uri.startswith(("http://", "https://", "tcp://")) and Path(uri).suffix == ".db":
+        hint = (
+            " Milvus Lite allows one process per data directory: if a threadsage bot is running "
+            "on it, stop it first (or set MILVUS_URI to a Milvus server shared by all processes)."
+        )
+    return f"Cannot open the knowledge base at {describe}: {detail}.{hint}"

@@ -1,0 +1,299 @@
+"""Document loaders: Markdown, plain text, HTML and PDF files become `Document`s made of sections.
+
+A section is a run of text under one heading path (("Leave", "Sick leave") for a `###` under a
+`##`), which is what a citation later points at. Loaders never guess at layout they cannot see:
+plain text is one section, a PDF has one section per page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+MARKDOWN_SUFFIXES = {".md", ".markdown"}
+TEXT_SUFFIXES = {".txt", ".text"}
+HTML_SUFFIXES = {".html", ".htm"}
+PDF_SUFFIXES = {".pdf"}
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
+
+
+class UnreadableDocument(Exception):
+    """A file that cannot be turned into text: binary, empty, undecodable or corrupt."""
+
+
+@dataclass(frozen=True)
+class Section:
+    heading_path: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class Document:
+    """One source document. `source` is its identity (absolute path or URL); `path` is how
+    citations show it (relative to the folder it was ingested from)."""
+
+    source: str
+    path: str
+    title: str
+    sections: tuple[Section, ...]
+    content_hash: str
+    category: str = ""
+    updated_at: int = 0
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def doc_id(self) -> str:
+        return hashlib.sha1(self.source.encode("utf-8")).hexdigest()[:20]
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def discover_files(paths: list[Path]) -> tuple[list[tuple[Path, Path]], list[Path]]:
+    """Expand files and folders into (file, root) pairs of supported documents.
+
+    Returns the supported files (with the folder they were found under, for display paths) and
+    the files passed over because their type is not supported. Hidden files and folders are
+    ignored, as editors and version control keep their own files there.
+    """
+    found: list[tuple[Path, Path]] = []
+    unsupported: list[Path] = []
+    for given in paths:
+        given = given.resolve()
+        if given.is_file():
+            candidates, root = [given], given.parent
+        else:
+            candidates = sorted(p for p in given.rglob("*") if p.is_file())
+            root = given
+        for file in candidates:
+            relative = file.relative_to(root)
+            if any(part.startswith(".") for part in relative.parts):
+                continue
+            if file.suffix.lower() in SUPPORTED_SUFFIXES:
+                found.append((file, root))
+            else:
+                unsupported.append(file)
+    return found, unsupported
+
+
+def load_file(file: Path, root: Path, category: str = "") -> Document:
+    """Read one file into a `Document`, or raise `UnreadableDocument` saying why not."""
+    try:
+        data = file.read_bytes()
+        mtime = int(file.stat().st_mtime)
+    except OSError as exc:
+        raise UnreadableDocument(f"cannot read: {exc.strerror or exc}") from exc
+    if not data.strip():
+        raise UnreadableDocument("empty file")
+    suffix = file.suffix.lower()
+    if suffix in PDF_SUFFIXES:
+        title, sections = parse_pdf(data, fallback_title=_title_from_name(file))
+    else:
+        text = _decode_text(data)
+        if suffix in MARKDOWN_SUFFIXES:
+            title, sections = parse_markdown(text, fallback_title=_title_from_name(file))
+        elif suffix in HTML_SUFFIXES:
+            title, sections = parse_html(text, fallback_title=_title_from_name(file))
+        else:
+            title, sections = parse_plain_text(text, fallback_title=_title_from_name(file))
+    sections = tuple(s for s in sections if s.text.strip())
+    if not sections:
+        raise UnreadableDocument("no text found")
+    return Document(
+        source=str(file),
+        path=file.relative_to(root).as_posix(),
+        title=title,
+        sections=sections,
+        content_hash=content_hash(data),
+        category=category,
+        updated_at=mtime,
+    )
+
+
+def load_jsonl_corpus(file: Path, category: str = "") -> Iterator[Document]:
+    """Documents from a JSON-lines corpus (BEIR style: `_id`, `title`, `text` per line)."""
+    with file.open(encoding="utf-8") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            text = str(row.get("text", "")).strip()
+            if not text:
+                continue
+            doc_id = str(row["_id"])
+            title = str(row.get("title") or doc_id)
+            yield Document(
+                source=f"{file.name}#{doc_id}",
+                path=doc_id,
+                title=title,
+                sections=(Section((), text),),
+                content_hash=content_hash(line.encode("utf-8")),
+                category=category,
+            )
+
+
+# --- formats -------------------------------------------------------------------------------
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*\r?\n", re.DOTALL)
+_SHORTCODE = re.compile(r"\{\{[<%]/?\*?(.*?)\*?/?[%>]\}\}", re.DOTALL)
+_SHORTCODE_LABEL = re.compile(r"""\b(?:header|title)\s*=\s*"([^"]*)\"""")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_ATX_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+
+
+def parse_markdown(text: str, fallback_title: str) -> tuple[str, list[Section]]:
+    title = None
+    match = _FRONT_MATTER.match(text)
+    if match:
+        try:
+            meta = yaml.safe_load(match.group(1))
+        except yaml.YAMLError:
+            meta = None
+        if isinstance(meta, dict) and meta.get("title"):
+            title = str(meta["title"]).strip()
+        text = text[match.end() :]
+    text = _HTML_COMMENT.sub("", _strip_shortcodes(text))
+
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    lines: list[str] = []
+    in_fence = False
+
+    def flush() -> None:
+        body = "\n".join(lines).strip()
+        if body:
+            sections.append(Section(tuple(h for _, h in stack), body))
+        lines.clear()
+
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        heading = None if in_fence else _ATX_HEADING.match(line)
+        if not heading:
+            lines.append(line)
+            continue
+        flush()
+        level, name = len(heading.group(1)), _plain_inline(heading.group(2))
+        if level == 1 and title is None and not sections and not stack:
+            title = name  # the page's own title, not a section of it
+            continue
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, name))
+    flush()
+    return title or fallback_title, sections
+
+
+def parse_plain_text(text: str, fallback_title: str) -> tuple[str, list[Section]]:
+    first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    title = first_line if 0 < len(first_line) <= 100 else fallback_title
+    return title, [Section((), text.strip())]
+
+
+def parse_html(text: str, fallback_title: str) -> tuple[str, list[Section]]:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(text, "html.parser")
+    for tag in soup(["script", "style", "noscript", "template", "nav", "footer", "header"]):
+        tag.decompose()
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    headings = {"h1", "h2", "h3", "h4", "h5", "h6"}
+    blocks = headings | {"p", "li", "pre", "blockquote", "dt", "dd", "tr", "caption"}
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    lines: list[str] = []
+
+    def flush() -> None:
+        body = "\n".join(lines).strip()
+        if body:
+            sections.append(Section(tuple(h for _, h in stack), body))
+        lines.clear()
+
+    root = soup.body or soup
+    for element in root.find_all(blocks):
+        if element.name not in headings and element.find_parent(blocks - headings):
+            continue  # its text is part of an enclosing block already
+        if element.name in headings:
+            flush()
+            level, name = int(element.name[1]), element.get_text(" ", strip=True)
+            if level == 1 and not title:
+                title = name
+                continue
+            if level == 1 and name == title:
+                continue
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, name))
+        elif element.name == "pre":
+            lines.append(element.get_text())
+        elif element.name == "tr":
+            lines.append(" | ".join(c.get_text(" ", strip=True) for c in element.find_all(["td", "th"])))
+        else:
+            prefix = "- " if element.name == "li" else ""
+            lines.append(prefix + element.get_text(" ", strip=True))
+    flush()
+    if not sections:  # markup without block elements: keep its text anyway
+        body = root.get_text("\n", strip=True)
+        sections = [Section((), body)] if body else []
+    return title or fallback_title, sections
+
+
+def parse_pdf(data: bytes, fallback_title: str) -> tuple[str, list[Section]]:
+    import io
+    import logging
+
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise UnreadableDocument("encrypted PDF")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+        meta_title = (reader.metadata.title if reader.metadata else None) or ""
+    except (PyPdfError, ValueError, KeyError, TypeError) as exc:
+        raise UnreadableDocument(f"not a readable PDF ({exc.__class__.__name__})") from exc
+    sections = [Section((f"Page {n}",), text) for n, text in enumerate(pages, start=1) if text]
+    return meta_title.strip() or fallback_title, sections
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _decode_text(data: bytes) -> str:
+    if b"\x00" in data[:8192]:
+        raise UnreadableDocument("binary file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UnreadableDocument("not UTF-8 text") from exc
+
+
+def _strip_shortcodes(text: str) -> str:
+    """Site-generator shortcodes ({{< … >}}, {{% … %}}) go; a header/title they carry stays."""
+
+    def replace(match: re.Match[str]) -> str:
+        label = _SHORTCODE_LABEL.search(match.group(1))
+        return _plain_inline(label.group(1)) if label else ""
+
+    return _SHORTCODE.sub(replace, text)
+
+
+def _plain_inline(text: str) -> str:
+    """Heading text without inline Markdown: emphasis markers, code ticks, link targets."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"\{#[^}]*\}", "", text)  # heading anchors: "## Title {#anchor}"
+    return re.sub(r"[*_`]+", "", text).strip()
+
+
+def _title_from_name(file: Path) -> str:
+    return re.sub(r"[-_]+", " ", file.stem).strip().capitalize() or file.name

@@ -1,0 +1,1 @@
+"""Platform front-ends: Slack, Telegram and the terminal. Platform in, platform out."""

@@ -1,0 +1,214 @@
+"""The `threadsage` command."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from threadsage.adapters.embeddings import EmbeddingsUnavailable, make_embedder
+from threadsage.adapters.ingest import Ingestor, IngestReport
+from threadsage.adapters.knowledge import Hit, KnowledgeBase, KnowledgeBaseError
+from threadsage.config import EmbeddingsKind, Settings, get_settings
+from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+eval_app = typer.Typer(no_args_is_help=True, help="Measure answer and retrieval quality.")
+app.add_typer(eval_app, name="eval")
+
+console = Console(soft_wrap=True)
+errors = Console(stderr=True, soft_wrap=True)
+
+CategoryOption = Annotated[
+    Optional[str], typer.Option("--category", "-c", help="Only chunks of this category.")
+]
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    errors.print(f"[bold red]error:[/] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+@contextmanager
+def knowledge_base(settings: Settings) -> Iterator[KnowledgeBase]:
+    """Open the configured knowledge base; operator-facing failures become one clear line."""
+    try:
+        kb = KnowledgeBase.open(settings, make_embedder(settings))
+    except (KnowledgeBaseError, EmbeddingsUnavailable) as exc:
+        raise fail(str(exc)) from None
+    try:
+        yield kb
+    except (KnowledgeBaseError, EmbeddingsUnavailable) as exc:
+        raise fail(str(exc)) from None
+    finally:
+        kb.close()
+
+
+def run_ingest(
+    kb: KnowledgeBase, settings: Settings, paths: list[Path], category: str, prune: bool
+) -> IngestReport:
+    with Progress(
+        TextColumn("[bold]ingesting"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=errors,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("", total=None)
+
+        def advance(name: str, total: int) -> None:
+            progress.update(task, advance=1, total=total or None, description=name)
+
+        ingestor = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap, on_progress=advance)
+        return ingestor.ingest_paths(paths, category=category, prune=prune)
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders of documents.")],
+    category: Annotated[str, typer.Option("--category", "-c", help="Category to file them under.")] = "",
+    prune: Annotated[bool, typer.Option(help="Remove chunks of files that are gone.")] = False,
+    rebuild: Annotated[bool, typer.Option(help="Drop the knowledge base and build it anew.")] = False,
+) -> None:
+    """Add documents to the knowledge base: unchanged files write nothing, changed ones are replaced."""
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise fail(f"no such file or folder: {', '.join(missing)}")
+    settings = get_settings()
+    with knowledge_base(settings) as kb:
+        if rebuild:
+            kb.drop()
+        report = run_ingest(kb, settings, paths, category, prune)
+    for path, reason in report.skipped:
+        errors.print(f"[yellow]skipped[/] {path}: {reason}", highlight=False)
+    console.print(report.summary(), highlight=False)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[int, typer.Option("-k", help="How many chunks.", min=1, max=100)] = 5,
+    category: CategoryOption = None,
+) -> None:
+    """Show the chunks a question retrieves, with source, heading path and score."""
+    settings = get_settings()
+    with knowledge_base(settings) as kb:
+        if not kb.exists:
+            raise fail("the knowledge base is empty: run `threadsage ingest PATH...` first")
+        hits = kb.search_blocking(query, k, [category] if category else None)
+    print_hits(hits)
+
+
+def print_hits(hits: list[Hit]) -> None:
+    """A table on a terminal; one line per hit (then its snippet) when piped, for scripts."""
+    if not hits:
+        console.print("no matching chunks")
+        return
+    rows = []
+    for rank, hit in enumerate(hits, start=1):
+        where = " > ".join(part for part in (hit.title, hit.heading) if part)
+        snippet = " ".join(hit.text.split())
+        snippet = snippet[:240] + ("…" if len(snippet) > 240 else "")
+        rows.append((str(rank), f"{hit.score:.3f}", hit.path, where, snippet))
+    if not console.is_terminal:
+        for rank, score, path, where, snippet in rows:
+            console.print(f"{rank}. [{score}] {path} ({where})\n   {snippet}", markup=False, highlight=False)
+        return
+    table = Table(show_lines=True)
+    for column in ("#", "score", "source", "heading", "text"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+@app.command()
+def run(
+    demo: Annotated[
+        Optional[Path], typer.Option(help="Ingest this folder first when the knowledge base is empty.")
+    ] = None,
+) -> None:
+    """Run the bot on the configured back-ends (for now: an interactive search prompt)."""
+    settings = get_settings()
+    with knowledge_base(settings) as kb:
+        if demo is not None and kb.count() == 0:
+            report = run_ingest(kb, settings, [demo], category="", prune=False)
+            console.print(f"knowledge base was empty; ingested {demo}: {report.summary()}")
+        interactive = sys.stdin.isatty()
+        backend = kb.embedder.name if kb.embedder else "BM25 only"
+        console.print(f"threadsage search over {kb.count()} chunks ({backend}); an empty line or Ctrl-D quits")
+        while True:
+            try:
+                query = console.input("[bold]search> [/]") if interactive else sys.stdin.readline()
+            except (EOFError, KeyboardInterrupt):
+                break
+            if not query.strip():
+                break
+            print_hits(kb.search_blocking(query, 5))
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    corpus: Annotated[Path, typer.Option(help="Folder of documents, or a *corpus.jsonl file/folder.")],
+    questions: Annotated[Path, typer.Option(help="Questions (JSON lines).")],
+    k: Annotated[int, typer.Option("--k", help="Cut-off for recall.", min=1, max=100)] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    data_dir: Annotated[
+        Optional[Path], typer.Option(help="Keep (and reuse) the evaluation knowledge base here.")
+    ] = None,
+    sample: Annotated[Optional[int], typer.Option(help="Score a fixed random sample.", min=1)] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
+    embeddings: Annotated[
+        Optional[str], typer.Option(help="none | local | openai (default: THREADSAGE_EMBEDDINGS).")
+    ] = None,
+) -> None:
+    """Recall@1, recall@k and MRR of retrieval on graded questions."""
+    if not corpus.exists() or not questions.is_file():
+        raise fail(f"no such corpus or questions file: {corpus}, {questions}")
+    try:
+        graded = load_questions(questions, sample=sample, seed=seed)
+    except (ValueError, KeyError) as exc:
+        raise fail(f"cannot read questions from {questions}: {exc}") from None
+    settings = get_settings()
+    if embeddings:
+        settings = settings.model_copy(update={"embeddings": _embeddings_kind(embeddings)})
+    try:
+        with evaluation_corpus(settings, corpus, data_dir) as evaluated:
+            if not as_json:
+                errors.print(f"corpus: {evaluated.report.summary()}", highlight=False)
+            scores = evaluate(graded, evaluated.kb.search_blocking, k, evaluated.text_of)
+    except (KnowledgeBaseError, EmbeddingsUnavailable) as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        print(json.dumps(scores))
+        return
+    table = Table(title=f"retrieval on {questions.name} (k={k})")
+    columns = ["n", "recall@1", f"recall@{k}", "mrr", "chunk_n", f"chunk_recall@{k}"]
+    table.add_column("type")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for kind, row in [*scores["by_type"].items(), ("all", scores)]:
+        table.add_row(kind, *(str(row.get(c, "–")) for c in columns))
+    console.print(table)
+
+
+def _embeddings_kind(value: str) -> EmbeddingsKind:
+    if value not in ("none", "local", "openai"):
+        raise fail(f"--embeddings must be none, local or openai, not {value!r}")
+    return value  # type: ignore[return-value]
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,66 @@
+"""Settings: the one place where the environment contract lives.
+
+Every value comes from the environment (or a `.env` file in the working directory); the names are
+fixed by the environment contract in the design notes, so operators and tests can rely on them.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+EmbeddingsKind = Literal["none", "openai", "local"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
+    )
+
+    # Storage and services
+    data_dir: Path = Field(Path("data"), validation_alias="THREADSAGE_DATA_DIR")
+    database_url: str | None = Field(None, validation_alias="DATABASE_URL")
+    redis_url: str | None = Field(None, validation_alias="REDIS_URL")
+    milvus_uri: str | None = Field(None, validation_alias="MILVUS_URI")
+    milvus_token: SecretStr | None = Field(None, validation_alias="MILVUS_TOKEN")
+    collection: str = Field("threadsage", validation_alias="THREADSAGE_COLLECTION")
+
+    # Reasoning and embeddings
+    openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
+    openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
+    chat_model: str = Field("gpt-4o-mini", validation_alias="THREADSAGE_CHAT_MODEL")
+    router_model: str | None = Field(None, validation_alias="THREADSAGE_ROUTER_MODEL")
+    embeddings: EmbeddingsKind = Field("none", validation_alias="THREADSAGE_EMBEDDINGS")
+    embedding_model: str | None = Field(None, validation_alias="THREADSAGE_EMBEDDING_MODEL")
+
+    # Chunking: defaults chosen from measured recall (see README, "Performance")
+    chunk_chars: int = Field(1200, validation_alias="THREADSAGE_CHUNK_CHARS", gt=100)
+    chunk_overlap: int = Field(200, validation_alias="THREADSAGE_CHUNK_OVERLAP", ge=0)
+
+    # Platforms
+    slack_bot_token: SecretStr | None = Field(None, validation_alias="SLACK_BOT_TOKEN")
+    slack_signing_secret: SecretStr | None = Field(None, validation_alias="SLACK_SIGNING_SECRET")
+    slack_app_token: SecretStr | None = Field(None, validation_alias="SLACK_APP_TOKEN")
+    slack_api_url: str | None = Field(None, validation_alias="SLACK_API_URL")
+    telegram_bot_token: SecretStr | None = Field(None, validation_alias="TELEGRAM_BOT_TOKEN")
+    telegram_api_url: str | None = Field(None, validation_alias="TELEGRAM_API_URL")
+    telegram_webhook_url: str | None = Field(None, validation_alias="TELEGRAM_WEBHOOK_URL")
+    telegram_webhook_secret: SecretStr | None = Field(
+        None, validation_alias="TELEGRAM_WEBHOOK_SECRET"
+    )
+    http_port: int = Field(8080, validation_alias="THREADSAGE_HTTP_PORT")
+    secret: SecretStr | None = Field(None, validation_alias="THREADSAGE_SECRET")
+
+    @property
+    def milvus_lite_path(self) -> Path:
+        """The Milvus Lite file used when `MILVUS_URI` is unset."""
+        return self.data_dir / "milvus.db"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

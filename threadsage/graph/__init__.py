@@ -1,0 +1,1 @@
+"""The LangGraph brain: routing, retrieval strategies, self-checking, clarification."""

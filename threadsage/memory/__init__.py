@@ -1,0 +1,1 @@
+"""What persists and what coordinates: checkpointers, session keys, locks."""
