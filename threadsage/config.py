@@ -36,6 +36,14 @@ class Settings(BaseSettings):
     router_model: str | None = Field(None, validation_alias="THREADSAGE_ROUTER_MODEL")
     embeddings: EmbeddingsKind = Field("none", validation_alias="THREADSAGE_EMBEDDINGS")
     embedding_model: str | None = Field(None, validation_alias="THREADSAGE_EMBEDDING_MODEL")
+    llm_timeout: float = Field(30.0, validation_alias="THREADSAGE_LLM_TIMEOUT", gt=0)
+    llm_retries: int = Field(2, validation_alias="THREADSAGE_LLM_RETRIES", ge=0)
+
+    # The conversation graph's brakes
+    clarify_threshold: float = Field(0.6, validation_alias="THREADSAGE_CLARIFY_THRESHOLD", ge=0, le=1)
+    max_clarify_rounds: int = Field(2, validation_alias="THREADSAGE_MAX_CLARIFY_ROUNDS", ge=0)
+    max_hops: int = Field(2, validation_alias="THREADSAGE_MAX_HOPS", ge=1)
+    llm_budget: int = Field(8, validation_alias="THREADSAGE_LLM_BUDGET", ge=2)
 
     # Chunking: defaults chosen from measured recall (see README, "Performance")
     chunk_chars: int = Field(1200, validation_alias="THREADSAGE_CHUNK_CHARS", gt=100)

@@ -79,6 +79,9 @@ def test_markdown_title_falls_back_to_h1_then_file_name(tmp_path: Path) -> None:
     with_h1 = load_file(write(tmp_path / "a.md", "# The Title\n\nBody text.\n"), tmp_path)
     assert with_h1.title == "The Title"
     assert with_h1.sections[0].heading_path == ()
+    repeated = "---\ntitle: The Title\n---\n# The Title\n\nIntro.\n\n## Part\nText.\n"
+    both = load_file(write(tmp_path / "b.md", repeated), tmp_path)
+    assert [s.heading_path for s in both.sections] == [(), ("Part",)]
     bare = load_file(write(tmp_path / "expense-rules.md", "Body only.\n"), tmp_path)
     assert bare.title == "Expense rules"
 

@@ -182,8 +182,8 @@ def parse_markdown(text: str, fallback_title: str) -> tuple[str, list[Section]]:
             continue
         flush()
         level, name = len(heading.group(1)), _plain_inline(heading.group(2))
-        if level == 1 and title is None and not sections and not stack:
-            title = name  # the page's own title, not a section of it
+        if level == 1 and not sections and not stack and name.lower() == (title or name).lower():
+            title = name  # the page's own title (often repeating the front matter's), not a section
             continue
         while stack and stack[-1][0] >= level:
             stack.pop()

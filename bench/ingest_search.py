@@ -1,0 +1,260 @@
+"""Ingestion throughput and search latency at 1k, 10k and 50k chunks, BM25 alone vs. hybrid.
+
+    .venv/bin/python bench/ingest_search.py [--sizes 1000 10000 50000] [--modes bm25 hybrid]
+
+The corpus is the GitLab handbook pages of ../shared/eval/gitlab-handbook/corpus, read at run
+time and replicated under distinct sources ("copy3/company/structure.md"), each copy with its
+copy number spelled out in the title and at the end of its last section, until the chunk count
+reaches the target (within a few percent). Every (size, mode) runs in a fresh child process on a
+fresh temporary data dir, so the peak RSS and the first ("cold") query are its own.
+
+Ingest time is `IngestReport.seconds` (chunking, embedding, inserting, final flush). Search
+latency is one `search_blocking(question, 5)` per question of single_text.jsonl after the ingest;
+the first query is reported apart, and p50/p95 are over the other queries. Progress goes to
+stderr; the table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "gitlab-handbook"
+CORPUS = EVAL / "corpus"
+QUESTIONS = EVAL / "questions" / "single_text.jsonl"
+CHUNK_CHARS = 1200
+CHUNK_OVERLAP = 200
+K = 5
+PROGRESS_EVERY_S = 10.0
+
+_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen \
+fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def number_word(n: int) -> str:
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else "-" + _ONES[n % 10])
+    return f"{number_word(n // 100)}-hundred" + ("" if n % 100 == 0 else "-" + number_word(n % 100))
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# --- corpus ------------------------------------------------------------------------------
+
+
+def base_documents():
+    from threadsage.adapters.loaders import UnreadableDocument, discover_files, load_file
+
+    files, _ = discover_files([CORPUS])
+    documents = []
+    for file, root in files:
+        try:
+            documents.append(load_file(file, root))
+        except UnreadableDocument:
+            continue  # e.g. an index page with nothing but front matter
+    return documents
+
+
+def copy_of(document, n: int):
+    from threadsage.adapters.loaders import Document, Section
+
+    word = number_word(n)
+    sections = list(document.sections)
+    last = sections[-1]
+    sections[-1] = Section(last.heading_path, f"{last.text}\n\n(copy {word})")
+    text = "\n".join(s.text for s in sections)
+    return Document(
+        source=f"copy{n}/{document.path}",
+        path=f"copy{n}/{document.path}",
+        title=f"{document.title} ({word})",
+        sections=tuple(sections),
+        content_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    )
+
+
+def build_corpus(target: int) -> tuple[list, list[int]]:
+    """Copies of the handbook pages until `target` chunks: whole copies while they fit, then
+    pages of one more copy that do not overshoot. Returns the documents and their chunk counts."""
+    from threadsage.adapters.chunking import chunk_document
+
+    base = base_documents()
+    documents: list = []
+    counts: list[int] = []
+    total = 0
+    n = 0
+    while total < target:
+        added = False
+        for document in base:
+            doc = copy_of(document, n)
+            chunks = len(chunk_document(doc, CHUNK_CHARS, CHUNK_OVERLAP))
+            if total + chunks > target:
+                continue
+            documents.append(doc)
+            counts.append(chunks)
+            total += chunks
+            added = True
+            if total >= target:
+                break
+        n += 1
+        if not added and total >= 0.95 * target:
+            break
+    return documents, counts
+
+
+# --- one run -----------------------------------------------------------------------------
+
+
+def run_one(size: int, mode: str) -> dict:
+    from threadsage.adapters.ingest import Ingestor
+    from threadsage.adapters.knowledge import KnowledgeBase
+    from threadsage.config import Settings
+
+    started = time.perf_counter()
+    documents, counts = build_corpus(size)
+    planned = sum(counts)
+    log(f"{mode} {size}: {len(documents)} documents, {planned} chunks planned "
+        f"(built in {time.perf_counter() - started:.1f} s)")
+    questions = [
+        json.loads(line)["question"]
+        for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+
+    embedder = None
+    load_s = 0.0
+    if mode == "hybrid":
+        from threadsage.adapters.embeddings import LocalEmbedder
+
+        t = time.perf_counter()
+        embedder = LocalEmbedder()
+        load_s = time.perf_counter() - t
+        log(f"{mode} {size}: local model loaded in {load_s:.1f} s")
+
+    done = {"docs": 0, "chunks": 0, "last": time.perf_counter()}
+    ingest_started = time.perf_counter()
+
+    def progress(_name: str, _total: int) -> None:
+        done["chunks"] += counts[done["docs"]]
+        done["docs"] += 1
+        now = time.perf_counter()
+        if now - done["last"] >= PROGRESS_EVERY_S:
+            done["last"] = now
+            elapsed = now - ingest_started
+            log(f"{mode} {size}: {done['chunks']}/{planned} chunks chunked & queued, "
+                f"{elapsed:.0f} s, {done['chunks'] / elapsed:.0f} chunks/s")
+
+    with tempfile.TemporaryDirectory(prefix="threadsage-bench-") as scratch:
+        settings = Settings(
+            THREADSAGE_DATA_DIR=scratch,
+            THREADSAGE_EMBEDDINGS="local" if mode == "hybrid" else "none",
+            _env_file=None,
+        )
+        kb = KnowledgeBase.open(settings, embedder)
+        try:
+            report = Ingestor(kb, CHUNK_CHARS, CHUNK_OVERLAP, on_progress=progress)
+            report = report.ingest_documents(documents)
+            log(f"{mode} {size}: ingested {report.chunks_added} chunks in {report.seconds:.1f} s")
+            latencies = []
+            empty = 0
+            for question in questions:
+                t = time.perf_counter()
+                hits = kb.search_blocking(question, K)
+                latencies.append((time.perf_counter() - t) * 1000)
+                empty += not hits
+            log(f"{mode} {size}: {len(latencies)} queries, {empty} with no hits")
+        finally:
+            kb.close()
+
+    warm = latencies[1:]
+    return {
+        "mode": mode,
+        "size": size,
+        "documents": len(documents),
+        "chunks": report.chunks_added,
+        "ingest_s": report.seconds,
+        "model_load_s": load_s,
+        "first_ms": latencies[0],
+        "p50_ms": statistics.median(warm),
+        "p95_ms": statistics.quantiles(warm, n=100, method="inclusive")[94],
+        "queries": len(latencies),
+        "empty": empty,
+        # ru_maxrss is KiB on Linux; this child ran only this configuration.
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+# --- driver ------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 50000])
+    parser.add_argument("--modes", nargs="+", choices=["bm25", "hybrid"], default=["bm25", "hybrid"])
+    parser.add_argument("--child", nargs=3, metavar=("SIZE", "MODE", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.child:
+        size, mode, out = args.child
+        Path(out).write_text(json.dumps(run_one(int(size), mode)))
+        return
+
+    log(f"nproc={os.cpu_count()} affinity={len(os.sched_getaffinity(0))} python={sys.version.split()[0]}")
+    results = []
+    for mode in args.modes:
+        for size in args.sizes:
+            with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+                out = f.name
+            try:
+                cmd = [sys.executable, __file__, "--child", str(size), mode, out]
+                code = subprocess.call(cmd)
+                if code != 0:
+                    log(f"{mode} {size}: child failed with exit code {code}")
+                    continue
+                results.append(json.loads(Path(out).read_text()))
+            finally:
+                os.unlink(out)
+
+    header = ["mode", "chunks", "ingest s", "chunks/s", "first query ms", "p50 ms", "p95 ms",
+              "peak RSS MB"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in results:
+        row = [
+            "BM25" if r["mode"] == "bm25" else "hybrid (local MiniLM)",
+            f"{r['chunks']:,}",
+            f"{r['ingest_s']:.1f}",
+            f"{r['chunks'] / r['ingest_s']:.0f}",
+            f"{r['first_ms']:.1f}",
+            f"{r['p50_ms']:.1f}",
+            f"{r['p95_ms']:.1f}",
+            f"{r['peak_rss_mb']:.0f}",
+        ]
+        print("| " + " | ".join(row) + " |")
+    print()
+    print(f"{results[0]['queries'] if results else 0} queries (single_text.jsonl), k={K}; "
+          f"p50/p95 exclude the first query; chunk size {CHUNK_CHARS}/{CHUNK_OVERLAP}; "
+          f"nproc={os.cpu_count()}.")
+    for r in results:
+        if r["model_load_s"]:
+            print(f"- {r['mode']} {r['chunks']}: model load {r['model_load_s']:.1f} s (not in ingest s)")
+        if r["empty"]:
+            print(f"- {r['mode']} {r['chunks']}: {r['empty']} queries returned no hits")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""The language-model back-end: any OpenAI-compatible endpoint through langchain-openai.
+
+Routing, grading and judging use structured output (function calling, the most widely supported
+form among compatible servers) on the router model, which may be a cheaper one
+(`THREADSAGE_ROUTER_MODEL`); answers and rewrites use the chat model. The client retries 429s
+and 5xx with backoff, and every request has a timeout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, Field
+
+from threadsage.adapters import prompts
+from threadsage.adapters.reasoning import Passage, RouteDecision, Verdict
+from threadsage.config import Settings
+
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class RelevantExcerpts(BaseModel):
+    relevant: list[int] = Field(description="Numbers of the relevant excerpts.")
+
+
+class SubQuestions(BaseModel):
+    questions: list[str] = Field(description="At most 3 sub-questions.")
+
+
+class LLMReasoner:
+    def __init__(self, settings: Settings) -> None:
+        def model(name: str) -> ChatOpenAI:
+            return ChatOpenAI(
+                model=name,
+                base_url=settings.openai_base_url,
+                api_key=settings.openai_api_key,
+                timeout=settings.llm_timeout,
+                max_retries=settings.llm_retries,
+                temperature=0,
+            )
+
+        self.chat_model = model(settings.chat_model)
+        self.router_model = model(settings.router_model or settings.chat_model)
+        self.name = f"language model {settings.chat_model}" + (
+            f" (router {settings.router_model})" if settings.router_model else ""
+        )
+
+    async def contextualise(self, question: str, history: Sequence[tuple[str, str]]) -> str:
+        conversation = "\n".join(f"{role}: {text}" for role, text in history[-8:])
+        return await self._text(
+            prompts.CONTEXTUALISE, f"Conversation:\n{conversation}\n\nLatest message: {question}"
+        )
+
+    async def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
+        excerpts = prompts.numbered(list(evidence)) or "(no excerpts found)"
+        return await self._structured(
+            RouteDecision, prompts.ROUTE, f"Question: {question}\n\nExcerpts:\n{excerpts}"
+        )
+
+    async def grade(self, question: str, passages: Sequence[Passage]) -> list[bool]:
+        result = await self._structured(
+            RelevantExcerpts,
+            prompts.GRADE,
+            f"Question: {question}\n\nExcerpts:\n{prompts.numbered(list(passages))}",
+        )
+        chosen = set(result.relevant)
+        return [n in chosen for n in range(1, len(passages) + 1)]
+
+    async def answer(self, question: str, passages: Sequence[Passage]) -> str:
+        return await self._text(
+            prompts.ANSWER,
+            f"Excerpts:\n{prompts.numbered(list(passages))}\n\nQuestion: {question}",
+            model=self.chat_model,
+        )
+
+    async def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
+        return await self._structured(
+            Verdict,
+            prompts.JUDGE,
+            f"Question: {question}\n\nExcerpts:\n{prompts.numbered(list(passages))}\n\nAnswer:\n{answer}",
+        )
+
+    async def rewrite(self, question: str, passages: Sequence[Passage]) -> str:
+        return await self._text(prompts.REWRITE, f"Question: {question}")
+
+    async def decompose(self, question: str) -> list[str]:
+        result = await self._structured(SubQuestions, prompts.DECOMPOSE, f"Question: {question}")
+        return [q for q in (" ".join(q.split()) for q in result.questions) if q][:3]
+
+    async def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
+        messages: list[BaseMessage] = [SystemMessage(prompts.CHAT)]
+        for role, text in history[-6:]:
+            messages.append(HumanMessage(text) if role == "user" else AIMessage(text))
+        messages.append(HumanMessage(question))
+        reply = await self.chat_model.ainvoke(messages)
+        return str(reply.content).strip()
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    async def _text(self, system: str, user: str, model: ChatOpenAI | None = None) -> str:
+        reply = await (model or self.router_model).ainvoke([SystemMessage(system), HumanMessage(user)])
+        return str(reply.content).strip()
+
+    async def _structured(self, schema: type[T], system: str, user: str) -> T:
+        runnable = self.router_model.with_structured_output(schema, method="function_calling")
+        result = await runnable.ainvoke([SystemMessage(system), HumanMessage(user)])
+        if not isinstance(result, schema):
+            raise ValueError(f"the model returned no {schema.__name__}")
+        return result

@@ -1,0 +1,232 @@
+"""The offline reasoning back-end: no network, deterministic, honest about what it is.
+
+It routes by lexical cues and by the retrieval evidence, and answers extractively: the sentences of
+the retrieved passages that best cover the question, each with its citation. Ambiguity is read off
+the evidence: when passages from different documents match the question about equally well and
+the question names nothing that tells them apart ("reset my password" — VPN or e-mail?), those
+documents become the clarification options.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from threadsage.adapters.reasoning import (
+    MAX_OPTION_CHARS,
+    Passage,
+    RouteDecision,
+    Verdict,
+    passage_label,
+)
+from threadsage.adapters.text import term_set, terms
+
+# Another document is a real alternative when its best passage scores at least this share of the top.
+CLOSE_SCORE_RATIO = 0.6
+MAX_OPTIONS = 3
+ANSWER_SENTENCES = 3
+
+_CHIT_CHAT = re.compile(
+    r"^\s*(hi|hello|hey|hiya|yo|good (morning|afternoon|evening)|thanks?( you)?|thx|cheers|bye|"
+    r"goodbye|who are you|what can you do|how are you|你好|您好|谢谢|再见)\b[\s!.?,]*",
+    re.IGNORECASE,
+)
+_COMPARISON = re.compile(
+    r"\b(difference|differences|differ|compare|compared|comparison|versus|vs\.?|better than)\b|区别|比较|对比",
+    re.IGNORECASE,
+)
+_CODE = re.compile(
+    r"\b(source code|code (snippet|example|sample)|sample code|command|commands|cli|script|"
+    r"function|snippet|endpoint|api|yaml|json|config|syntax|regex|sql|curl|stack ?trace)\b|代码|命令",
+    re.IGNORECASE,
+)
+_HOW_TO = re.compile(
+    r"^\s*(how (do|can|should|would) (i|we|you)|how to|steps|what steps|what is the process|"
+    r"walk me through|help me)\b|如何|怎么|怎样|步骤",
+    re.IGNORECASE,
+)
+_FOLLOW_UP = re.compile(
+    r"^\s*(and|also|but|or|what about|how about|same for|then|so)\b|\b(it|that|this|they|them|those|these|there)\b"
+    r"|^\s*(那|那么|还有|它|这个|那个)",
+    re.IGNORECASE,
+)
+_BETWEEN = re.compile(r"\bbetween (.+?) and (.+?)(?:[?.!]|$)", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
+_ENDINGS = (".", "!", "?", "。", "！", "？", ")", "|")
+_QUANTITY = re.compile(r"\b(how (many|much|long|often|soon)|what (time|date|day)|when|until|by when|limit|maximum|minimum)\b|多少|多长|几|何时|什么时候", re.IGNORECASE)
+
+
+class OfflineReasoner:
+    name = "offline (extractive, no language model)"
+
+    async def contextualise(self, question: str, history: Sequence[tuple[str, str]]) -> str:
+        previous = [text for role, text in history if role == "user" and not _CHIT_CHAT.match(text)]
+        if not previous or not _FOLLOW_UP.search(question):
+            return question
+        # The follow-up's own words first; the earlier question supplies the topic.
+        return f"{question.strip()} {previous[-1].strip()}"
+
+    async def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
+        if _CHIT_CHAT.match(question) and len(terms(question)) <= 3:
+            return RouteDecision(intent="CHIT_CHAT", confidence=0.9, reasoning="a greeting or small talk")
+        query = term_set(question)
+        if not query or not evidence or _coverage(query, evidence[0]) < 0.5:
+            return RouteDecision(
+                intent="UNKNOWN",
+                confidence=0.7,
+                reasoning="no passage covers most of the question's terms",
+            )
+        alternatives = _indistinguishable_documents(query, evidence)
+        if len(alternatives) >= 2:
+            return RouteDecision(
+                intent=_intent(question),
+                confidence=0.4,
+                clarify=True,
+                reasoning=f"{len(alternatives)} documents match equally well and the question does not say which",
+                clarify_prompt="Your question matches more than one part of the documents. Which one do you mean?",
+                clarify_options=[_option(p) for p in alternatives],
+            )
+        intent = _intent(question)
+        return RouteDecision(
+            intent=intent,
+            confidence=0.85 if intent != "FACT_LOOKUP" else 0.75,
+            reasoning=f"lexical cues say {intent}; one document matches best",
+        )
+
+    async def grade(self, question: str, passages: Sequence[Passage]) -> list[bool]:
+        query = term_set(question)
+        needed = max(1, math.ceil(0.3 * len(query)))
+        return [len(query & _passage_terms(p)) >= needed for p in passages]
+
+    async def answer(self, question: str, passages: Sequence[Passage]) -> str:
+        query = terms(question)
+        if not query or not passages:
+            return _NOT_COVERED
+        weights = _term_weights(query, passages)
+        wants_quantity = bool(_QUANTITY.search(question))
+        scored: list[tuple[float, int, int, str]] = []
+        for number, p in enumerate(passages, start=1):
+            for position, sentence in enumerate(_sentences(p["text"])):
+                found = term_set(sentence)
+                score = sum(w for t, w in weights.items() if t in found)
+                if wants_quantity and re.search(r"\d", sentence):
+                    score *= 1.5
+                if score > 0:
+                    # Earlier passages rank higher on ties; so do earlier sentences.
+                    scored.append((score - 0.01 * number, -position, number, sentence))
+        if not scored:
+            return _NOT_COVERED
+        best = sorted(scored, reverse=True)[:ANSWER_SENTENCES]
+        lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
+        return "From the documents:\n\n" + "\n".join(lines)
+
+    async def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
+        if answer == _NOT_COVERED:
+            return Verdict(grounded=1.0, useful=0.0, reasoning="nothing relevant was found")
+        query = term_set(question)
+        useful = len(query & term_set(answer)) / len(query) if query else 0.0
+        return Verdict(grounded=1.0, useful=round(useful, 3), reasoning="extractive: every sentence is quoted")
+
+    async def rewrite(self, question: str, passages: Sequence[Passage]) -> str:
+        # Keep the content words only: the function words of a long question dilute BM25.
+        return " ".join(dict.fromkeys(terms(question))) or question
+
+    async def decompose(self, question: str) -> list[str]:
+        match = _BETWEEN.search(question)
+        if not match:
+            return [question]
+        first, second = match.group(1), match.group(2)
+        shared = [t for t in terms(question) if t not in term_set(first) | term_set(second)]
+        shared = [t for t in shared if t not in {"differ", "compar", "versus", "vs"}]
+        return [" ".join([first, *shared]), " ".join([second, *shared])]
+
+    async def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
+        if re.search(r"thank|谢谢", question, re.IGNORECASE):
+            return "You're welcome! Ask me anything else about the documents."
+        return (
+            "Hi! I answer questions from the organisation's documents, with sources. "
+            "Ask me something like “how many days of leave do I get?”."
+        )
+
+
+_NOT_COVERED = "I couldn't find this in the documents I have access to."
+
+
+def _intent(question: str) -> str:
+    if _COMPARISON.search(question):
+        return "COMPARISON"
+    if _CODE.search(question):
+        return "CODE_SEARCH"
+    if _HOW_TO.search(question):
+        return "HOW_TO"
+    return "FACT_LOOKUP"
+
+
+def _passage_terms(p: Passage) -> frozenset[str]:
+    return term_set(f"{p['title']} {p['heading']} {p['text']}")
+
+
+def _coverage(query: frozenset[str], p: Passage) -> float:
+    return len(query & _passage_terms(p)) / len(query)
+
+
+def _indistinguishable_documents(query: frozenset[str], evidence: Sequence[Passage]) -> list[Passage]:
+    """The best passage of each document that answers the question as well as the top one and
+    that the question gives no means to tell apart from it."""
+    best_per_doc: dict[str, Passage] = {}
+    for p in evidence:
+        best_per_doc.setdefault(p["path"], p)
+    top, *others = best_per_doc.values()
+    top_covered = query & _passage_terms(top)
+    top_names = _names(top)
+    if not query & top_names:
+        return []  # the best match merely mentions the topic; nothing to choose between
+    alternatives = [top]
+    for other in others:
+        if other["score"] < CLOSE_SCORE_RATIO * top["score"]:
+            break
+        other_names = _names(other)
+        about_the_question = bool(query & other_names)
+        names_one_side = query & (top_names ^ other_names)
+        if about_the_question and top_covered <= _passage_terms(other) and not names_one_side:
+            alternatives.append(other)
+    return alternatives[:MAX_OPTIONS] if len(alternatives) >= 2 else []
+
+
+def _names(p: Passage) -> frozenset[str]:
+    """The terms a passage is named by: its document title and heading path."""
+    return term_set(f"{p['title']} {p['heading']}")
+
+
+def _option(p: Passage) -> str:
+    label = passage_label(p)
+    return label if len(label) <= MAX_OPTION_CHARS else label[: MAX_OPTION_CHARS - 1].rstrip() + "…"
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences, list items and table rows worth quoting: not headings, not table headers,
+    not lead-ins that end with a colon."""
+    lines = _SENTENCE.split(text)
+    out = []
+    for i, raw in enumerate(lines):
+        following = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if _TABLE_RULE.match(following):
+            continue  # a table's header row
+        sentence = " ".join(raw.strip().lstrip("-*#>|0123456789. ").split())
+        is_row = "|" in sentence
+        looks_like_heading = not is_row and not sentence.endswith(_ENDINGS) and len(sentence.split()) <= 6
+        if len(sentence) < 12 or sentence.startswith("```") or sentence.endswith(":") or looks_like_heading:
+            continue
+        out.append(sentence)
+    return out
+
+
+def _term_weights(query: list[str], passages: Sequence[Passage]) -> dict[str, float]:
+    """Rarer question terms (across the passages' sentences) weigh more."""
+    sentences = [term_set(s) for p in passages for s in _sentences(p["text"])]
+    counts = Counter(t for s in sentences for t in set(query) if t in s)
+    n = max(1, len(sentences))
+    return {t: math.log(1 + n / (1 + counts[t])) for t in set(query)}

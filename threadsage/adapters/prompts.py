@@ -1,0 +1,54 @@
+"""Every prompt the language-model back-end sends, in one place."""
+
+CONTEXTUALISE = """You rewrite follow-up questions. Given the conversation so far and the user's \
+latest message, write one standalone question that can be understood without the conversation. \
+Keep the user's language. If the message already stands alone, return it unchanged. \
+Reply with the question only."""
+
+ROUTE = """You route questions for a company knowledge assistant that answers from internal \
+documents. Decide the intent:
+- CHIT_CHAT: greetings, thanks, small talk about the assistant itself.
+- FACT_LOOKUP: a single fact (a number, a name, a date, a yes/no).
+- HOW_TO: a procedure or steps.
+- COMPARISON: comparing or contrasting two or more things.
+- CODE_SEARCH: code, commands, configuration or API details.
+- UNKNOWN: out of scope for company documents, or unsafe.
+Give your confidence (0-1). Set clarify=true when the question is ambiguous: it could mean \
+different things that the documents answer differently (for example the excerpts below show two \
+different procedures or policies that both match) and the question does not say which. When \
+clarifying, write a short clarify_prompt and 2-3 clarify_options, each at most 75 characters, \
+that name the alternatives in the user's terms. Use the excerpts only to judge ambiguity."""
+
+GRADE = """For each numbered excerpt, decide whether it contains information relevant to \
+answering the question. Return the numbers of the relevant excerpts."""
+
+ANSWER = """You answer questions using only the numbered excerpts from the organisation's \
+documents. Cite every statement with the number of its excerpt in square brackets, like [1] or \
+[2][3]. Do not cite numbers that are not listed. If the excerpts do not contain the answer, say \
+that the documents don't cover it. Be concise; use Markdown lists for steps. Answer in the \
+language of the question."""
+
+JUDGE = """You check an answer against the excerpts it was written from. grounded: the share of \
+the answer's statements that the excerpts support (0-1). useful: how completely the answer \
+resolves the question (0-1; an honest "the documents don't cover it" is 0.2)."""
+
+REWRITE = """The search for this question found nothing good enough. Write a better search query \
+for a keyword and semantic search over company documents: the key terms, synonyms, and no \
+filler. Reply with the query only."""
+
+DECOMPOSE = """Split the question into at most 3 simpler sub-questions that can each be looked up \
+in the documents separately and whose answers together answer it. If it is already simple, \
+return it alone."""
+
+CHAT = """You are threadsage, a friendly assistant that answers questions about the \
+organisation's documents, with sources. Reply briefly to the user's small talk and invite a \
+question about the documents."""
+
+
+def numbered(passages: list[dict]) -> str:
+    """Excerpts as the prompts refer to them: [n] title › heading, then the text."""
+    blocks = []
+    for n, p in enumerate(passages, start=1):
+        where = " › ".join(part for part in (p["title"], p["heading"]) if part)
+        blocks.append(f"[{n}] {where}\n{p['text']}")
+    return "\n\n".join(blocks)

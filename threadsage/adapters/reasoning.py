@@ -1,0 +1,117 @@
+"""What the graph asks of a reasoning back-end, and the structured answers it expects.
+
+Two back-ends implement `Reasoner`: `LLMReasoner` (any OpenAI-compatible endpoint, in
+`llm.py`) and `OfflineReasoner` (no network, deterministic, in `offline.py`). The graph is the same
+for both; it only ever sees these types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol, TypedDict
+
+from pydantic import BaseModel, Field
+
+from threadsage.adapters.knowledge import Hit
+from threadsage.config import Settings
+
+Intent = Literal["CHIT_CHAT", "FACT_LOOKUP", "HOW_TO", "COMPARISON", "CODE_SEARCH", "UNKNOWN"]
+
+MAX_OPTION_CHARS = 75  # a Slack button label
+
+
+class Passage(TypedDict):
+    """A retrieved chunk as the graph keeps it in state (plain data, checkpoint-friendly)."""
+
+    id: str
+    path: str
+    source: str
+    title: str
+    heading: str
+    text: str
+    score: float
+
+
+def passage(hit: Hit) -> Passage:
+    return Passage(
+        id=hit.id,
+        path=hit.path,
+        source=hit.source,
+        title=hit.title,
+        heading=hit.heading,
+        text=hit.text,
+        score=hit.score,
+    )
+
+
+def passage_label(p: Passage) -> str:
+    """How a passage is named to people: title and heading path."""
+    return " › ".join(part for part in (p["title"], p["heading"].replace(" > ", " › ")) if part)
+
+
+class RouteDecision(BaseModel):
+    """The router's structured decision about one question."""
+
+    intent: Intent = Field(description="What kind of question this is.")
+    confidence: float = Field(ge=0, le=1, description="How sure you are of the intent, 0-1.")
+    clarify: bool = Field(
+        default=False,
+        description="True when the question is ambiguous and must be clarified before answering.",
+    )
+    reasoning: str = Field(default="", description="One short sentence: why.")
+    clarify_prompt: str = Field(default="", description="The question to ask back, if clarifying.")
+    clarify_options: list[str] = Field(
+        default_factory=list,
+        description=f"2-3 short answer options (each at most {MAX_OPTION_CHARS} characters).",
+    )
+
+
+class Verdict(BaseModel):
+    """A judgement of an answer against the passages it was written from."""
+
+    grounded: float = Field(ge=0, le=1, description="Share of the answer supported by the passages.")
+    useful: float = Field(ge=0, le=1, description="How well the answer resolves the question.")
+    reasoning: str = Field(default="", description="One short sentence: why.")
+
+    @property
+    def score(self) -> float:
+        return round((self.grounded + self.useful) / 2, 3)
+
+
+class Reasoner(Protocol):
+    name: str
+
+    async def contextualise(self, question: str, history: Sequence[tuple[str, str]]) -> str:
+        """Rewrite a follow-up into a standalone question, given (role, text) history."""
+
+    async def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
+        """Decide intent and confidence; propose clarification options when ambiguous."""
+
+    async def grade(self, question: str, passages: Sequence[Passage]) -> list[bool]:
+        """Which passages are relevant to the question."""
+
+    async def answer(self, question: str, passages: Sequence[Passage]) -> str:
+        """An answer citing passages as [n] (1-based), or saying the passages don't cover it."""
+
+    async def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
+        """How grounded and useful an answer is."""
+
+    async def rewrite(self, question: str, passages: Sequence[Passage]) -> str:
+        """A better search query for the question, given what was found so far."""
+
+    async def decompose(self, question: str) -> list[str]:
+        """Sub-questions (at most 3) whose answers together answer the question."""
+
+    async def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
+        """A short conversational reply that needs no documents."""
+
+
+def make_reasoner(settings: Settings) -> Reasoner:
+    """The language model when `OPENAI_API_KEY` is set, otherwise the offline back-end."""
+    if settings.openai_api_key is not None:
+        from threadsage.adapters.llm import LLMReasoner
+
+        return LLMReasoner(settings)
+    from threadsage.adapters.offline import OfflineReasoner
+
+    return OfflineReasoner()

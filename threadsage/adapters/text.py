@@ -1,0 +1,54 @@
+"""Content terms of a text: the words that carry its meaning, in a comparable form.
+
+English words are lower-cased, stripped of stop words and stemmed ("resetting" → "reset");
+Chinese runs are segmented by jieba. Used wherever the offline back-end compares a question
+with passages, and where sentences are scored against a question.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from functools import lru_cache
+
+import jieba
+import snowballstemmer
+
+jieba.setLogLevel(logging.WARNING)
+_STEMMER = snowballstemmer.stemmer("english")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[a-z0-9]+(?:['’][a-z]+)?")
+
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could couldn't did didn't do does
+    doesn't doing don't down during each few for from further get gets got had hadn't has hasn't
+    have haven't having he her here hers herself him himself his how i i'm if in into is isn't it
+    it's its itself let's me more most my myself no nor not of off on once only or other ought our
+    ours ourselves out over own same she should shouldn't so some such than that that's the their
+    theirs them themselves then there there's these they this those through to too under until up
+    very was wasn't we were weren't what what's when where which while who whom why will with won't
+    would wouldn't you your yours yourself yourselves s t please tell know need want like also
+    much many does anyone someone thing things way
+    的 了 是 在 和 与 或 吗 呢 吧 啊 我 你 他 她 它 我们 你们 什么 怎么 如何 哪 哪些 多少 几 有 要 会 能 可以 应该 需要 一个""".split()
+)
+
+
+@lru_cache(maxsize=50_000)
+def _stem(word: str) -> str:
+    return _STEMMER.stemWord(word)
+
+
+def terms(text: str) -> list[str]:
+    """The content terms of `text`, in order, with repeats."""
+    out: list[str] = []
+    for token in _TOKEN.findall(text.lower()):
+        if _CJK_RUN.fullmatch(token):
+            out.extend(w for w in jieba.cut_for_search(token) if w not in STOP_WORDS)
+        elif token not in STOP_WORDS:
+            out.append(_stem(token.replace("’", "'").split("'")[0]))
+    return out
+
+
+def term_set(text: str) -> frozenset[str]:
+    return frozenset(terms(text))

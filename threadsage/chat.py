@@ -1,0 +1,208 @@
+"""The seam every front-end uses: `Turn` in, `Reply`s out, through `ChatService.handle`.
+
+Platforms convert their events into a neutral `Turn` and render neutral `Reply`s (text, buttons);
+the service knows no platform. It owns what must hold whatever the platform: one turn at a time
+per session, each platform message handled once, and a clarification answered only while it is
+pending, only once, and (by default) only by the person who asked.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Interrupt
+
+from threadsage.graph.context import BrainContext
+from threadsage.memory.coordination import Coordinator
+from threadsage.memory.sessions import thread_id
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 4000
+IDEMPOTENCY_TTL = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class ClarificationAnswer:
+    """A click on an option (`option`, 0-based) or a typed answer (`text`)."""
+
+    interrupt_id: str
+    option: int | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    session_key: str
+    user_id: str
+    message_id: str
+    text: str | None = None
+    answer: ClarificationAnswer | None = None
+    categories: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)  # for rendering only
+
+
+class ReplyKind(StrEnum):
+    ANSWER = "answer"
+    CLARIFICATION = "clarification"
+    NOTICE = "notice"
+
+
+@dataclass(frozen=True)
+class Choice:
+    id: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Citation:
+    number: int
+    title: str
+    heading: str
+    source: str
+    path: str
+    snippet: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    kind: ReplyKind
+    text: str
+    citations: tuple[Citation, ...] = ()
+    choices: tuple[Choice, ...] = ()
+    interrupt_id: str | None = None
+    confidence: float | None = None
+    low_confidence: bool = False
+    route: str | None = None
+    trace: tuple[dict, ...] = ()
+
+
+def notice(text: str) -> Reply:
+    return Reply(ReplyKind.NOTICE, text)
+
+
+EMPTY = "Ask me a question about the documents — your message was empty."
+APOLOGY = "Sorry — something went wrong while answering. Please try again in a moment."
+STALE = "That question has already been answered or is no longer open."
+NOT_YOURS = "Only the person who asked can answer this clarification."
+
+
+@dataclass
+class ChatService:
+    graph: CompiledStateGraph
+    context: BrainContext
+    coordinator: Coordinator
+    anyone_may_answer: bool = False
+
+    async def handle(self, turn: Turn) -> list[Reply]:
+        """Exactly one list of replies per new platform message; [] for a repeat delivery."""
+        if not await self.coordinator.claim(f"turn:{turn.session_key}:{turn.message_id}", IDEMPOTENCY_TTL):
+            log.info("repeat delivery of %s ignored", turn.message_id)
+            return []
+        text = (turn.text or "").strip()
+        if turn.answer is None and not text:
+            return [notice(EMPTY)]
+        config = {"configurable": {"thread_id": thread_id(turn.session_key)}}
+        async with self.coordinator.session_lock(turn.session_key):
+            try:
+                pending = await self._pending(config)
+                if turn.answer is not None:
+                    refusal = self._refuse_answer(turn, pending)
+                    if refusal:
+                        return [refusal]
+                    resume = {"option": turn.answer.option} if turn.answer.option is not None else {"text": turn.answer.text}
+                    return await self._run(Command(resume=resume), config)
+                if pending is not None and (self.anyone_may_answer or pending.value.get("asker") == turn.user_id):
+                    # A typed message while a clarification is pending answers it.
+                    return await self._run(Command(resume={"text": text[:MAX_QUESTION_CHARS]}), config)
+                return await self._run(self._question(turn, text), config)
+            except Exception:
+                log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
+                return [notice(APOLOGY)]
+
+    async def reset(self, session_key: str) -> None:
+        """Forget a session's conversation (the `/new` command)."""
+        async with self.coordinator.session_lock(session_key):
+            await self.graph.checkpointer.adelete_thread(thread_id(session_key))
+
+    # --- steps ---------------------------------------------------------------------------
+
+    async def _pending(self, config: dict) -> Interrupt | None:
+        snapshot = await self.graph.aget_state(config)
+        return snapshot.interrupts[0] if snapshot.interrupts else None
+
+    def _refuse_answer(self, turn: Turn, pending: Interrupt | None) -> Reply | None:
+        answer = turn.answer
+        assert answer is not None
+        if pending is None or not pending.id.startswith(answer.interrupt_id):
+            return notice(STALE)
+        if not self.anyone_may_answer and pending.value.get("asker") not in ("", turn.user_id):
+            return notice(NOT_YOURS)
+        options = pending.value.get("options", [])
+        if answer.option is not None and not 0 <= answer.option < len(options):
+            return notice(STALE)
+        if answer.option is None and not (answer.text or "").strip():
+            return notice(EMPTY)
+        return None
+
+    def _question(self, turn: Turn, text: str) -> dict:
+        """Input for a new question: resets every per-turn field of the state."""
+        question = text[:MAX_QUESTION_CHARS]
+        return {
+            "messages": [HumanMessage(content=question)],
+            "question": question,
+            "asker": turn.user_id,
+            "categories": list(turn.categories),
+            "standalone": question,
+            "clarify_rounds": 0,
+            "search_query": question,
+            "documents": [],
+            "sub_questions": [],
+            "answer": "",
+            "best_answer": "",
+            "best_score": -1.0,
+            "best_documents": [],
+            "hops": 0,
+            "llm_calls": 0,
+            "confidence": 0.0,
+            "low_confidence": False,
+            "citations": [],
+            "trace": [],
+        }
+
+    async def _run(self, graph_input: dict | Command, config: dict) -> list[Reply]:
+        result = await self.graph.ainvoke(graph_input, config, context=self.context)
+        interrupts = result.get("__interrupt__") or []
+        if interrupts:
+            return [_clarification(interrupts[0], result)]
+        return [_answer(result)]
+
+
+def _clarification(pending: Interrupt, state: dict) -> Reply:
+    value = pending.value
+    return Reply(
+        kind=ReplyKind.CLARIFICATION,
+        text=value["prompt"],
+        choices=tuple(Choice(str(i), label) for i, label in enumerate(value["options"])),
+        interrupt_id=pending.id,
+        route="clarify_needed",
+        confidence=state.get("decision", {}).get("confidence"),
+        trace=tuple(state.get("trace", [])),
+    )
+
+
+def _answer(state: dict) -> Reply:
+    return Reply(
+        kind=ReplyKind.ANSWER,
+        text=state["answer"],
+        citations=tuple(Citation(**c) for c in state.get("citations", [])),
+        confidence=state.get("confidence"),
+        low_confidence=state.get("low_confidence", False),
+        route=state.get("route"),
+        trace=tuple(state.get("trace", [])),
+    )

@@ -1,0 +1,98 @@
+"""The conversation graph: nodes, explicit path maps, and the brakes on every loop.
+
+    contextualise → route ─┬─ clarify ──(resume)──→ route            (≤ max_clarify_rounds)
+                           ├─ direct_reply ───────────────→ compose
+                           ├─ fallback ───────────────────→ compose
+                           ├─ fast_retrieval ─→ generate ─→ compose
+                           ├─ standard_retrieval ─→ grade ─→ generate ─→ judge ─┬→ compose
+                           ├─ code_search ─→ retrieve ─┘          ↑             ├→ rewrite → retrieve
+                           └─ deep_search ─→ plan → research ─→ grade            └→ settle → compose
+                                                                 (≤ max_hops, ≤ llm_budget)
+"""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from threadsage.graph.context import BrainContext
+from threadsage.graph.nodes.clarify import clarify
+from threadsage.graph.nodes.compose import compose
+from threadsage.graph.nodes.retrieval import (
+    after_generate,
+    after_grade,
+    after_judge,
+    generate,
+    grade,
+    judge,
+    plan,
+    research,
+    retrieve,
+    rewrite,
+    settle,
+)
+from threadsage.graph.nodes.simple import direct_reply, fallback
+from threadsage.graph.nodes.understand import contextualise, route
+from threadsage.graph.state import ConversationState
+
+
+def strategy(state: ConversationState) -> str:
+    return state["decision"]["strategy"]
+
+
+def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    graph = StateGraph(ConversationState, context_schema=BrainContext)
+    for name, node in [
+        ("contextualise", contextualise),
+        ("route", route),
+        ("clarify", clarify),
+        ("direct_reply", direct_reply),
+        ("fallback", fallback),
+        ("retrieve", retrieve),
+        ("grade", grade),
+        ("generate", generate),
+        ("judge", judge),
+        ("rewrite", rewrite),
+        ("settle", settle),
+        ("plan", plan),
+        ("research", research),
+        ("compose", compose),
+    ]:
+        graph.add_node(name, node)
+
+    graph.add_edge(START, "contextualise")
+    graph.add_edge("contextualise", "route")
+    graph.add_conditional_edges(
+        "route",
+        strategy,
+        {
+            "clarify_needed": "clarify",
+            "direct_reply": "direct_reply",
+            "fallback": "fallback",
+            "fast_retrieval": "generate",  # answers from the router's evidence
+            "standard_retrieval": "grade",  # the router's evidence is the first hop's retrieval
+            "code_search": "retrieve",
+            "deep_search": "plan",
+        },
+    )
+    graph.add_edge("clarify", "route")
+    graph.add_edge("plan", "research")
+    graph.add_edge("research", "grade")
+    graph.add_edge("retrieve", "grade")
+    graph.add_conditional_edges(
+        "grade", after_grade, {"generate": "generate", "rewrite": "rewrite", "settle": "settle"}
+    )
+    graph.add_conditional_edges("generate", after_generate, {"judge": "judge", "finish": "compose"})
+    graph.add_conditional_edges(
+        "judge", after_judge, {"finish": "compose", "rewrite": "rewrite", "settle": "settle"}
+    )
+    graph.add_edge("rewrite", "retrieve")
+    graph.add_edge("settle", "compose")
+    graph.add_edge("direct_reply", "compose")
+    graph.add_edge("fallback", "compose")
+    graph.add_edge("compose", END)
+    return graph.compile(checkpointer=checkpointer)
+
+
+__all__ = ["BrainContext", "build_graph"]

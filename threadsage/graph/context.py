@@ -1,0 +1,41 @@
+"""What every node may use: the knowledge base, the reasoning back-end and the brakes.
+
+Passed to each run as LangGraph's run-scoped context, so the compiled graph itself holds no
+connections and one compiled graph serves the whole process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.reasoning import Reasoner
+from threadsage.config import Settings
+
+
+@dataclass(frozen=True)
+class Policy:
+    clarify_threshold: float = 0.6  # route confidence below this → ask back
+    max_clarify_rounds: int = 2  # per question; then the best-effort answer
+    max_hops: int = 2  # retrieve → answer → judge rounds in the self-check loop
+    llm_budget: int = 8  # reasoning calls per turn
+    good_enough: float = 0.7  # judge score that ends the self-check loop
+    retrieve_k: int = 6
+    fast_k: int = 3
+    history_messages: int = 12  # kept in the thread's memory; older ones are dropped
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Policy:
+        return cls(
+            clarify_threshold=settings.clarify_threshold,
+            max_clarify_rounds=settings.max_clarify_rounds,
+            max_hops=settings.max_hops,
+            llm_budget=settings.llm_budget,
+        )
+
+
+@dataclass(frozen=True)
+class BrainContext:
+    kb: KnowledgeBase
+    reasoner: Reasoner
+    policy: Policy = Policy()

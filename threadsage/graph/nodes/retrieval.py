@@ -1,0 +1,180 @@
+"""The retrieval strategies and the self-check loop (Self-RAG).
+
+retrieve → grade (drop irrelevant passages) → generate (numbered citations) → judge → finish,
+or rewrite the query and go round again. Two brakes stop the loop: `max_hops` and the per-turn
+budget of reasoning calls. When they bite, the best-scoring answer so far is returned, marked
+low-confidence — not a canned refusal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from langgraph.runtime import Runtime
+
+from threadsage.adapters.reasoning import passage
+from threadsage.graph.context import BrainContext
+from threadsage.graph.nodes.common import calls, traced
+from threadsage.graph.state import ConversationState
+
+NOT_COVERED = "The documents I have access to don't cover this."
+NO_CODE = "The documents I have access to contain no code or technical passages about this."
+CODE_MARKER = "```"
+
+
+async def retrieve(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+    ctx = runtime.context
+    code_only = state.get("route") == "code_search"
+    hits = await ctx.kb.search(
+        state["search_query"],
+        ctx.policy.retrieve_k * (2 if code_only else 1),
+        state.get("categories") or None,
+    )
+    documents = [passage(h) for h in hits]
+    if code_only:
+        documents = [d for d in documents if CODE_MARKER in d["text"]][: ctx.policy.retrieve_k]
+    hops = state.get("hops", 0) + 1
+    return {
+        "documents": documents,
+        "hops": hops,
+        "trace": traced({**state, "hops": hops}, "retrieve", f"{len(documents)} passages for: {state['search_query'][:120]}"),
+    }
+
+
+async def grade(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+    documents = state.get("documents", [])
+    if not documents:
+        return {"trace": traced(state, "grade", "nothing to grade")}
+    verdicts = await runtime.context.reasoner.grade(state["standalone"], documents)
+    kept = [d for d, relevant in zip(documents, verdicts) if relevant]
+    return {
+        "documents": kept,
+        "llm_calls": calls(state),
+        "trace": traced(state, "grade", f"kept {len(kept)} of {len(documents)}"),
+    }
+
+
+async def generate(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+    """Answer from the passages. Fast retrieval answers from the router's top evidence."""
+    ctx = runtime.context
+    documents = state.get("documents", [])
+    if state.get("route") == "fast_retrieval":
+        documents = documents[: ctx.policy.fast_k]
+    if not documents:
+        message = NO_CODE if state.get("route") == "code_search" else NOT_COVERED
+        return {"documents": [], "answer": message, "trace": traced(state, "generate", "no passages")}
+    answer = await ctx.reasoner.answer(state["standalone"], documents)
+    return {
+        "documents": documents,
+        "answer": answer,
+        "llm_calls": calls(state),
+        "trace": traced(state, "generate", f"answer from {len(documents)} passages"),
+    }
+
+
+async def judge(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+    """Score the answer; remember the best one in case the loop runs out."""
+    documents = state.get("documents", [])
+    if not documents:
+        return {"trace": traced(state, "judge", "nothing to judge")}
+    verdict = await runtime.context.reasoner.judge(state["standalone"], documents, state["answer"])
+    update: dict = {
+        "llm_calls": calls(state),
+        "trace": traced(
+            state, "judge", verdict.reasoning[:160], grounded=verdict.grounded, useful=verdict.useful
+        ),
+        "confidence": verdict.score,
+    }
+    if verdict.score > state.get("best_score", -1.0):
+        update |= {"best_answer": state["answer"], "best_score": verdict.score, "best_documents": documents}
+    return update
+
+
+async def rewrite(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+    query = await runtime.context.reasoner.rewrite(state["standalone"], state.get("documents", []))
+    query = " ".join(query.split()) or state["standalone"]
+    return {
+        "search_query": query,
+        "llm_calls": calls(state),
+        "trace": traced(state, "rewrite", f"new query: {query[:160]}"),
+    }
+
+
+def settle(state: ConversationState) -> dict:
+    """The loop ran out: return the best answer seen, marked low-confidence."""
+    if state.get("best_answer"):
+        return {
+            "answer": state["best_answer"],
+            "documents": state.get("best_documents", []),
+            "confidence": state.get("best_score", 0.0),
+            "low_confidence": True,
+            "trace": traced(state, "settle", "brakes reached: best answer so far"),
+        }
+    return {
+        "answer": NOT_COVERED,
+        "documents": [],
+        "low_confidence": True,
+        "trace": traced(state, "settle", "brakes reached: nothing relevant found"),
+    }
+
+
+# --- conditional edges ---------------------------------------------------------------------
+
+
+def after_grade(state: ConversationState, runtime: Runtime[BrainContext]) -> Literal["generate", "rewrite", "settle"]:
+    if state.get("documents"):
+        return "generate"
+    return "rewrite" if _may_loop(state, runtime) else "settle"
+
+
+def after_judge(state: ConversationState, runtime: Runtime[BrainContext]) -> Literal["finish", "rewrite", "settle"]:
+    if not state.get("documents") or state.get("confidence", 0.0) >= runtime.context.policy.good_enough:
+        return "finish"
+    return "rewrite" if _may_loop(state, runtime) else "settle"
+
+
+def after_generate(state: ConversationState) -> Literal["judge", "finish"]:
+    """Fast retrieval answers in one generation; the others are checked."""
+    return "finish" if state.get("route") == "fast_retrieval" else "judge"
+
+
+def _may_loop(state: ConversationState, runtime: Runtime[BrainContext]) -> bool:
+    """Another hop costs a rewrite, a grade, a generation and a judgement."""
+    policy = runtime.context.policy
+    return state.get("hops", 0) < policy.max_hops and calls(state, 4) <= policy.llm_budget
+
+
+# --- deep search ---------------------------------------------------------------------------
+
+
+async def plan(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+    sub_questions = (await runtime.context.reasoner.decompose(state["standalone"]))[:3] or [state["standalone"]]
+    return {
+        "sub_questions": sub_questions,
+        "llm_calls": calls(state),
+        "trace": traced(state, "plan", " | ".join(q[:80] for q in sub_questions)),
+    }
+
+
+async def research(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+    """Retrieve for every sub-question at once; keep each one's best passages, without repeats."""
+    ctx = runtime.context
+    per_question = max(2, ctx.policy.retrieve_k // len(state["sub_questions"]))
+    results = await asyncio.gather(
+        *(ctx.kb.search(q, per_question, state.get("categories") or None) for q in state["sub_questions"])
+    )
+    seen: set[str] = set()
+    documents = []
+    for hits in results:
+        for hit in hits:
+            if hit.id not in seen:
+                seen.add(hit.id)
+                documents.append(passage(hit))
+    hops = state.get("hops", 0) + 1
+    return {
+        "documents": documents,
+        "hops": hops,
+        "search_query": state["standalone"],
+        "trace": traced({**state, "hops": hops}, "research", f"{len(documents)} passages for {len(results)} sub-questions"),
+    }

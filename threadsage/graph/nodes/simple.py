@@ -1,0 +1,34 @@
+"""Strategies that need no retrieval: small talk, and the polite refusal."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from threadsage.graph.context import BrainContext
+from threadsage.graph.nodes.common import calls, history, traced
+from threadsage.graph.state import ConversationState
+
+REFUSAL = (
+    "I can only answer questions about the organisation's documents, and I couldn't find anything "
+    "about this there. Try rephrasing, or ask about a policy, a procedure or a tool."
+)
+
+
+async def direct_reply(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+    answer = await runtime.context.reasoner.chat(state["question"], history(state))
+    return {
+        "answer": answer,
+        "documents": [],
+        "confidence": state["decision"]["confidence"],
+        "llm_calls": calls(state),
+        "trace": traced(state, "direct_reply", "no retrieval"),
+    }
+
+
+def fallback(state: ConversationState) -> dict:
+    return {
+        "answer": REFUSAL,
+        "documents": [],
+        "confidence": state["decision"]["confidence"],
+        "trace": traced(state, "fallback", "out of scope"),
+    }

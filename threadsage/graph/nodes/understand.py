@@ -1,0 +1,121 @@
+"""Understanding the question: make a follow-up standalone, then decide how to answer it."""
+
+from __future__ import annotations
+
+import logging
+
+from langgraph.runtime import Runtime
+
+from threadsage.adapters.reasoning import MAX_OPTION_CHARS, Passage, RouteDecision, passage, passage_label
+from threadsage.graph.context import BrainContext, Policy
+from threadsage.graph.nodes.common import calls, history, traced
+from threadsage.graph.state import INTENT_STRATEGY, ConversationState, Decision, Strategy
+
+log = logging.getLogger(__name__)
+
+
+async def contextualise(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+    question = state["question"]
+    earlier = history(state)
+    if not earlier:
+        return {"standalone": question, "trace": traced(state, "contextualise", "first question")}
+    standalone = await runtime.context.reasoner.contextualise(question, earlier)
+    standalone = " ".join(standalone.split()) or question
+    return {
+        "standalone": standalone,
+        "llm_calls": calls(state),
+        "trace": traced(state, "contextualise", f"standalone: {standalone[:200]}"),
+    }
+
+
+async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+    """Retrieve evidence, ask the reasoner for a decision, resolve it to a strategy.
+
+    The evidence serves twice: the router sees what the documents offer (so clarification options
+    name real sections), and fast retrieval answers from it without searching again.
+    """
+    ctx = runtime.context
+    question = state["standalone"]
+    hits = await ctx.kb.search(question, ctx.policy.retrieve_k, state.get("categories") or None)
+    evidence = [passage(h) for h in hits]
+    try:
+        proposal = await ctx.reasoner.route(question, evidence)
+        failure = ""
+    except Exception as exc:  # a router failure degrades to a clarification, never a crash
+        log.warning("router failed (%s): asking the user instead", exc.__class__.__name__)
+        proposal, failure = _clarify_from_evidence(evidence), f"router failed: {exc.__class__.__name__}; "
+    decision = resolve(proposal, evidence, ctx.policy, state.get("clarify_rounds", 0))
+    return {
+        "decision": decision,
+        "route": decision["strategy"],
+        "documents": evidence,
+        "search_query": question,
+        # The evidence is the first hop's retrieval for the strategies that answer from it.
+        "hops": 1 if decision["strategy"] in ("fast_retrieval", "standard_retrieval") else 0,
+        "llm_calls": calls(state),
+        "trace": traced(
+            state,
+            "route",
+            f"{failure}{decision['intent']} → {decision['strategy']}: {decision['reasoning']}",
+            confidence=decision["confidence"],
+        ),
+    }
+
+
+def resolve(proposal: RouteDecision, evidence: list[Passage], policy: Policy, rounds: int) -> Decision:
+    """Explicit clarify wins; low confidence clarifies; otherwise the fixed intent → strategy map.
+    Clarification needs options or at least a prompt, and stops after `max_clarify_rounds`."""
+    strategy: Strategy = INTENT_STRATEGY[proposal.intent]
+    reasoning = proposal.reasoning
+    wants_clarify = proposal.clarify or proposal.confidence < policy.clarify_threshold
+    options = _clean_options(proposal.clarify_options) or _clean_options(_evidence_options(evidence))
+    prompt = proposal.clarify_prompt.strip()
+    if wants_clarify and rounds >= policy.max_clarify_rounds:
+        reasoning += " (clarification rounds used up: best effort)"
+        if strategy in ("fallback", "direct_reply"):
+            strategy = "standard_retrieval"
+    elif wants_clarify:
+        strategy = "clarify_needed"
+        if not prompt:
+            prompt = "Which of these do you mean?" if len(options) >= 2 else "Could you say a bit more about what you need?"
+        if len(options) < 2:
+            options = []
+    return Decision(
+        intent=proposal.intent,
+        confidence=proposal.confidence,
+        strategy=strategy,
+        reasoning=reasoning,
+        clarify_prompt=prompt if strategy == "clarify_needed" else "",
+        clarify_options=options if strategy == "clarify_needed" else [],
+    )
+
+
+def _clarify_from_evidence(evidence: list[Passage]) -> RouteDecision:
+    return RouteDecision(
+        intent="UNKNOWN",
+        confidence=0.0,
+        clarify=True,
+        reasoning="could not decide how to answer",
+        clarify_prompt="I'm not sure I understood. Which of these is closest to what you need?",
+        clarify_options=_evidence_options(evidence),
+    )
+
+
+def _evidence_options(evidence: list[Passage]) -> list[str]:
+    """The distinct documents among the evidence, best first: options grounded in what exists."""
+    seen: dict[str, str] = {}
+    for p in evidence:
+        seen.setdefault(p["path"], passage_label(p))
+    return list(seen.values())
+
+
+def _clean_options(options: list[str]) -> list[str]:
+    """2–3 distinct, non-empty options that fit on a button."""
+    out: list[str] = []
+    for option in options:
+        label = " ".join(str(option).split())
+        if len(label) > MAX_OPTION_CHARS:
+            label = label[: MAX_OPTION_CHARS - 1].rstrip() + "…"
+        if label and label.lower() not in {o.lower() for o in out}:
+            out.append(label)
+    return out[:3] if len(out) >= 2 else []

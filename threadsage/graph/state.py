@@ -1,0 +1,88 @@
+"""The typed state of one conversation thread.
+
+`messages` is the thread's memory across turns (a reducer appends); everything else describes the
+current turn and is reset by the input of each new question. Documents are plain dicts so that
+checkpoints stay readable and portable between checkpointer back-ends.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+from threadsage.adapters.reasoning import Intent, Passage
+
+Strategy = Literal[
+    "direct_reply",
+    "fast_retrieval",
+    "standard_retrieval",
+    "deep_search",
+    "code_search",
+    "fallback",
+    "clarify_needed",
+]
+
+INTENT_STRATEGY: dict[str, Strategy] = {
+    "CHIT_CHAT": "direct_reply",
+    "FACT_LOOKUP": "fast_retrieval",
+    "HOW_TO": "standard_retrieval",
+    "COMPARISON": "deep_search",
+    "CODE_SEARCH": "code_search",
+    "UNKNOWN": "fallback",
+}
+
+
+class Decision(TypedDict):
+    intent: Intent
+    confidence: float
+    strategy: Strategy
+    reasoning: str
+    clarify_prompt: str
+    clarify_options: list[str]
+
+
+class Citation(TypedDict):
+    number: int
+    title: str
+    heading: str
+    source: str
+    path: str
+    snippet: str
+
+
+class Step(TypedDict, total=False):
+    """One entry of the per-turn trace: what a node decided and why."""
+
+    node: str
+    detail: str
+    hop: int
+    scores: dict[str, float]
+
+
+class ConversationState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    # the turn
+    question: str
+    asker: str
+    categories: list[str]
+    standalone: str
+    decision: Decision
+    clarify_rounds: int
+    # retrieval and answering
+    search_query: str
+    documents: list[Passage]
+    sub_questions: list[str]
+    answer: str
+    best_answer: str
+    best_score: float
+    best_documents: list[Passage]
+    hops: int
+    llm_calls: int
+    # the outcome
+    route: str
+    confidence: float
+    low_confidence: bool
+    citations: list[Citation]
+    trace: list[Step]

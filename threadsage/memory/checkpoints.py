@@ -1,0 +1,48 @@
+"""The checkpointer: Postgres when `DATABASE_URL` is set, otherwise a SQLite file.
+
+Every step of a conversation is checkpointed, so a paused clarification survives a restart and
+any process with the same database can resume it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from threadsage.config import Settings
+
+POOL_SIZE = 10
+
+
+@asynccontextmanager
+async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointSaver]:
+    if settings.database_url:
+        async with postgres_checkpointer(settings.database_url) as saver:
+            yield saver
+    else:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(str(settings.data_dir / "checkpoints.sqlite")) as saver:
+            await saver.setup()
+            yield saver
+
+
+@asynccontextmanager
+async def postgres_checkpointer(url: str, schema: str | None = None) -> AsyncIterator[BaseCheckpointSaver]:
+    """An `AsyncPostgresSaver` on a pool (autocommit, dict rows, no prepared statements, as the
+    saver requires); `setup()` creates or migrates its tables once. `schema` isolates the tables,
+    which the tests use to keep out of each other's way."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    kwargs = {"autocommit": True, "row_factory": dict_row, "prepare_threshold": None}
+    if schema:
+        kwargs["options"] = f"-c search_path={schema}"
+    async with AsyncConnectionPool(url, min_size=1, max_size=POOL_SIZE, kwargs=kwargs, open=False) as pool:
+        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        await saver.setup()
+        yield saver

@@ -1,0 +1,33 @@
+"""The composition root: settings in, a ready `ChatService` out.
+
+Opens the knowledge base, the reasoning back-end and the checkpointer, and compiles the graph
+once for the process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from threadsage.adapters.embeddings import make_embedder
+from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.reasoning import make_reasoner
+from threadsage.chat import ChatService
+from threadsage.config import Settings
+from threadsage.graph.build import build_graph
+from threadsage.graph.context import BrainContext, Policy
+from threadsage.memory.checkpoints import open_checkpointer
+from threadsage.memory.coordination import LocalCoordinator
+
+
+@asynccontextmanager
+async def open_chat_service(settings: Settings, kb: KnowledgeBase | None = None) -> AsyncIterator[ChatService]:
+    own_kb = kb is None
+    kb = kb or KnowledgeBase.open(settings, make_embedder(settings))
+    try:
+        context = BrainContext(kb=kb, reasoner=make_reasoner(settings), policy=Policy.from_settings(settings))
+        async with open_checkpointer(settings) as checkpointer:
+            yield ChatService(build_graph(checkpointer), context, LocalCoordinator())
+    finally:
+        if own_kb:
+            kb.close()
