@@ -36,3 +36,37 @@ def kb(settings: Settings):
 def eval_dir() -> Path:
     assert EVAL.is_dir(), f"the evaluation corpora are expected at {EVAL}"
     return EVAL
+
+
+# --- conversation fixtures -----------------------------------------------------------------
+
+POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@pytest.fixture(scope="session")
+def handbook_kb(tmp_path_factory: pytest.TempPathFactory):
+    """The demo handbook in a BM25 knowledge base, shared read-only by the conversation tests."""
+    from threadsage.adapters.ingest import Ingestor
+
+    settings = Settings(
+        THREADSAGE_DATA_DIR=tmp_path_factory.mktemp("handbook-kb"), THREADSAGE_EMBEDDINGS="none", _env_file=None
+    )
+    knowledge = KnowledgeBase.open(settings)
+    assert Ingestor(knowledge, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
+    yield knowledge
+    knowledge.close()
+
+
+@pytest.fixture
+async def pg_url():
+    """A DATABASE_URL whose tables live in a schema of the test's own, dropped afterwards."""
+    import uuid
+
+    import psycopg
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    async with await psycopg.AsyncConnection.connect(POSTGRES_URL, autocommit=True) as conn:
+        await conn.execute(f"CREATE SCHEMA {schema}")
+    yield f"{POSTGRES_URL}?options=-csearch_path%3D{schema}"
+    async with await psycopg.AsyncConnection.connect(POSTGRES_URL, autocommit=True) as conn:
+        await conn.execute(f"DROP SCHEMA {schema} CASCADE")

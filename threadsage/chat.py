@@ -160,6 +160,7 @@ class ChatService:
             "categories": list(turn.categories),
             "standalone": question,
             "clarify_rounds": 0,
+            "focus": [],
             "search_query": question,
             "documents": [],
             "sub_questions": [],

@@ -1,7 +1,11 @@
 """A fake OpenAI-compatible HTTP server, so the real langchain-openai client is exercised.
 
-Embeddings are a hashed bag of words: texts that share words get similar vectors, which is
-enough for hybrid search to behave like it does with a real model.
+- `/v1/embeddings`: a hashed bag of words — texts that share words get similar vectors, which is
+  enough for hybrid search to behave as it does with a real model.
+- `/v1/chat/completions`: scripted per test. A request is recognised by the structured output it
+  asks for (the tool name: "RouteDecision", "Verdict", …) or, for plain text, by its system prompt
+  ("answer", "contextualise", "rewrite", "chat"). `fake.script[kind]` holds what to return: a
+  dict (tool arguments), a string (content), a callable taking the request, or a `Failure`.
 """
 
 from __future__ import annotations
@@ -11,8 +15,40 @@ import json
 import math
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from threadsage.adapters import prompts
+
+TEXT_KINDS = {
+    prompts.ANSWER: "answer",
+    prompts.CONTEXTUALISE: "contextualise",
+    prompts.REWRITE: "rewrite",
+    prompts.CHAT: "chat",
+}
+
+DEFAULTS: dict[str, Any] = {
+    "RouteDecision": {"intent": "FACT_LOOKUP", "confidence": 0.9, "reasoning": "looks like a fact"},
+    "RelevantExcerpts": lambda request: {"relevant": list(range(1, 1 + excerpt_count(request)))},
+    "Verdict": {"grounded": 1.0, "useful": 1.0, "reasoning": "fine"},
+    "SubQuestions": lambda request: {"questions": [user_text(request).removeprefix("Question: ")]},
+    "answer": "According to the documents, it is described in [1].",
+    "contextualise": lambda request: user_text(request).rsplit("Latest message: ", 1)[-1],
+    "rewrite": lambda request: user_text(request).removeprefix("Question: "),
+    "chat": "Hello! Ask me about the documents.",
+}
+
+
+@dataclass
+class Failure:
+    """Answer with an HTTP error, garbage, or after a delay."""
+
+    status: int = 500
+    body: str = '{"error": {"message": "internal error", "type": "server_error"}}'
+    delay: float = 0.0
+    times: int = 1_000_000  # then the script's next entry (or the default) applies
 
 
 def bag_of_words_vector(text: str, dim: int) -> list[float]:
@@ -23,11 +59,30 @@ def bag_of_words_vector(text: str, dim: int) -> list[float]:
     return [v / norm for v in vector]
 
 
+def user_text(request: dict) -> str:
+    return next((str(m["content"]) for m in reversed(request["messages"]) if m["role"] == "user"), "")
+
+
+def excerpt_count(request: dict) -> int:
+    return len(re.findall(r"^\[(\d+)\] ", user_text(request), re.M))
+
+
+def kind_of(request: dict) -> str:
+    tools = request.get("tools") or []
+    if tools:
+        return tools[0]["function"]["name"]
+    system = next((str(m["content"]) for m in request["messages"] if m["role"] == "system"), "")
+    return TEXT_KINDS.get(system, "unknown")
+
+
 @dataclass
 class FakeOpenAI:
     embedding_dim: int = 64
+    latency: float = 0.0  # seconds per chat completion, like a real model's time
+    script: dict[str, Any] = field(default_factory=dict)
     requests: list[tuple[str, dict]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def base_url(self) -> str:
@@ -35,30 +90,43 @@ class FakeOpenAI:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
+    def chat_kinds(self) -> list[str]:
+        """The kinds of the chat completions received so far, in order."""
+        return [kind_of(body) for path, body in self.requests if path.endswith("/chat/completions")]
+
     def start(self) -> FakeOpenAI:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append((self.path, body))
+                with fake._lock:
+                    fake.requests.append((self.path, body))
                 if self.path.endswith("/embeddings"):
-                    self._reply(200, fake.embeddings(body))
+                    self._send(200, json.dumps(fake.embeddings(body)))
+                elif self.path.endswith("/chat/completions"):
+                    self._send(*fake.completion(body))
                 else:
-                    self._reply(404, {"error": {"message": f"no route {self.path}"}})
+                    self._send(404, '{"error": {"message": "no such route"}}')
 
-            def _reply(self, status: int, payload: dict) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+            def _send(self, status: int, data: str) -> None:
+                raw = data.encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
 
             def log_message(self, *args) -> None:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
@@ -70,12 +138,50 @@ class FakeOpenAI:
     def embeddings(self, body: dict) -> dict:
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         data = [
-            {"object": "embedding", "index": i, "embedding": bag_of_words_vector(str(text), self.embedding_dim)}
-            for i, text in enumerate(inputs)
+            {"object": "embedding", "index": i, "embedding": bag_of_words_vector(str(t), self.embedding_dim)}
+            for i, t in enumerate(inputs)
         ]
-        return {
-            "object": "list",
-            "data": data,
-            "model": body.get("model", "fake"),
-            "usage": {"prompt_tokens": 0, "total_tokens": 0},
-        }
+        return {"object": "list", "data": data, "model": body.get("model", "fake"), "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+
+    def completion(self, request: dict) -> tuple[int, str]:
+        kind = kind_of(request)
+        with self._lock:
+            entry = self.script.get(kind, DEFAULTS.get(kind, ""))
+            if isinstance(entry, list):  # a sequence of responses, one per call, the last repeats
+                entry = entry.pop(0) if len(entry) > 1 else entry[0]
+            if isinstance(entry, Failure):
+                entry.times -= 1
+                if entry.times <= 0:
+                    self.script.pop(kind, None)
+        if self.latency:
+            time.sleep(self.latency)
+        if isinstance(entry, Failure):
+            time.sleep(entry.delay)
+            return entry.status, entry.body
+        value = entry(request) if callable(entry) else entry
+        if request.get("tools"):
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": kind, "arguments": value if isinstance(value, str) else json.dumps(value)},
+                    }
+                ],
+            }
+            finish = "tool_calls"
+        else:
+            message, finish = {"role": "assistant", "content": str(value)}, "stop"
+        return 200, json.dumps(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": request.get("model", "fake"),
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+            }
+        )
+

@@ -17,7 +17,7 @@ from threadsage.adapters.chunking import Chunk, chunk_document
 from threadsage.adapters.knowledge import KnowledgeBase, validate_category
 from threadsage.adapters.loaders import Document, UnreadableDocument, discover_files, load_file
 
-CHUNKER_VERSION = 2  # bump when loading or chunking changes what is stored
+CHUNKER_VERSION = 3  # bump when loading or chunking changes what is stored
 WRITE_BATCH = 256
 
 

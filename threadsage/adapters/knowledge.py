@@ -31,6 +31,7 @@ from pymilvus import (
 
 from threadsage.adapters.chunking import Chunk
 from threadsage.adapters.embeddings import Embedder
+from threadsage.adapters.text import index_form
 from threadsage.config import Settings
 
 log = logging.getLogger(__name__)
@@ -106,8 +107,10 @@ class KnowledgeBase:
         collection: str,
         embedder: Embedder | None,
         describe_uri: str,
+        lite_path: Path | None = None,
     ) -> None:
         self._client = client
+        self._lite_path = lite_path
         self.collection = collection
         self.embedder = embedder
         self._uri = describe_uri
@@ -118,6 +121,7 @@ class KnowledgeBase:
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> KnowledgeBase:
         """Connect to `MILVUS_URI` (or the Milvus Lite file under the data dir)."""
+        path = None
         if settings.milvus_uri:
             uri, describe = settings.milvus_uri, f"MILVUS_URI={settings.milvus_uri}"
         else:
@@ -130,10 +134,15 @@ class KnowledgeBase:
             client = MilvusClient(uri=uri, token=token, timeout=10)
         except (MilvusException, OSError, RuntimeError) as exc:
             raise KnowledgeBaseError(_unreachable_message(describe, exc, uri)) from exc
-        return cls(client, settings.collection, embedder, describe)
+        return cls(client, settings.collection, embedder, describe, path)
 
     def close(self) -> None:
         self._client.close()
+        if self._lite_path is not None:
+            # Milvus Lite keeps its in-process server (and the directory lock) until told.
+            from milvus_lite.server_manager import server_manager_instance
+
+            server_manager_instance.release_server(str(self._lite_path))
 
     def _existing_dense_dim(self) -> int | None:
         """0 for a collection without a dense field, None when there is no collection yet."""
@@ -255,7 +264,7 @@ class KnowledgeBase:
                 "category": doc.category,
                 "updated_at": doc.updated_at,
                 "text": _fit(chunk.text, TEXT_MAX_BYTES),
-                "search_text": _fit(chunk.search_text, TEXT_MAX_BYTES),
+                "search_text": _fit(index_form(chunk.search_text), TEXT_MAX_BYTES),
             }
             if vectors is not None:
                 row["dense"] = vectors[i]
@@ -280,23 +289,34 @@ class KnowledgeBase:
     # --- searching -------------------------------------------------------------------------
 
     async def search(
-        self, query: str, k: int = 5, categories: Sequence[str] | None = None
+        self,
+        query: str,
+        k: int = 5,
+        categories: Sequence[str] | None = None,
+        paths: Sequence[str] | None = None,
     ) -> list[Hit]:
-        return await asyncio.to_thread(self.search_blocking, query, k, categories)
+        return await asyncio.to_thread(self.search_blocking, query, k, categories, paths)
 
     def search_blocking(
-        self, query: str, k: int = 5, categories: Sequence[str] | None = None
+        self,
+        query: str,
+        k: int = 5,
+        categories: Sequence[str] | None = None,
+        paths: Sequence[str] | None = None,
     ) -> list[Hit]:
+        """The k best chunks; `categories` and `paths` (document paths) narrow the search."""
         query = " ".join(query.split())[:MAX_QUERY_CHARS]
-        if not query or k <= 0 or self._dense_dim is None:
+        if not index_form(query) or k <= 0 or self._dense_dim is None:
             return []
-        filter_expr = _category_filter(categories)
+        filter_expr = " and ".join(
+            f for f in (_category_filter(categories), f"path in {_quoted_list(paths)}" if paths else "") if f
+        )
         try:
             if self._dense_dim and self.embedder:
                 vector = self.embedder.embed_query(query)
                 pool = max(k, CANDIDATES_PER_RETRIEVER)
                 requests = [
-                    AnnSearchRequest([query], "sparse", {"metric_type": "BM25"}, pool, filter_expr),
+                    AnnSearchRequest([index_form(query)], "sparse", {"metric_type": "BM25"}, pool, filter_expr),
                     AnnSearchRequest([vector], "dense", {"metric_type": "COSINE"}, pool, filter_expr),
                 ]
                 result = self._client.hybrid_search(
@@ -310,7 +330,7 @@ class KnowledgeBase:
             else:
                 result = self._client.search(
                     self.collection,
-                    data=[query],
+                    data=[index_form(query)],
                     anns_field="sparse",
                     limit=k,
                     filter=filter_expr,

@@ -66,8 +66,12 @@ class OfflineReasoner:
         previous = [text for role, text in history if role == "user" and not _CHIT_CHAT.match(text)]
         if not previous or not _FOLLOW_UP.search(question):
             return question
-        # The follow-up's own words first; the earlier question supplies the topic.
-        return f"{question.strip()} {previous[-1].strip()}"
+        # The earlier question supplies the topic: its names (capitalised words past the first)
+        # when it has some, else all of it.
+        words = previous[-1].split()
+        names = [w.strip("?!.,;:") for w in words[1:] if w[:1].isupper()]
+        topic = " ".join(names) if names else previous[-1].strip()
+        return f"{question.strip()} {topic}"
 
     async def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
         if _CHIT_CHAT.match(question) and len(terms(question)) <= 3:
@@ -109,14 +113,17 @@ class OfflineReasoner:
         wants_quantity = bool(_QUANTITY.search(question))
         scored: list[tuple[float, int, int, str]] = []
         for number, p in enumerate(passages, start=1):
+            # Words naming the passage's page or section say where, not which sentence.
+            names = _names(p)
+            local = {t: w * (0.3 if t in names else 1.0) for t, w in weights.items()}
             for position, sentence in enumerate(_sentences(p["text"])):
                 found = term_set(sentence)
-                score = sum(w for t, w in weights.items() if t in found)
+                score = sum(w for t, w in local.items() if t in found)
                 if wants_quantity and re.search(r"\d", sentence):
                     score *= 1.5
                 if score > 0:
-                    # Earlier passages rank higher on ties; so do earlier sentences.
-                    scored.append((score - 0.01 * number, -position, number, sentence))
+                    # The search ranked the passages: a sentence from a lower one needs more to win.
+                    scored.append((score / (1 + 0.25 * (number - 1)), -position, number, sentence))
         if not scored:
             return _NOT_COVERED
         best = sorted(scored, reverse=True)[:ANSWER_SENTENCES]

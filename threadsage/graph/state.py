@@ -41,6 +41,7 @@ class Decision(TypedDict):
     reasoning: str
     clarify_prompt: str
     clarify_options: list[str]
+    clarify_sources: list[str]  # the document path behind each option, "" when none
 
 
 class Citation(TypedDict):
@@ -70,6 +71,7 @@ class ConversationState(TypedDict, total=False):
     standalone: str
     decision: Decision
     clarify_rounds: int
+    focus: list[str]  # document paths the person chose in a clarification
     # retrieval and answering
     search_query: str
     documents: list[Passage]

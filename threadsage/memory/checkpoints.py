@@ -33,15 +33,13 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
 
 
 @asynccontextmanager
-async def postgres_checkpointer(url: str, schema: str | None = None) -> AsyncIterator[BaseCheckpointSaver]:
+async def postgres_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
     """An `AsyncPostgresSaver` on a pool (autocommit, dict rows, no prepared statements, as the
-    saver requires); `setup()` creates or migrates its tables once. `schema` isolates the tables,
-    which the tests use to keep out of each other's way."""
+    saver requires); `setup()` creates or migrates its tables once. A schema other than the
+    default goes in the URL: `?options=-csearch_path%3Dname`."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
     kwargs = {"autocommit": True, "row_factory": dict_row, "prepare_threshold": None}
-    if schema:
-        kwargs["options"] = f"-c search_path={schema}"
     async with AsyncConnectionPool(url, min_size=1, max_size=POOL_SIZE, kwargs=kwargs, open=False) as pool:
         saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
         await saver.setup()

@@ -24,8 +24,10 @@ def clarify(state: ConversationState) -> dict:
         }
     )
     choice = chosen_text(reply, options)
+    source = decision["clarify_sources"][options.index(choice)] if choice in options else ""
     return {
         "standalone": f"{state['standalone']} ({choice})",
+        "focus": [source] if source else [],
         "clarify_rounds": state.get("clarify_rounds", 0) + 1,
         "trace": traced(state, "clarify", f"answered: {choice[:120]}"),
     }

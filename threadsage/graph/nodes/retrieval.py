@@ -30,6 +30,7 @@ async def retrieve(state: ConversationState, runtime: Runtime[BrainContext]) -> 
         state["search_query"],
         ctx.policy.retrieve_k * (2 if code_only else 1),
         state.get("categories") or None,
+        state.get("focus") or None,
     )
     documents = [passage(h) for h in hits]
     if code_only:
@@ -162,7 +163,10 @@ async def research(state: ConversationState, runtime: Runtime[BrainContext]) -> 
     ctx = runtime.context
     per_question = max(2, ctx.policy.retrieve_k // len(state["sub_questions"]))
     results = await asyncio.gather(
-        *(ctx.kb.search(q, per_question, state.get("categories") or None) for q in state["sub_questions"])
+        *(
+            ctx.kb.search(q, per_question, state.get("categories") or None, state.get("focus") or None)
+            for q in state["sub_questions"]
+        )
     )
     seen: set[str] = set()
     documents = []

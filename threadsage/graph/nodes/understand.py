@@ -36,7 +36,9 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> dic
     """
     ctx = runtime.context
     question = state["standalone"]
-    hits = await ctx.kb.search(question, ctx.policy.retrieve_k, state.get("categories") or None)
+    hits = await ctx.kb.search(
+        question, ctx.policy.retrieve_k, state.get("categories") or None, state.get("focus") or None
+    )
     evidence = [passage(h) for h in hits]
     try:
         proposal = await ctx.reasoner.route(question, evidence)
@@ -80,14 +82,22 @@ def resolve(proposal: RouteDecision, evidence: list[Passage], policy: Policy, ro
             prompt = "Which of these do you mean?" if len(options) >= 2 else "Could you say a bit more about what you need?"
         if len(options) < 2:
             options = []
+    clarifying = strategy == "clarify_needed"
     return Decision(
         intent=proposal.intent,
         confidence=proposal.confidence,
         strategy=strategy,
         reasoning=reasoning,
-        clarify_prompt=prompt if strategy == "clarify_needed" else "",
-        clarify_options=options if strategy == "clarify_needed" else [],
+        clarify_prompt=prompt if clarifying else "",
+        clarify_options=options if clarifying else [],
+        clarify_sources=[_source_of(option, evidence) for option in options] if clarifying else [],
     )
+
+
+def _source_of(option: str, evidence: list[Passage]) -> str:
+    """The document an option names, when it was made from a passage's label."""
+    stem = option.removesuffix("…")
+    return next((p["path"] for p in evidence if passage_label(p).startswith(stem)), "")
 
 
 def _clarify_from_evidence(evidence: list[Passage]) -> RouteDecision:
