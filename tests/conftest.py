@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.config import Settings
+from threadsage.cli import app
+from threadsage.config import Settings, get_settings
 
 REPO = Path(__file__).resolve().parents[1]
 HANDBOOK = REPO / "examples" / "handbook"
@@ -70,3 +72,21 @@ async def pg_url():
     yield f"{POSTGRES_URL}?options=-csearch_path%3D{schema}"
     async with await psycopg.AsyncConnection.connect(POSTGRES_URL, autocommit=True) as conn:
         await conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Run `threadsage ARGS` in-process on a temporary data dir: cli("ingest", path, stdin=...)."""
+    monkeypatch.chdir(tmp_path)  # no stray .env is read
+    monkeypatch.setenv("THREADSAGE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("THREADSAGE_EMBEDDINGS", "none")
+    for name in ("MILVUS_URI", "DATABASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    runner = CliRunner()
+
+    def invoke(*args: str, stdin: str | None = None):
+        get_settings.cache_clear()
+        return runner.invoke(app, list(args), input=stdin)
+
+    yield invoke
+    get_settings.cache_clear()

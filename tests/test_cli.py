@@ -8,28 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from tests.conftest import HANDBOOK
-from threadsage.cli import app
-from threadsage.config import get_settings
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(tmp_path)  # no stray .env is read
-    monkeypatch.setenv("THREADSAGE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("THREADSAGE_EMBEDDINGS", "none")
-    monkeypatch.delenv("MILVUS_URI", raising=False)
-    get_settings.cache_clear()
-    runner = CliRunner()
-
-    def invoke(*args: str, stdin: str | None = None):
-        get_settings.cache_clear()
-        return runner.invoke(app, list(args), input=stdin)
-
-    yield invoke
-    get_settings.cache_clear()
 
 
 def test_ingest_is_idempotent_and_summarises(cli, tmp_path: Path) -> None:
@@ -93,15 +73,6 @@ def test_changed_embeddings_need_a_rebuild(cli, monkeypatch: pytest.MonkeyPatch)
 def test_missing_path_is_refused(cli) -> None:
     result = cli("ingest", "no/such/folder")
     assert result.exit_code == 2 and "no such file or folder: no/such/folder" in result.stderr
-
-
-def test_run_ingests_the_demo_when_empty_and_answers_piped_queries(cli) -> None:
-    result = cli("run", "--demo", str(HANDBOOK), stdin="hotel limits Toronto\n")
-    assert result.exit_code == 0, result.output
-    assert "knowledge base was empty; ingested" in result.stdout
-    assert "expenses-toronto.md" in result.stdout
-    second = cli("run", "--demo", str(HANDBOOK), stdin="")
-    assert "was empty" not in second.stdout
 
 
 def test_eval_retrieval_json(cli, eval_dir: Path) -> None:

@@ -161,6 +161,7 @@ class ChatService:
             "standalone": question,
             "clarify_rounds": 0,
             "focus": [],
+            "pinned": None,
             "search_query": question,
             "documents": [],
             "sub_questions": [],

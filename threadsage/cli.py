@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-import sys
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,10 +16,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from threadsage.adapters.embeddings import EmbeddingsUnavailable, make_embedder
+from threadsage.bots.terminal import TerminalChat
 from threadsage.adapters.ingest import Ingestor, IngestReport
 from threadsage.adapters.knowledge import Hit, KnowledgeBase, KnowledgeBaseError
 from threadsage.config import EmbeddingsKind, Settings, get_settings
 from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
+from threadsage.runtime import open_chat_service
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 eval_app = typer.Typer(no_args_is_help=True, help="Measure answer and retrieval quality.")
@@ -135,28 +138,46 @@ def print_hits(hits: list[Hit]) -> None:
 
 
 @app.command()
-def run(
+def chat(
+    session: Annotated[
+        Optional[str], typer.Option(help="Resume this session (a new one when not given).")
+    ] = None,
     demo: Annotated[
         Optional[Path], typer.Option(help="Ingest this folder first when the knowledge base is empty.")
     ] = None,
 ) -> None:
-    """Run the bot on the configured back-ends (for now: an interactive search prompt)."""
+    """Chat in the terminal: numbered clarification options, /new, /help; piped input works too."""
     settings = get_settings()
+    name = session or uuid.uuid4().hex[:8]
     with knowledge_base(settings) as kb:
         if demo is not None and kb.count() == 0:
             report = run_ingest(kb, settings, [demo], category="", prune=False)
-            console.print(f"knowledge base was empty; ingested {demo}: {report.summary()}")
-        interactive = sys.stdin.isatty()
-        backend = kb.embedder.name if kb.embedder else "BM25 only"
-        console.print(f"threadsage search over {kb.count()} chunks ({backend}); an empty line or Ctrl-D quits")
-        while True:
-            try:
-                query = console.input("[bold]search> [/]") if interactive else sys.stdin.readline()
-            except (EOFError, KeyboardInterrupt):
-                break
-            if not query.strip():
-                break
-            print_hits(kb.search_blocking(query, 5))
+            errors.print(f"knowledge base was empty; ingested {demo}: {report.summary()}", highlight=False)
+        asyncio.run(_chat(settings, kb, name))
+
+
+async def _chat(settings: Settings, kb: KnowledgeBase, name: str) -> None:
+    async with open_chat_service(settings, kb=kb) as service:
+        search = kb.embedder.name + " + BM25 hybrid" if kb.embedder else "BM25"
+        checkpoints = "Postgres" if settings.database_url else f"SQLite under {settings.data_dir}"
+        errors.print(
+            f"threadsage — reasoning: {service.context.reasoner.name}; search: {search} over "
+            f"{kb.count()} chunks; memory: {checkpoints}; session {name} "
+            f"(resume with --session {name}). /help for commands.",
+            highlight=False,
+        )
+        await TerminalChat(service, name, console).run()
+
+
+@app.command()
+def run(
+    demo: Annotated[
+        Optional[Path], typer.Option(help="Ingest this folder first when the knowledge base is empty.")
+    ] = None,
+    session: Annotated[Optional[str], typer.Option(help="Terminal session to resume.")] = None,
+) -> None:
+    """Run the bot on the configured back-ends: the terminal chat when no platform token is set."""
+    chat(session=session, demo=demo)
 
 
 @eval_app.command("retrieval")

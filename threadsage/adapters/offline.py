@@ -27,6 +27,8 @@ from threadsage.adapters.text import term_set, terms
 CLOSE_SCORE_RATIO = 0.6
 MAX_OPTIONS = 3
 ANSWER_SENTENCES = 3
+SECTION_NAMED = 0.6  # share of the question's terms in a section's name to quote it whole
+EXCERPT_CHARS = 900
 
 _CHIT_CHAT = re.compile(
     r"^\s*(hi|hello|hey|hiya|yo|good (morning|afternoon|evening)|thanks?( you)?|thx|cheers|bye|"
@@ -109,6 +111,11 @@ class OfflineReasoner:
         query = terms(question)
         if not query or not passages:
             return _NOT_COVERED
+        top = passages[0]
+        if len(set(query) & _names(top)) >= SECTION_NAMED * len(set(query)):
+            # The best section is *about* the question ("Hotel limits", "Resetting your
+            # password"): quote it, steps and tables included, rather than pick sentences.
+            return f"From *{passage_label(top)}*:\n\n{_excerpt(top['text'])} [1]"
         weights = _term_weights(query, passages)
         wants_quantity = bool(_QUANTITY.search(question))
         scored: list[tuple[float, int, int, str]] = []
@@ -229,6 +236,22 @@ def _sentences(text: str) -> list[str]:
             continue
         out.append(sentence)
     return out
+
+
+def _excerpt(text: str) -> str:
+    """The section's opening, whole lines up to EXCERPT_CHARS, code fences kept balanced."""
+    kept: list[str] = []
+    size = 0
+    for line in text.strip().splitlines():
+        if size + len(line) > EXCERPT_CHARS and kept:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    while kept and kept[-1].lstrip().startswith("#"):
+        kept.pop()  # a heading whose section did not fit
+    if sum(line.lstrip().startswith("```") for line in kept) % 2:
+        kept.append("```")
+    return "\n".join(kept).rstrip()
 
 
 def _term_weights(query: list[str], passages: Sequence[Passage]) -> dict[str, float]:

@@ -41,7 +41,7 @@ class Decision(TypedDict):
     reasoning: str
     clarify_prompt: str
     clarify_options: list[str]
-    clarify_sources: list[str]  # the document path behind each option, "" when none
+    clarify_sources: list[Passage | None]  # the passage each option was made from, if any
 
 
 class Citation(TypedDict):
@@ -72,6 +72,8 @@ class ConversationState(TypedDict, total=False):
     decision: Decision
     clarify_rounds: int
     focus: list[str]  # document paths the person chose in a clarification
+    pinned: Passage | None  # the passage behind the chosen option: first in the evidence
+    topic: str  # the last question as finally understood, for follow-ups
     # retrieval and answering
     search_query: str
     documents: list[Passage]

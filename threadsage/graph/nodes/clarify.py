@@ -24,10 +24,11 @@ def clarify(state: ConversationState) -> dict:
         }
     )
     choice = chosen_text(reply, options)
-    source = decision["clarify_sources"][options.index(choice)] if choice in options else ""
+    source = decision["clarify_sources"][options.index(choice)] if choice in options else None
     return {
         "standalone": f"{state['standalone']} ({choice})",
-        "focus": [source] if source else [],
+        "focus": [source["path"]] if source else [],
+        "pinned": source,
         "clarify_rounds": state.get("clarify_rounds", 0) + 1,
         "trace": traced(state, "clarify", f"answered: {choice[:120]}"),
     }

@@ -27,6 +27,7 @@ def compose(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
     return {
         "answer": answer,
         "citations": citations,
+        "topic": state.get("standalone", ""),
         "messages": [*stale, AIMessage(content=answer)],
         "trace": traced(state, "compose", f"{len(citations)} citations"),
     }

@@ -17,6 +17,10 @@ log = logging.getLogger(__name__)
 async def contextualise(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
     question = state["question"]
     earlier = history(state)
+    if earlier and state.get("topic"):
+        # The last question as it was finally understood (clarifications included).
+        last = max(i for i, (role, _) in enumerate(earlier) if role == "user")
+        earlier[last] = ("user", state["topic"])
     if not earlier:
         return {"standalone": question, "trace": traced(state, "contextualise", "first question")}
     standalone = await runtime.context.reasoner.contextualise(question, earlier)
@@ -40,6 +44,8 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> dic
         question, ctx.policy.retrieve_k, state.get("categories") or None, state.get("focus") or None
     )
     evidence = [passage(h) for h in hits]
+    if pinned := state.get("pinned"):
+        evidence = [pinned, *(p for p in evidence if p["id"] != pinned["id"])][: ctx.policy.retrieve_k]
     try:
         proposal = await ctx.reasoner.route(question, evidence)
         failure = ""
@@ -94,10 +100,10 @@ def resolve(proposal: RouteDecision, evidence: list[Passage], policy: Policy, ro
     )
 
 
-def _source_of(option: str, evidence: list[Passage]) -> str:
-    """The document an option names, when it was made from a passage's label."""
+def _source_of(option: str, evidence: list[Passage]) -> Passage | None:
+    """The passage an option names, when it was made from a passage's label."""
     stem = option.removesuffix("…")
-    return next((p["path"] for p in evidence if passage_label(p).startswith(stem)), "")
+    return next((p for p in evidence if passage_label(p).startswith(stem)), None)
 
 
 def _clarify_from_evidence(evidence: list[Passage]) -> RouteDecision:

@@ -1,0 +1,103 @@
+"""The terminal chat: the same chat service as Slack and Telegram, options as numbered choices.
+
+On a terminal it renders Markdown with rich; with piped standard input it prints plain lines, so
+scripts can drive it (a line with just a number picks that option of the open clarification).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.markdown import Markdown
+
+from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
+from threadsage.memory.sessions import session_key
+
+HELP = """Ask a question about the documents. Commands:
+  /new   start a new conversation (forget this one)
+  /help  show this help
+  /quit  leave (Ctrl-D works too)
+When I ask back, type the number of an option or answer in your own words."""
+
+
+class TerminalChat:
+    def __init__(
+        self,
+        chat: ChatService,
+        session: str,
+        console: Console,
+        read_line: Callable[[str], str] | None = None,
+        user: str = "terminal-user",
+    ) -> None:
+        self.chat = chat
+        self.key = session_key("terminal", "local", session)
+        self.console = console
+        self.fancy = console.is_terminal
+        self.user = user
+        self._read_line = read_line or (console.input if self.fancy else _read_stdin_line)
+        self._pending: Reply | None = None
+
+    async def run(self) -> None:
+        while True:
+            try:
+                line = await asyncio.to_thread(self._read_line, "[bold cyan]you>[/] " if self.fancy else "")
+            except (EOFError, KeyboardInterrupt):
+                break
+            line = line.strip()
+            if line in ("/quit", "/exit"):
+                break
+            if line == "/help":
+                self._say(HELP)
+            elif line == "/new":
+                await self.chat.reset(self.key)
+                self._pending = None
+                self._say("Started a new conversation.")
+            elif line:
+                for reply in await self.chat.handle(self._turn(line)):
+                    self.show(reply)
+
+    def _turn(self, line: str) -> Turn:
+        message_id = uuid.uuid4().hex
+        pending = self._pending
+        if pending and pending.interrupt_id and line.isdigit() and 1 <= int(line) <= len(pending.choices):
+            answer = ClarificationAnswer(pending.interrupt_id, option=int(line) - 1)
+            return Turn(self.key, self.user, message_id, answer=answer)
+        return Turn(self.key, self.user, message_id, text=line)
+
+    def show(self, reply: Reply) -> None:
+        self._pending = reply if reply.kind is ReplyKind.CLARIFICATION else None
+        lines = [reply.text]
+        if reply.kind is ReplyKind.CLARIFICATION:
+            lines += [f"  {i}. {choice.label}" for i, choice in enumerate(reply.choices, start=1)]
+            lines.append("(type a number, or answer in your own words)")
+        if reply.low_confidence:
+            lines.append("(low confidence: the documents may not fully answer this)")
+        if reply.citations:
+            lines.append("Sources:")
+            lines += [
+                f"  [{c.number}] {' › '.join(p for p in (c.title, c.heading) if p)} — {c.path}"
+                for c in reply.citations
+            ]
+        if self.fancy:
+            self.console.print(Markdown(reply.text) if reply.kind is ReplyKind.ANSWER else reply.text)
+            for line in lines[1:]:
+                self.console.print(line, highlight=False, markup=False)
+            self.console.print()
+        else:
+            self._say("\n".join(lines))
+
+    def _say(self, text: str) -> None:
+        self.console.print(text, highlight=False, markup=False)
+        if not self.fancy:
+            self.console.print("")
+
+
+def _read_stdin_line(_prompt: str) -> str:
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line
