@@ -90,3 +90,12 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
     yield invoke
     get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def gitlab_kb(eval_dir: Path):
+    """The GitLab handbook corpus in a BM25 knowledge base (read-only, shared)."""
+    from threadsage.evaluation import evaluation_corpus
+
+    with evaluation_corpus(Settings(THREADSAGE_EMBEDDINGS="none", _env_file=None), eval_dir / "gitlab-handbook" / "corpus") as corpus:
+        yield corpus.kb

@@ -1,0 +1,265 @@
+"""The bot's own time per turn, beside the model's: every route through `ChatService.handle`.
+
+    .venv/bin/python bench/turn_overhead.py [--latency 0.05] [--turns 40] [--warmup 3] [--no-offline] [--fake-nagle]
+
+The language-model back-end talks over HTTP to the fake OpenAI-compatible server of the tests
+(tests/fakes/openai_server.py), which answers every chat completion after `--latency` seconds;
+the router's decision is scripted to force each route. The demo handbook (examples/handbook) is
+ingested into a temporary Milvus Lite knowledge base (BM25) and checkpoints go to Postgres
+(`DATABASE_URL`, default postgresql://postgres@127.0.0.1:5432/test) in a schema of the run's own,
+dropped at the end. Every turn is a first question in a new session.
+
+Overhead per turn = wall time − (chat completions that turn × latency): retrieval, the graph,
+checkpointing, the HTTP client and the prompts. For the offline back-end (no model) it is the
+whole wall time; its routes are chosen by its own rules, so each has a question that takes it.
+The fake server's sockets get TCP_NODELAY (unless --fake-nagle): as written, it sends headers and
+body separately, and Nagle + delayed ACK would add ~40 ms to every call that is not the bot's.
+Prints one Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # for tests.fakes
+
+import psycopg  # noqa: E402
+
+from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from threadsage.adapters.ingest import Ingestor  # noqa: E402
+from threadsage.adapters.knowledge import KnowledgeBase  # noqa: E402
+from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn  # noqa: E402
+from threadsage.config import Settings  # noqa: E402
+from threadsage.runtime import open_chat_service  # noqa: E402
+
+HANDBOOK = REPO / "examples" / "handbook"
+DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/test"
+
+# route → (intent the scripted router returns, a question that suits the route)
+LLM_ROUTES = {
+    "fast_retrieval": ("FACT_LOOKUP", "Which cabin class may I book for a flight of 6 hours or more?"),
+    "standard_retrieval": ("HOW_TO", "How do I request an exception to a security rule?"),
+    "deep_search": ("COMPARISON", "What's the difference between the Lisbon and Toronto hotel limits?"),
+    "code_search": ("CODE_SEARCH", "Which command rolls back tidewater-api in production?"),
+    "direct_reply": ("CHIT_CHAT", "hello!"),
+    "fallback": ("UNKNOWN", "Who won the football world cup in 1998?"),
+}
+# tests/graph/test_conversation.py, test_routes_of_the_offline_back_end
+OFFLINE_ROUTES = {
+    "fast_retrieval": "Which cabin class may I book for a flight of 6 hours or more?",
+    "standard_retrieval": "How do I request an exception to a security rule?",
+    "deep_search": "What's the difference between the Lisbon and Toronto hotel limits?",
+    "code_search": "Which command rolls back tidewater-api in production?",
+    "direct_reply": "hello!",
+    "fallback": "Who won the football world cup in 1998?",
+}
+AMBIGUOUS = "How do I reset my password?"
+CLARIFY_FIRST = {
+    "intent": "HOW_TO",
+    "confidence": 0.9,
+    "clarify": True,
+    "reasoning": "bench",
+    "clarify_prompt": "Which password?",
+    "clarify_options": ["VPN password", "E-mail password"],
+}
+TARGETS = {"fast_retrieval": 2, "standard_retrieval": 4}  # LLM calls per turn, first hop
+
+
+@dataclass
+class Row:
+    backend: str
+    route: str
+    walls: list[float] = field(default_factory=list)  # seconds
+    overheads: list[float] = field(default_factory=list)
+    calls: list[int] = field(default_factory=list)
+    unexpected: list[str] = field(default_factory=list)
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+class Bench:
+    def __init__(self, chat: ChatService, fake: FakeOpenAI | None, latency: float) -> None:
+        self.chat, self.fake, self.latency = chat, fake, latency
+        self.n = 0
+
+    def _key(self, label: str) -> str:
+        self.n += 1
+        return f"bench:{label}:{uuid.uuid4().hex[:8]}:{self.n}"
+
+    async def _timed(self, turn: Turn) -> tuple[Reply, float, int]:
+        if self.fake is not None:
+            self.fake.requests.clear()
+        started = time.perf_counter()
+        replies = await self.chat.handle(turn)
+        wall = time.perf_counter() - started
+        calls = len(self.fake.chat_kinds()) if self.fake is not None else 0
+        assert len(replies) == 1, replies
+        return replies[0], wall, calls
+
+    def _record(self, row: Row | None, reply: Reply, wall: float, calls: int, expect: tuple[ReplyKind, str]) -> None:
+        if row is None:
+            return
+        row.walls.append(wall)
+        row.calls.append(calls)
+        row.overheads.append(wall - calls * self.latency)
+        if (reply.kind, reply.route) != expect:
+            row.unexpected.append(f"{reply.kind}/{reply.route}: {reply.text[:80]!r}")
+
+    async def question(self, row: Row | None, route: str, text: str) -> None:
+        turn = Turn(self._key(route), "U1", "m1", text=text)
+        reply, wall, calls = await self._timed(turn)
+        self._record(row, reply, wall, calls, (ReplyKind.ANSWER, route))
+
+    async def clarify_resume(self, ask_row: Row | None, click_row: Row | None, script: bool) -> None:
+        if script:
+            assert self.fake is not None
+            self.fake.script["RouteDecision"] = [dict(CLARIFY_FIRST), {"intent": "HOW_TO", "confidence": 0.95, "reasoning": "bench"}]
+        key = self._key("clarify")
+        ask, wall, calls = await self._timed(Turn(key, "U1", "m1", text=AMBIGUOUS))
+        self._record(ask_row, ask, wall, calls, (ReplyKind.CLARIFICATION, "clarify_needed"))
+        if ask.kind is not ReplyKind.CLARIFICATION or ask.interrupt_id is None:
+            return
+        click = Turn(key, "U1", "c1", answer=ClarificationAnswer(ask.interrupt_id, option=0))
+        answer, wall, calls = await self._timed(click)
+        self._record(click_row, answer, wall, calls, (ReplyKind.ANSWER, "standard_retrieval"))
+
+
+async def run_llm(bench: Bench, fake: FakeOpenAI, turns: int, warmup: int) -> list[Row]:
+    rows = []
+    for route, (intent, question) in LLM_ROUTES.items():
+        fake.script["RouteDecision"] = {"intent": intent, "confidence": 0.9, "reasoning": "bench"}
+        for _ in range(warmup):
+            await bench.question(None, route, question)
+        row = Row("llm", route)
+        for _ in range(turns):
+            await bench.question(row, route, question)
+        rows.append(row)
+    ask, click = Row("llm", "clarify (ask)"), Row("llm", "clarify → resume (click)")
+    for _ in range(warmup):
+        await bench.clarify_resume(None, None, script=True)
+    for _ in range(turns):
+        await bench.clarify_resume(ask, click, script=True)
+    fake.script.pop("RouteDecision", None)
+    return [*rows, ask, click]
+
+
+async def run_offline(bench: Bench, turns: int, warmup: int) -> list[Row]:
+    rows = []
+    for route, question in OFFLINE_ROUTES.items():
+        for _ in range(warmup):
+            await bench.question(None, route, question)
+        row = Row("offline", route)
+        for _ in range(turns):
+            await bench.question(row, route, question)
+        rows.append(row)
+    ask, click = Row("offline", "clarify (ask)"), Row("offline", "clarify → resume (click)")
+    for _ in range(warmup):
+        await bench.clarify_resume(None, None, script=False)
+    for _ in range(turns):
+        await bench.clarify_resume(ask, click, script=False)
+    return [*rows, ask, click]
+
+
+def settings_for(data_dir: Path, database_url: str, fake: FakeOpenAI | None) -> Settings:
+    return Settings(
+        THREADSAGE_DATA_DIR=data_dir,
+        THREADSAGE_EMBEDDINGS="none",
+        MILVUS_URI=None,
+        DATABASE_URL=database_url,
+        OPENAI_API_KEY="sk-bench" if fake else None,
+        OPENAI_BASE_URL=fake.base_url if fake else None,
+        REDIS_URL=None,
+        _env_file=None,
+    )
+
+
+async def main_async(args: argparse.Namespace) -> list[Row]:
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    async with await psycopg.AsyncConnection.connect(args.database_url, autocommit=True) as conn:
+        await conn.execute(f"CREATE SCHEMA {schema}")
+    url = f"{args.database_url}?options=-csearch_path%3D{schema}"
+    fake = FakeOpenAI(latency=args.latency).start()
+    if not args.fake_nagle:
+        # The fake writes headers and body in two sends; with Nagle on, the body waits for the
+        # client's delayed ACK (~40 ms a call on Linux): the fake's cost, not the bot's.
+        fake._server.RequestHandlerClass.disable_nagle_algorithm = True
+    rows: list[Row] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="threadsage-bench-") as scratch:
+            data_dir = Path(scratch)
+            kb = KnowledgeBase.open(settings_for(data_dir, url, None))
+            try:
+                settings = settings_for(data_dir, url, fake)
+                report = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK])
+                assert report.ok, report.summary()
+                async with open_chat_service(settings, kb=kb) as chat:
+                    rows += await run_llm(Bench(chat, fake, args.latency), fake, args.turns, args.warmup)
+                if not args.no_offline:
+                    async with open_chat_service(settings_for(data_dir, url, None), kb=kb) as chat:
+                        rows += await run_offline(Bench(chat, None, 0.0), args.turns, args.warmup)
+            finally:
+                kb.close()
+    finally:
+        fake.stop()
+        async with await psycopg.AsyncConnection.connect(args.database_url, autocommit=True) as conn:
+            await conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds per chat completion")
+    parser.add_argument("--turns", type=int, default=40, help="measured turns per route")
+    parser.add_argument("--warmup", type=int, default=3, help="unmeasured turns per route first")
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or DEFAULT_DB)
+    parser.add_argument(
+        "--fake-nagle", action="store_true",
+        help="leave Nagle's algorithm on in the fake server (adds ~40 ms of delayed-ACK stall a call)",
+    )
+    parser.add_argument("--no-offline", action="store_true", help="skip the offline back-end rows")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    rows = asyncio.run(main_async(args))
+    ms = 1000.0
+    header = ["back-end", "route", "LLM calls/turn (min–max)", "target", "overhead p50 ms", "overhead p95 ms", "wall p50 ms"]
+    print(f"Latency {args.latency * ms:.0f} ms per chat completion; {args.turns} turns per route after {args.warmup} warm-up; "
+          f"Postgres checkpoints; BM25 Milvus Lite; fake server Nagle {'on' if args.fake_nagle else 'off'}; "
+          f"{time.perf_counter() - started:.0f} s in all.\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        target = TARGETS.get(row.route) if row.backend == "llm" else None
+        verdict = "" if target is None else (f"≤ {target} ✓" if max(row.calls) <= target else f"≤ {target} ✗")
+        calls = f"{min(row.calls)}–{max(row.calls)}" if min(row.calls) != max(row.calls) else str(min(row.calls))
+        print(
+            f"| {row.backend} | {row.route} | {calls} | {verdict} | {percentile(row.overheads, 50) * ms:.1f} | "
+            f"{percentile(row.overheads, 95) * ms:.1f} | {percentile(row.walls, 50) * ms:.1f} |"
+        )
+    print("\nTargets: fast_retrieval ≤ 2 LLM calls per turn; standard_retrieval ≤ 4 on the first hop.")
+    unexpected = [(row, u) for row in rows for u in row.unexpected]
+    if unexpected:
+        print("\nTurns that did not take the expected route:")
+        for row, u in unexpected[:20]:
+            print(f"- {row.backend} {row.route}: {u}")
+    mean_overhead = {f"{r.backend}/{r.route}": statistics.mean(r.overheads) * ms for r in rows}
+    print("\nMean overhead ms: " + ", ".join(f"{k} {v:.1f}" for k, v in mean_overhead.items()))
+
+
+if __name__ == "__main__":
+    main()
