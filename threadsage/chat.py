@@ -19,6 +19,7 @@ from langgraph.types import Command, Interrupt
 
 from threadsage.graph.context import BrainContext
 from threadsage.memory.coordination import Coordinator
+from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.sessions import thread_id
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,7 @@ EMPTY = "Ask me a question about the documents — your message was empty."
 APOLOGY = "Sorry — something went wrong while answering. Please try again in a moment."
 STALE = "That question has already been answered or is no longer open."
 NOT_YOURS = "Only the person who asked can answer this clarification."
+RATE_LIMITED = "You're asking faster than I can keep up — please wait a minute and ask again."
 
 
 @dataclass
@@ -97,7 +99,9 @@ class ChatService:
     graph: CompiledStateGraph
     context: BrainContext
     coordinator: Coordinator
+    feedback: FeedbackStore | None = None
     anyone_may_answer: bool = False
+    rate_limit_per_minute: int = 20
 
     async def handle(self, turn: Turn) -> list[Reply]:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
@@ -107,6 +111,11 @@ class ChatService:
         text = (turn.text or "").strip()
         if turn.answer is None and not text:
             return [notice(EMPTY)]
+        platform = turn.session_key.split(":", 1)[0]
+        if turn.answer is None and not await self.coordinator.allow(
+            f"rate:{platform}:{turn.user_id}", self.rate_limit_per_minute, 60.0
+        ):
+            return [notice(RATE_LIMITED)]  # clicks never count
         config = {"configurable": {"thread_id": thread_id(turn.session_key)}}
         async with self.coordinator.session_lock(turn.session_key):
             try:
@@ -124,6 +133,11 @@ class ChatService:
             except Exception:
                 log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
                 return [notice(APOLOGY)]
+
+    async def record_feedback(self, session_key: str, answer_ref: str, user_id: str, vote: int) -> None:
+        """Store a 👍 (vote > 0) or 👎; a person's second vote on an answer replaces the first."""
+        if self.feedback is not None:
+            await self.feedback.record(session_key, answer_ref, user_id, vote)
 
     async def reset(self, session_key: str) -> None:
         """Forget a session's conversation (the `/new` command)."""

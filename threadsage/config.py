@@ -61,7 +61,21 @@ class Settings(BaseSettings):
         None, validation_alias="TELEGRAM_WEBHOOK_SECRET"
     )
     http_port: int = Field(8080, validation_alias="THREADSAGE_HTTP_PORT")
+
+    # Who sees what, and how often
+    channel_categories: dict[str, list[str]] = Field(
+        default_factory=dict, validation_alias="THREADSAGE_CHANNEL_CATEGORIES"
+    )  # JSON: {"C0123": ["it", "people"], "-1001234": ["engineering"]}
+    default_categories: list[str] = Field(
+        default_factory=list, validation_alias="THREADSAGE_DEFAULT_CATEGORIES"
+    )  # JSON list for DMs and unmapped channels; [] means every category
+    rate_limit_per_minute: int = Field(20, validation_alias="THREADSAGE_RATE_LIMIT_PER_MINUTE", ge=1)
+    anyone_may_answer: bool = Field(False, validation_alias="THREADSAGE_ANYONE_MAY_ANSWER")
     secret: SecretStr | None = Field(None, validation_alias="THREADSAGE_SECRET")
+
+    def categories_for(self, channel: str) -> tuple[str, ...]:
+        """The knowledge categories a channel (or a DM, channel "") may retrieve from."""
+        return tuple(self.channel_categories.get(channel, self.default_categories))
 
     @property
     def milvus_lite_path(self) -> Path:

@@ -18,6 +18,7 @@ from threadsage.graph.build import build_graph
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.memory.checkpoints import open_checkpointer
 from threadsage.memory.coordination import LocalCoordinator
+from threadsage.memory.feedback import FeedbackStore
 
 
 @asynccontextmanager
@@ -27,7 +28,16 @@ async def open_chat_service(settings: Settings, kb: KnowledgeBase | None = None)
     try:
         context = BrainContext(kb=kb, reasoner=make_reasoner(settings), policy=Policy.from_settings(settings))
         async with open_checkpointer(settings) as checkpointer:
-            yield ChatService(build_graph(checkpointer), context, LocalCoordinator())
+            feedback = FeedbackStore(checkpointer)
+            await feedback.setup()
+            yield ChatService(
+                build_graph(checkpointer),
+                context,
+                LocalCoordinator(),
+                feedback=feedback,
+                anyone_may_answer=settings.anyone_may_answer,
+                rate_limit_per_minute=settings.rate_limit_per_minute,
+            )
     finally:
         if own_kb:
             kb.close()

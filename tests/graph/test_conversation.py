@@ -20,6 +20,7 @@ from threadsage.chat import (
     APOLOGY,
     EMPTY,
     NOT_YOURS,
+    RATE_LIMITED,
     STALE,
     ChatService,
     ClarificationAnswer,
@@ -221,3 +222,14 @@ async def test_a_broken_knowledge_base_gets_an_apology_not_silence(tmp_path: Pat
         kb.close()  # every search now fails
         reply = only(await Conversation(chat).say("What is the hotel limit?"))
         assert reply.kind is ReplyKind.NOTICE and reply.text == APOLOGY
+
+
+async def test_rate_limit_is_friendly_and_clicks_do_not_count(tmp_path: Path, handbook_kb) -> None:
+    async with service(tmp_path, "", handbook_kb, rate_limit_per_minute=2) as chat:
+        talk = Conversation(chat)
+        ask = only(await talk.say(AMBIGUOUS))
+        assert only(await talk.click(ask.interrupt_id, 0)).kind is ReplyKind.ANSWER
+        assert only(await talk.say("hello")).kind is ReplyKind.ANSWER
+        assert only(await talk.say("hello again")).text == RATE_LIMITED
+        other_user = only(await talk.say("hello", user="U2"))
+        assert other_user.kind is ReplyKind.ANSWER

@@ -1,23 +1,26 @@
-"""Coordination the chat service needs: one turn at a time per session, and each platform
-message or click handled once. In-process here; a Redis version can stand behind the same
-interface when several processes share the work.
+"""Coordination the chat service needs: one turn at a time per session, each platform message
+or click handled once, and a per-person rate limit. In-process here; a Redis version can stand
+behind the same interface when several processes share the work.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Protocol
 
 
 class Coordinator(Protocol):
-    def session_lock(self, key: str) -> AsyncIterator[None]: ...
+    def session_lock(self, key: str) -> AbstractAsyncContextManager[None]: ...
 
     async def claim(self, key: str, ttl_seconds: float) -> bool:
         """True the first time a key is claimed within its TTL, False after that."""
+
+    async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
+        """True while `key` has been allowed fewer than `limit` times in the window."""
 
 
 class LocalCoordinator:
@@ -29,6 +32,7 @@ class LocalCoordinator:
         self._waiters: dict[str, int] = {}
         self._claims: OrderedDict[str, float] = OrderedDict()
         self._max_claims = max_claims
+        self._events: dict[str, deque[float]] = {}
 
     @asynccontextmanager
     async def session_lock(self, key: str) -> AsyncIterator[None]:
@@ -51,4 +55,14 @@ class LocalCoordinator:
         self._claims.move_to_end(key)
         while len(self._claims) > self._max_claims:
             self._claims.popitem(last=False)
+        return True
+
+    async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
+        now = time.monotonic()
+        events = self._events.setdefault(key, deque())
+        while events and events[0] <= now - window_seconds:
+            events.popleft()
+        if len(events) >= limit:
+            return False
+        events.append(now)
         return True

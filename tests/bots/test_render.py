@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import re
+
+from threadsage.bots.render import split_markdown, to_mrkdwn, to_plain, to_telegram_html
+
+SAMPLE = (
+    "### Resetting\nUse **Gatekeeper** at <https://gk.example/reset> or [the portal](https://x.y/a?b=1&c=2)"
+    " — *now* & <b>not</b> later.\n- step `tide rollback x --env prod` [1]\n\n| A | B |\n|---|---|\n| 1 < 2 | ok |\n\n"
+    '```bash\necho "<hi>" && exit\n```\nsnake_case_name stays.'
+)
+
+
+def test_mrkdwn() -> None:
+    out = to_mrkdwn(SAMPLE)
+    assert out.startswith("*Resetting*\nUse *Gatekeeper* at <https://gk.example/reset>")
+    assert "<https://x.y/a?b=1&amp;c=2|the portal>" in out
+    assert "_now_ &amp; &lt;b&gt;not&lt;/b&gt; later" in out
+    assert "• step `tide rollback x --env prod` [1]" in out
+    assert "```\n| A | B |\n| 1 &lt; 2 | ok |\n```" in out  # tables keep their columns in a block
+    assert '```\necho "&lt;hi&gt;" &amp;&amp; exit\n```' in out
+    assert "snake_case_name stays." in out and "**" not in out
+
+
+def test_telegram_html_is_balanced_and_escaped() -> None:
+    out = to_telegram_html(SAMPLE)
+    assert "<b>Resetting</b>" in out and "<b>Gatekeeper</b>" in out and "<i>now</i>" in out
+    assert '<a href="https://x.y/a?b=1&amp;c=2">the portal</a>' in out
+    assert "&amp; &lt;b&gt;not&lt;/b&gt;" in out
+    assert '<pre>echo "&lt;hi&gt;" &amp;&amp; exit</pre>' in out
+    tags = re.findall(r"</?(\w+)[^>]*>", out)
+    assert set(tags) <= {"b", "i", "a", "code", "pre"}
+    for tag in set(tags):
+        assert out.count(f"<{tag}") == out.count(f"</{tag}>")
+
+
+def test_split_keeps_fences_balanced_and_pieces_small() -> None:
+    text = "intro\n\n" + "```\n" + "\n".join(f"line {i} " + "x" * 50 for i in range(200)) + "\n```\n\n" + "word " * 3000
+    pieces = split_markdown(text, 1000)
+    assert len(pieces) > 10 and all(len(p) <= 1000 for p in pieces)
+    for piece in pieces:
+        assert piece.count("```") % 2 == 0
+        assert to_telegram_html(piece).count("<pre>") == to_telegram_html(piece).count("</pre>")
+    assert "".join(pieces).count("line 199") == 1
+
+
+def test_plain_fallback_has_no_markup() -> None:
+    out = to_plain(SAMPLE)
+    assert "Gatekeeper" in out and "**" not in out and "the portal (https://x.y/a?b=1&c=2)" in out
