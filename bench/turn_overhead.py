@@ -7,7 +7,7 @@ The language-model back-end talks over HTTP to the fake OpenAI-compatible server
 the router's decision is scripted to force each route. The demo handbook (examples/handbook) is
 ingested into a temporary Milvus Lite knowledge base (BM25) and checkpoints go to Postgres
 (`DATABASE_URL`, default postgresql://postgres@127.0.0.1:5432/test) in a schema of the run's own,
-dropped at the end. Every turn is a first question in a new session.
+dropped at the end. Every turn is a first question in a new session, from a person of its own.
 
 Overhead per turn = wall time − (chat completions that turn × latency): retrieval, the graph,
 checkpointing, the HTTP client and the prompts. For the offline back-end (no model) it is the
@@ -120,8 +120,12 @@ class Bench:
         if (reply.kind, reply.route) != expect:
             row.unexpected.append(f"{reply.kind}/{reply.route}: {reply.text[:80]!r}")
 
+    def _user(self) -> str:
+        # A person of its own per session: the per-person rate limit must not bite the bench.
+        return f"U{self.n}"
+
     async def question(self, row: Row | None, route: str, text: str) -> None:
-        turn = Turn(self._key(route), "U1", "m1", text=text)
+        turn = Turn(self._key(route), self._user(), "m1", text=text)
         reply, wall, calls = await self._timed(turn)
         self._record(row, reply, wall, calls, (ReplyKind.ANSWER, route))
 
@@ -129,12 +133,12 @@ class Bench:
         if script:
             assert self.fake is not None
             self.fake.script["RouteDecision"] = [dict(CLARIFY_FIRST), {"intent": "HOW_TO", "confidence": 0.95, "reasoning": "bench"}]
-        key = self._key("clarify")
-        ask, wall, calls = await self._timed(Turn(key, "U1", "m1", text=AMBIGUOUS))
+        key, user = self._key("clarify"), self._user()
+        ask, wall, calls = await self._timed(Turn(key, user, "m1", text=AMBIGUOUS))
         self._record(ask_row, ask, wall, calls, (ReplyKind.CLARIFICATION, "clarify_needed"))
         if ask.kind is not ReplyKind.CLARIFICATION or ask.interrupt_id is None:
             return
-        click = Turn(key, "U1", "c1", answer=ClarificationAnswer(ask.interrupt_id, option=0))
+        click = Turn(key, user, "c1", answer=ClarificationAnswer(ask.interrupt_id, option=0))
         answer, wall, calls = await self._timed(click)
         self._record(click_row, answer, wall, calls, (ReplyKind.ANSWER, "standard_retrieval"))
 
@@ -200,7 +204,7 @@ async def main_async(args: argparse.Namespace) -> list[Row]:
         fake._server.RequestHandlerClass.disable_nagle_algorithm = True
     rows: list[Row] = []
     try:
-        with tempfile.TemporaryDirectory(prefix="threadsage-bench-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="threadsage-turn-overhead-") as scratch:
             data_dir = Path(scratch)
             kb = KnowledgeBase.open(settings_for(data_dir, url, None))
             try:

@@ -134,6 +134,18 @@ class ChatService:
                 log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
                 return [notice(APOLOGY)]
 
+    async def refusal(self, turn: Turn) -> Reply | None:
+        """Why a clarification answer would be refused (stale, foreign, out of range), or None
+        when it would be accepted — so a front-end can update the question at once, before the
+        answer is ready. `handle` checks again under the session lock."""
+        config = {"configurable": {"thread_id": thread_id(turn.session_key)}}
+        return self._refuse_answer(turn, await self._pending(config))
+
+    async def has_conversation(self, session_key: str) -> bool:
+        """Whether this session has any history: a thread the bot has taken part in."""
+        snapshot = await self.graph.aget_state({"configurable": {"thread_id": thread_id(session_key)}})
+        return bool(snapshot.values)
+
     async def record_feedback(self, session_key: str, answer_ref: str, user_id: str, vote: int) -> None:
         """Store a 👍 (vote > 0) or 👎; a person's second vote on an answer replaces the first."""
         if self.feedback is not None:

@@ -1,0 +1,319 @@
+"""The Slack bot end to end: signed HTTP events into the real bolt app served by uvicorn, the
+real slack_sdk client against a fake Slack Web API, a real chat service behind them."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import pytest
+import uvicorn
+
+from tests.conftest import HANDBOOK
+from tests.fakes.slack_api import BOT_USER, FakeSlack, FakeSocketMode, action_body, event_body, signed_headers
+from threadsage.adapters.ingest import Ingestor
+from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.bots.slack import INVALID_BUTTON, SlackBot
+from threadsage.bots.tokens import Signer, load_secret
+from threadsage.chat import APOLOGY, NOT_YOURS, STALE, ChatService
+from threadsage.config import Settings
+from threadsage.runtime import open_chat_service
+from threadsage.server import create_app
+
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CHANNEL = "C111"
+AMBIGUOUS = "How do I reset my password?"
+_ids = itertools.count(1)
+
+
+def next_ts() -> str:
+    return f"1710000000.{next(_ids):06d}"
+
+
+@dataclass
+class Harness:
+    fake: FakeSlack
+    bot: SlackBot
+    chat: ChatService
+    url: str
+    http: aiohttp.ClientSession
+
+    async def send(self, body: bytes, headers: dict | None = None, content_type: str = "application/json") -> int:
+        sent = {"Content-Type": content_type, **signed_headers(SECRET, body), **(headers or {})}
+        async with self.http.post(f"{self.url}/slack/events", data=body, headers=sent) as response:
+            return response.status
+
+    async def event(self, event: dict, event_id: str | None = None, **headers) -> int:
+        return await self.send(event_body(event, event_id or f"Ev{next(_ids)}"), headers)
+
+    async def mention(self, text: str, user: str = "U222", thread_ts: str | None = None) -> str:
+        ts = next_ts()
+        event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": CHANNEL, "event_ts": ts}
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        assert await self.event(event) == 200
+        return ts
+
+    async def click(self, message: dict, index: int, user: str = "U222", value: str | None = None) -> int:
+        buttons = next(b for b in message["blocks"] if b["type"] == "actions")["elements"]
+        button = buttons[index]
+        body = action_body(message, message["channel"], user, button["action_id"], value or button["value"], button["text"]["text"], next_ts())
+        return await self.send(body, content_type="application/x-www-form-urlencoded")
+
+    async def settle(self) -> None:
+        """Until the bot has been idle for a moment: bolt runs listeners after acknowledging."""
+        idle = 0
+        while idle < 3:
+            await asyncio.sleep(0.03)
+            idle = idle + 1 if self.bot.tasks.pending == 0 else 0
+            await self.bot.tasks.drain(30)
+
+
+@asynccontextmanager
+async def running(tmp_path: Path, kb: KnowledgeBase, database_url: str = "", fake: FakeSlack | None = None) -> AsyncIterator[Harness]:
+    fake = fake or FakeSlack().start()
+    settings = Settings(
+        THREADSAGE_DATA_DIR=tmp_path / "data",
+        SLACK_BOT_TOKEN="xoxb-test",
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=fake.api_url,
+        DATABASE_URL=database_url or None,
+        OPENAI_API_KEY=None,
+        _env_file=None,
+    )
+    async with open_chat_service(settings, kb=kb) as chat:
+        bot = SlackBot(settings, chat, Signer(load_secret(settings)))
+        server = uvicorn.Server(uvicorn.Config(create_app([bot.route()]), host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
+        serving = asyncio.create_task(server.serve())
+        while not server.started:
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        async with aiohttp.ClientSession() as http:
+            try:
+                yield Harness(fake, bot, chat, f"http://127.0.0.1:{port}", http)
+            finally:
+                await bot.tasks.drain(30)
+                server.should_exit = True
+                await serving
+
+
+@pytest.fixture
+async def slack(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
+    fake = FakeSlack().start()
+    async with running(tmp_path, handbook_kb, fake=fake) as harness:
+        yield harness
+    fake.stop()
+
+
+def thread_messages(fake: FakeSlack, thread_ts: str) -> list[dict]:
+    return [m for m in fake.posted() if m.get("thread_ts") == thread_ts]
+
+
+def as_text(message: dict) -> str:
+    return json.dumps(message.get("blocks", [])) + message.get("text", "")
+
+
+async def test_mention_is_answered_in_a_thread_with_sources_and_feedback(slack: Harness) -> None:
+    ts = await slack.mention("Which cabin class may I book for a flight of 6 hours or more?")
+    await slack.settle()
+    [answer] = thread_messages(slack.fake, ts)
+    assert answer["channel"] == CHANNEL
+    blocks = answer["blocks"]
+    assert "premium economy" in as_text(answer).lower()
+    assert any(b["type"] == "context" and "*Sources:*" in b["elements"][0]["text"] and "finance/travel.md" in b["elements"][0]["text"] for b in blocks)
+    feedback = blocks[-1]
+    assert [e["action_id"] for e in feedback["elements"]] == ["feedback:up", "feedback:down"]
+    assert answer["text"] and answer["metadata"]["event_payload"]["turn"] == f"{CHANNEL}:{ts}"
+    reactions = [(name, p["name"], p["timestamp"]) for name, p in slack.fake.calls if name.startswith("reactions.")]
+    assert reactions == [("reactions.add", "eyes", ts), ("reactions.remove", "eyes", ts)]
+
+
+async def test_dm_is_answered_in_the_dm_and_a_dm_thread_is_its_own_session(slack: Harness) -> None:
+    ts = next_ts()
+    dm = {"type": "message", "channel": "D024BE91L", "user": "U2147483697", "text": AMBIGUOUS, "ts": ts, "event_ts": ts, "channel_type": "im"}
+    await slack.event(dm)
+    await slack.settle()
+    [ask] = slack.fake.posted()
+    assert ask["channel"] == "D024BE91L" and not ask.get("thread_ts")
+    assert "Which one do you mean?" in as_text(ask)
+    thread_ts = next_ts()
+    in_thread = {**dm, "text": "What is the rate limit per API key?", "ts": thread_ts, "event_ts": thread_ts, "thread_ts": ts}
+    await slack.event(in_thread)
+    await slack.settle()
+    reply = slack.fake.posted()[-1]
+    assert reply["thread_ts"] == ts and "engineering/api-style-guide.md" in as_text(reply)  # a question of its own
+
+
+async def test_follow_up_in_the_thread_needs_no_mention(slack: Harness) -> None:
+    ts = await slack.mention("What is the rate limit per API key for the Tidewater API?")
+    await slack.settle()
+    follow_ts = next_ts()
+    await slack.event({"type": "message", "channel": CHANNEL, "user": "U222", "text": "and what happens when it is exceeded?",
+                       "ts": follow_ts, "event_ts": follow_ts, "thread_ts": ts, "channel_type": "channel"})  # fmt: skip
+    await slack.settle()
+    replies = thread_messages(slack.fake, ts)
+    assert len(replies) == 2 and "engineering/api-style-guide.md" in as_text(replies[1])
+    # chatter in a thread the bot is not in, edits and bot messages are ignored
+    other = next_ts()
+    await slack.event({"type": "message", "channel": CHANNEL, "user": "U222", "text": "lunch?", "ts": next_ts(), "thread_ts": other})
+    await slack.event({"type": "message", "subtype": "message_changed", "channel": CHANNEL, "ts": next_ts(), "thread_ts": ts})
+    await slack.event({"type": "message", "channel": CHANNEL, "bot_id": "B999", "user": "U999", "text": "beep", "ts": next_ts(), "thread_ts": ts})
+    await slack.event({"type": "message", "channel": CHANNEL, "user": "U222", "text": "top-level chatter", "ts": next_ts()})
+    await slack.settle()
+    assert len(slack.fake.posted()) == 2
+
+
+async def test_clarify_click_updates_the_question_and_answers_in_the_thread(slack: Harness) -> None:
+    ts = await slack.mention(AMBIGUOUS)
+    await slack.settle()
+    [ask] = thread_messages(slack.fake, ts)
+    actions = next(b for b in ask["blocks"] if b["type"] == "actions")
+    labels = [e["text"]["text"] for e in actions["elements"]]
+    assert len(labels) == 2 and all(len(label) <= 75 for label in labels)
+    assert all(len(e["value"]) < 40 for e in actions["elements"])
+    assert "reply in this thread" in as_text(ask)
+    vpn = next(i for i, label in enumerate(labels) if "VPN" in label)
+    assert await slack.click(ask, vpn) == 200
+    await slack.settle()
+    [update] = slack.fake.of("chat.update")
+    assert update["ts"] == ask["ts"] and update["channel"] == CHANNEL
+    assert not any(b["type"] == "actions" for b in update["blocks"])
+    assert "chose: *VPN access" in as_text(update)
+    answer = thread_messages(slack.fake, ts)[-1]
+    assert "Gatekeeper" in as_text(answer) and "it/vpn.md" in as_text(answer)
+
+
+async def test_someone_elses_click_a_double_click_and_a_forged_value(slack: Harness) -> None:
+    ts = await slack.mention(AMBIGUOUS, user="U222")
+    await slack.settle()
+    [ask] = thread_messages(slack.fake, ts)
+    await slack.click(ask, 0, user="U333")
+    await slack.settle()
+    assert [(e["user"], e["text"]) for e in slack.fake.of("chat.postEphemeral")] == [("U333", NOT_YOURS)]
+    assert slack.fake.of("chat.update") == [] and len(thread_messages(slack.fake, ts)) == 1
+
+    await slack.click(ask, 1, value=ask["blocks"][1]["elements"][1]["value"][:-2] + "AA")
+    await slack.settle()
+    assert slack.fake.of("chat.postEphemeral")[-1]["text"] == INVALID_BUTTON
+
+    await slack.click(ask, 0)
+    await slack.click(ask, 1)
+    await slack.settle()
+    assert len(thread_messages(slack.fake, ts)) == 2  # the clarification and one answer
+    assert slack.fake.of("chat.postEphemeral")[-1]["text"] == STALE
+    assert len(slack.fake.of("chat.update")) == 1
+
+
+async def test_a_button_copied_to_another_thread_is_rejected(slack: Harness) -> None:
+    ts = await slack.mention(AMBIGUOUS)
+    await slack.settle()
+    [ask] = thread_messages(slack.fake, ts)
+    elsewhere = {**ask, "thread_ts": "1710000999.000001"}
+    await slack.click(elsewhere, 0)
+    await slack.settle()
+    assert slack.fake.of("chat.postEphemeral")[-1]["text"] == INVALID_BUTTON
+
+
+async def test_retries_and_the_double_delivery_of_a_mention_give_one_answer(slack: Harness) -> None:
+    ts = next_ts()
+    mention = {"type": "app_mention", "user": "U222", "text": f"<@{BOT_USER}> What is the rate limit per API key?", "ts": ts, "channel": CHANNEL, "event_ts": ts}
+    message = {**mention, "type": "message", "channel_type": "channel"}
+    assert await slack.event(mention, "Ev-A") == 200
+    assert await slack.event(mention, "Ev-A", **{"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}) == 200
+    assert await slack.event(message, "Ev-B") == 200
+    await slack.settle()
+    assert len(thread_messages(slack.fake, ts)) == 1
+
+
+async def test_bad_signature_and_stale_timestamp_are_refused(slack: Harness) -> None:
+    body = event_body({"type": "app_mention", "user": "U222", "text": "hi", "ts": next_ts(), "channel": CHANNEL}, "Ev-x")
+    assert await slack.send(body, {"X-Slack-Signature": "v0=" + "0" * 64}) == 401
+    stale = signed_headers(SECRET, body, timestamp=1_600_000_000)
+    assert await slack.send(body, stale) == 401
+    assert await slack.send(b'{"type": "url_verification", "challenge": "abc"}') == 200
+    await slack.settle()
+    assert slack.fake.posted() == []
+
+
+async def test_feedback_votes_are_stored_once_per_person(slack: Harness) -> None:
+    ts = await slack.mention("Which cabin class may I book for a flight of 6 hours or more?")
+    await slack.settle()
+    [answer] = thread_messages(slack.fake, ts)
+    await slack.click(answer, 0)
+    await slack.click(answer, 1)
+    await slack.settle()
+    session = f"slack:T111:{CHANNEL}:{ts}"
+    from threadsage.bots.tokens import turn_ref
+
+    assert await slack.chat.feedback.votes(session, turn_ref(f"{CHANNEL}:{ts}")) == {"U222": -1}
+    assert [e["text"][:13] for e in slack.fake.of("chat.postEphemeral")] == ["Thanks — your", "Thanks — your"]
+
+
+async def test_slack_rate_limit_is_retried_after_retry_after(slack: Harness) -> None:
+    slack.fake.rate_limit_next("chat.postMessage")
+    ts = await slack.mention("What is the rate limit per API key?")
+    await slack.settle()
+    assert [name for name, _ in slack.fake.calls if name.startswith("chat.postMessage")] == ["chat.postMessage#429", "chat.postMessage"]
+    assert len(thread_messages(slack.fake, ts)) == 1
+
+
+async def test_a_failing_brain_gets_an_apology_in_the_thread(tmp_path: Path) -> None:
+    settings = Settings(THREADSAGE_DATA_DIR=tmp_path / "kb", _env_file=None)
+    kb = KnowledgeBase.open(settings)
+    Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK / "it"])
+    async with running(tmp_path, kb) as slack:
+        kb.close()
+        ts = await slack.mention("What is the VPN password rotation?")
+        await slack.settle()
+        assert [m["text"] for m in thread_messages(slack.fake, ts)] == [APOLOGY]
+    slack.fake.stop()
+
+
+async def test_a_restart_between_the_clarification_and_the_click_still_resumes(tmp_path: Path, handbook_kb, pg_url: str) -> None:
+    fake = FakeSlack().start()
+    async with running(tmp_path, handbook_kb, pg_url, fake) as first:
+        ts = await first.mention(AMBIGUOUS)
+        await first.settle()
+        [ask] = thread_messages(fake, ts)
+    async with running(tmp_path, handbook_kb, pg_url, fake) as second:  # a new bot, service and graph
+        email = next(i for i, e in enumerate(ask["blocks"][1]["elements"]) if "mail" in e["text"]["text"].lower())
+        await second.click(ask, email)
+        await second.settle()
+        answer = thread_messages(fake, ts)[-1]
+        assert "it/email.md" in as_text(answer)
+    fake.stop()
+
+
+async def test_socket_mode_acks_envelopes_and_answers(tmp_path: Path, handbook_kb) -> None:
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+    fake = FakeSlack().start()
+    socket = await FakeSocketMode().start()
+    fake.socket_url = socket.url
+    settings = Settings(THREADSAGE_DATA_DIR=tmp_path / "data", SLACK_BOT_TOKEN="xoxb-test", SLACK_APP_TOKEN="xapp-test",
+                        SLACK_API_URL=fake.api_url, OPENAI_API_KEY=None, DATABASE_URL=None, _env_file=None)  # fmt: skip
+    async with open_chat_service(settings, kb=handbook_kb) as chat:
+        bot = SlackBot(settings, chat, Signer(load_secret(settings)))
+        handler = AsyncSocketModeHandler(bot.app, app_token="xapp-test", web_client=bot.client)
+        await handler.connect_async()
+        try:
+            ts = next_ts()
+            body = event_body({"type": "app_mention", "user": "U222", "text": f"<@{BOT_USER}> What is the rate limit per API key?",
+                               "ts": ts, "channel": CHANNEL, "event_ts": ts}, "Ev-socket")  # fmt: skip
+            await socket.send_event(body, "env-1")
+            await socket.send_event(body, "env-2", retry_attempt=1)
+            await fake.wait_for("chat.postMessage")
+            await bot.tasks.drain(30)
+            assert {a["envelope_id"] for a in socket.acks} >= {"env-1", "env-2"}
+            assert len(thread_messages(fake, ts)) == 1
+            assert fake.of("apps.connections.open")[0]["authorization"] == "Bearer xapp-test"
+        finally:
+            await handler.close_async()
+            await socket.stop()
+            fake.stop()

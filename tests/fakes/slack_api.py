@@ -1,0 +1,219 @@
+"""A fake Slack: the Web API over real HTTP, signed event requests, and a Socket Mode websocket.
+
+The real slack_sdk client talks to `FakeSlack.api_url`; tests read what it sent from `calls`.
+`rate_limit_next(method)` answers the next call of a method with HTTP 429 and Retry-After: 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+BOT_USER = "U0BOT"
+BOT_ID = "B0BOT"
+TEAM = "T111"
+
+
+def signed_headers(secret: str, body: bytes, timestamp: int | None = None) -> dict[str, str]:
+    """Headers Slack sends with every HTTP event: v0 signature over `v0:{ts}:{body}`."""
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), f"v0:{ts}:".encode() + body, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+
+
+def event_body(event: dict, event_id: str) -> bytes:
+    return json.dumps(
+        {
+            "token": "verification-token",
+            "team_id": TEAM,
+            "api_app_id": "A111",
+            "event": event,
+            "type": "event_callback",
+            "event_id": event_id,
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True, "is_enterprise_install": False}],
+        }
+    ).encode()
+
+
+def action_body(message: dict, channel: str, user: str, action_id: str, value: str, label: str, action_ts: str) -> bytes:
+    """A `block_actions` payload for a button in `message` (as posted by the bot)."""
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM},
+        "api_app_id": "A111",
+        "token": "verification-token",
+        "container": {
+            "type": "message",
+            "message_ts": message["ts"],
+            "channel_id": channel,
+            "is_ephemeral": False,
+            **({"thread_ts": message["thread_ts"]} if message.get("thread_ts") else {}),
+        },
+        "trigger_id": "1.2.3",
+        "team": {"id": TEAM, "domain": "acme"},
+        "channel": {"id": channel, "name": "support"},
+        "message": message,
+        "state": {"values": {}},
+        "response_url": "http://127.0.0.1:9/none",
+        "actions": [
+            {
+                "action_id": action_id,
+                "block_id": "b",
+                "text": {"type": "plain_text", "text": label, "emoji": True},
+                "value": value,
+                "type": "button",
+                "action_ts": action_ts,
+            }
+        ],
+    }
+    return ("payload=" + urllib.parse.quote(json.dumps(payload))).encode()
+
+
+@dataclass
+class FakeSlack:
+    calls: list[tuple[str, dict]] = field(default_factory=list)
+    _rate_limited: dict[str, int] = field(default_factory=dict)
+    _server: ThreadingHTTPServer | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ts: int = 0
+    socket_url: str = ""
+
+    @property
+    def api_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/api/"
+
+    def rate_limit_next(self, method: str, times: int = 1) -> None:
+        self._rate_limited[method] = times
+
+    def of(self, method: str) -> list[dict]:
+        with self._lock:
+            return [params for name, params in self.calls if name == method]
+
+    def posted(self) -> list[dict]:
+        """The messages posted with chat.postMessage, as the fake stored them (with their ts)."""
+        return self.of("chat.postMessage")
+
+    async def wait_for(self, method: str, count: int = 1, timeout: float = 20.0) -> list[dict]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.of(method)
+            if len(found) >= count:
+                return found
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"expected {count} {method} call(s), got {self.of(method)}")
+
+    def start(self) -> FakeSlack:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                url = urllib.parse.urlparse(self.path)
+                method = url.path.rsplit("/", 1)[-1]
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                params = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
+                if "json" in (self.headers.get("Content-Type") or ""):
+                    params |= json.loads(raw or b"{}")
+                else:
+                    params |= {k: v[0] for k, v in urllib.parse.parse_qs(raw.decode()).items()}
+                status, headers, result = fake.respond(method, params, self.headers.get("Authorization", ""))
+                data = json.dumps(result).encode()
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def respond(self, method: str, params: dict, authorization: str) -> tuple[int, dict, dict]:
+        with self._lock:
+            if self._rate_limited.get(method):
+                self._rate_limited[method] -= 1
+                self.calls.append((f"{method}#429", params))
+                return 429, {"Retry-After": "1"}, {"ok": False, "error": "ratelimited"}
+            if method == "apps.connections.open":
+                self.calls.append((method, {"authorization": authorization}))
+                return 200, {}, {"ok": True, "url": self.socket_url}
+            self._ts += 1
+            ts = f"{1700000000 + self._ts}.{self._ts:06d}"
+            if method == "chat.postMessage":
+                params = {**params, "ts": ts}
+            self.calls.append((method, params))
+        if method == "auth.test":
+            return 200, {}, {"ok": True, "url": "https://acme.slack.com/", "team": "Acme", "user": "threadsage",
+                             "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID}  # fmt: skip
+        if method == "chat.postMessage":
+            message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "ts": ts, **{k: v for k, v in params.items() if k != "ts"}}
+            return 200, {}, {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
+        if method in ("chat.update", "chat.postEphemeral"):
+            return 200, {}, {"ok": True, "channel": params.get("channel"), "ts": params.get("ts", ts), "message_ts": ts}
+        if method in ("reactions.add", "reactions.remove"):
+            return 200, {}, {"ok": True}
+        return 200, {}, {"ok": False, "error": "unknown_method"}
+
+
+class FakeSocketMode:
+    """A Socket Mode websocket: says hello, sends envelopes, collects the app's acks."""
+
+    def __init__(self) -> None:
+        self.acks: list[dict] = []
+        self._connections: list[Any] = []
+        self._server: Any = None
+        self.url = ""
+
+    async def start(self) -> FakeSocketMode:
+        import websockets
+
+        async def session(websocket: Any) -> None:
+            self._connections.append(websocket)
+            await websocket.send(json.dumps({"type": "hello", "num_connections": 1, "debug_info": {}, "connection_info": {"app_id": "A111"}}))
+            async for message in websocket:
+                self.acks.append(json.loads(message))
+
+        self._server = await websockets.serve(session, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        self.url = f"ws://127.0.0.1:{port}/link/?ticket=t&app_id=A111"
+        return self
+
+    async def send_event(self, body: bytes, envelope_id: str, retry_attempt: int = 0) -> None:
+        deadline = time.monotonic() + 10
+        while not self._connections and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": "events_api",
+            "accepts_response_payload": False,
+            "retry_attempt": retry_attempt,
+            "retry_reason": "",
+            "payload": json.loads(body),
+        }
+        await self._connections[-1].send(json.dumps(envelope))
+
+    async def stop(self) -> None:
+        if self._server:
+            self._server.close()
+            await self._server.wait_closed()
