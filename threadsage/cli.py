@@ -1,9 +1,10 @@
-"""The `threadsage` command."""
+"""The `threadsage` command: run the bot, chat in the terminal, ingest, search, evaluate."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,9 +22,14 @@ from threadsage.adapters.ingest import Ingestor, IngestReport
 from threadsage.adapters.knowledge import Hit, KnowledgeBase, KnowledgeBaseError
 from threadsage.config import EmbeddingsKind, Settings, get_settings
 from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
+from threadsage.launch import configured_platforms, serve
 from threadsage.runtime import open_chat_service
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="threadsage: answers from your documents in Slack, Telegram and the terminal.",
+)
 eval_app = typer.Typer(no_args_is_help=True, help="Measure answer and retrieval quality.")
 app.add_typer(eval_app, name="eval")
 
@@ -176,8 +182,42 @@ def run(
     ] = None,
     session: Annotated[Optional[str], typer.Option(help="Terminal session to resume.")] = None,
 ) -> None:
-    """Run the bot on the configured back-ends: the terminal chat when no platform token is set."""
-    chat(session=session, demo=demo)
+    """Run the bot: Slack and/or Telegram when their tokens are set, else the terminal chat."""
+    platforms = configured_platforms(get_settings())
+    if platforms:
+        _serve(platforms, demo)
+    else:
+        chat(session=session, demo=demo)
+
+
+@app.command()
+def slack() -> None:
+    """Run the Slack bot: Socket Mode with SLACK_APP_TOKEN, else the Events API over HTTP."""
+    if get_settings().slack_bot_token is None:
+        raise fail("SLACK_BOT_TOKEN is not set (see README, 'Slack')")
+    _serve(["slack"], None)
+
+
+@app.command()
+def telegram() -> None:
+    """Run the Telegram bot: long polling, or a webhook with TELEGRAM_WEBHOOK_URL."""
+    if get_settings().telegram_bot_token is None:
+        raise fail("TELEGRAM_BOT_TOKEN is not set (see README, 'Telegram')")
+    _serve(["telegram"], None)
+
+
+def _serve(platforms: list[str], demo: Path | None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("faiss").setLevel(logging.WARNING)
+    settings = get_settings()
+    with knowledge_base(settings) as kb:
+        if demo is not None and kb.count() == 0:
+            report = run_ingest(kb, settings, [demo], category="", prune=False)
+            errors.print(f"knowledge base was empty; ingested {demo}: {report.summary()}", highlight=False)
+        try:
+            asyncio.run(serve(settings, platforms, kb=kb))
+        except ValueError as exc:  # a platform's configuration is incomplete
+            raise fail(str(exc)) from None
 
 
 @eval_app.command("retrieval")
