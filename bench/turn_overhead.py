@@ -1,6 +1,6 @@
 """The bot's own time per turn, beside the model's: every route through `ChatService.handle`.
 
-    .venv/bin/python bench/turn_overhead.py [--latency 0.05] [--turns 40] [--warmup 3] [--no-offline] [--fake-nagle]
+    .venv/bin/python bench/turn_overhead.py [--latency 0.05] [--turns 40] [--warmup 3] [--no-offline]
 
 The language-model back-end talks over HTTP to the fake OpenAI-compatible server of the tests
 (tests/fakes/openai_server.py), which answers every chat completion after `--latency` seconds;
@@ -12,8 +12,6 @@ dropped at the end. Every turn is a first question in a new session, from a pers
 Overhead per turn = wall time − (chat completions that turn × latency): retrieval, the graph,
 checkpointing, the HTTP client and the prompts. For the offline back-end (no model) it is the
 whole wall time; its routes are chosen by its own rules, so each has a question that takes it.
-The fake server's sockets get TCP_NODELAY (unless --fake-nagle): as written, it sends headers and
-body separately, and Nagle + delayed ACK would add ~40 ms to every call that is not the bot's.
 Prints one Markdown table.
 """
 
@@ -198,10 +196,6 @@ async def main_async(args: argparse.Namespace) -> list[Row]:
         await conn.execute(f"CREATE SCHEMA {schema}")
     url = f"{args.database_url}?options=-csearch_path%3D{schema}"
     fake = FakeOpenAI(latency=args.latency).start()
-    if not args.fake_nagle:
-        # The fake writes headers and body in two sends; with Nagle on, the body waits for the
-        # client's delayed ACK (~40 ms a call on Linux): the fake's cost, not the bot's.
-        fake._server.RequestHandlerClass.disable_nagle_algorithm = True
     rows: list[Row] = []
     try:
         with tempfile.TemporaryDirectory(prefix="threadsage-turn-overhead-") as scratch:
@@ -231,10 +225,6 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=40, help="measured turns per route")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured turns per route first")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or DEFAULT_DB)
-    parser.add_argument(
-        "--fake-nagle", action="store_true",
-        help="leave Nagle's algorithm on in the fake server (adds ~40 ms of delayed-ACK stall a call)",
-    )
     parser.add_argument("--no-offline", action="store_true", help="skip the offline back-end rows")
     args = parser.parse_args()
 
@@ -243,7 +233,7 @@ def main() -> None:
     ms = 1000.0
     header = ["back-end", "route", "LLM calls/turn (min–max)", "target", "overhead p50 ms", "overhead p95 ms", "wall p50 ms"]
     print(f"Latency {args.latency * ms:.0f} ms per chat completion; {args.turns} turns per route after {args.warmup} warm-up; "
-          f"Postgres checkpoints; BM25 Milvus Lite; fake server Nagle {'on' if args.fake_nagle else 'off'}; "
+          f"Postgres checkpoints; BM25 Milvus Lite; "
           f"{time.perf_counter() - started:.0f} s in all.\n")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))

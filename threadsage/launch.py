@@ -43,8 +43,7 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 
-            slack = SlackBot(settings, chat, signer)
-            drains.append(slack.tasks.drain)
+            slack = await stack.enter_async_context(SlackBot(settings, chat, signer).running())
             if settings.slack_app_token is not None:
                 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 

@@ -7,7 +7,7 @@ import asyncio
 import itertools
 import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,8 +87,9 @@ async def running(tmp_path: Path, kb: KnowledgeBase, database_url: str = "", fak
         OPENAI_API_KEY=None,
         _env_file=None,
     )
-    async with open_chat_service(settings, kb=kb) as chat:
-        bot = SlackBot(settings, chat, Signer(load_secret(settings)))
+    async with AsyncExitStack() as stack:
+        chat = await stack.enter_async_context(open_chat_service(settings, kb=kb))
+        bot = await stack.enter_async_context(SlackBot(settings, chat, Signer(load_secret(settings))).running())
         server = uvicorn.Server(uvicorn.Config(create_app([bot.route()]), host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
         serving = asyncio.create_task(server.serve())
         while not server.started:
@@ -298,8 +299,7 @@ async def test_socket_mode_acks_envelopes_and_answers(tmp_path: Path, handbook_k
     fake.socket_url = socket.url
     settings = Settings(THREADSAGE_DATA_DIR=tmp_path / "data", SLACK_BOT_TOKEN="xoxb-test", SLACK_APP_TOKEN="xapp-test",
                         SLACK_API_URL=fake.api_url, OPENAI_API_KEY=None, DATABASE_URL=None, _env_file=None)  # fmt: skip
-    async with open_chat_service(settings, kb=handbook_kb) as chat:
-        bot = SlackBot(settings, chat, Signer(load_secret(settings)))
+    async with open_chat_service(settings, kb=handbook_kb) as chat, SlackBot(settings, chat, Signer(load_secret(settings))).running() as bot:
         handler = AsyncSocketModeHandler(bot.app, app_token="xapp-test", web_client=bot.client)
         await handler.connect_async()
         try:

@@ -118,6 +118,9 @@ class FakeSlack:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in separate writes: without TCP_NODELAY the body would wait
+            # for the client's delayed ACK (~40 ms a call), which no real server makes anyone pay.
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 url = urllib.parse.urlparse(self.path)

@@ -41,7 +41,7 @@ _COMPARISON = re.compile(
 )
 _CODE = re.compile(
     r"\b(source code|code (snippet|example|sample)|sample code|command|commands|cli|script|"
-    r"function|snippet|endpoint|api|yaml|json|config|syntax|regex|sql|curl|stack ?trace)\b|代码|命令",
+    r"function|snippet|endpoint|yaml|syntax|regex|sql|curl|stack ?trace)\b|代码|命令",
     re.IGNORECASE,
 )
 _HOW_TO = re.compile(
@@ -222,7 +222,15 @@ def _sentences(text: str) -> list[str]:
     not lead-ins that end with a colon."""
     lines = _SENTENCE.split(text)
     out = []
+    in_code = False
     for i, raw in enumerate(lines):
+        if raw.strip().startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code:
+            if len(raw.split()) >= 2 and not raw.lstrip().startswith("#"):
+                out.append(raw.strip())  # a command or a line of code is quotable as it is
+            continue
         following = lines[i + 1].strip() if i + 1 < len(lines) else ""
         if _TABLE_RULE.match(following):
             continue  # a table's header row

@@ -63,3 +63,9 @@ def index_form(text: str) -> str:
         token if _CJK_RUN.fullmatch(token) else _stem(token.replace("’", "'").split("'")[0])
         for token in _TOKEN.findall(text.lower())
     )
+
+
+def warm_up() -> None:
+    """Load jieba's dictionary now (about a second of CPU) rather than in the first turn, where it
+    would stall everything else the process is doing."""
+    jieba.initialize()

@@ -27,12 +27,13 @@ class LocalCoordinator:
     """For one process: asyncio locks per session (dropped when nobody waits) and a bounded
     TTL map of claimed keys."""
 
-    def __init__(self, max_claims: int = 100_000) -> None:
+    def __init__(self, max_claims: int = 100_000, max_rate_keys: int = 100_000) -> None:
         self._locks: dict[str, asyncio.Lock] = {}
         self._waiters: dict[str, int] = {}
         self._claims: OrderedDict[str, float] = OrderedDict()
         self._max_claims = max_claims
-        self._events: dict[str, deque[float]] = {}
+        self._events: OrderedDict[str, deque[float]] = OrderedDict()
+        self._max_rate_keys = max_rate_keys
 
     @asynccontextmanager
     async def session_lock(self, key: str) -> AsyncIterator[None]:
@@ -60,6 +61,9 @@ class LocalCoordinator:
     async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
         now = time.monotonic()
         events = self._events.setdefault(key, deque())
+        self._events.move_to_end(key)
+        while len(self._events) > self._max_rate_keys:  # the least recently seen go first
+            self._events.popitem(last=False)
         while events and events[0] <= now - window_seconds:
             events.popleft()
         if len(events) >= limit:
