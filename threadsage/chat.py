@@ -9,6 +9,7 @@ pending, only once, and (by default) only by the person who asked.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -103,8 +104,12 @@ class ChatService:
     anyone_may_answer: bool = False
     rate_limit_per_minute: int = 20
 
-    async def handle(self, turn: Turn) -> list[Reply]:
-        """Exactly one list of replies per new platform message; [] for a repeat delivery."""
+    async def handle(self, turn: Turn, on_accepted: Callable[[], Awaitable[None]] | None = None) -> list[Reply]:
+        """Exactly one list of replies per new platform message; [] for a repeat delivery.
+
+        `on_accepted` runs, under the session lock, once a clarification answer has been accepted
+        and before the graph resumes: front-ends use it to update the question at once (for one
+        click only, however many arrive together)."""
         if not await self.coordinator.claim(f"turn:{turn.session_key}:{turn.message_id}", IDEMPOTENCY_TTL):
             log.info("repeat delivery of %s ignored", turn.message_id)
             return []
@@ -124,6 +129,8 @@ class ChatService:
                     refusal = self._refuse_answer(turn, pending)
                     if refusal:
                         return [refusal]
+                    if on_accepted is not None:
+                        await on_accepted()
                     resume = {"option": turn.answer.option} if turn.answer.option is not None else {"text": turn.answer.text}
                     return await self._run(Command(resume=resume), config)
                 if pending is not None and (self.anyone_may_answer or pending.value.get("asker") == turn.user_id):
@@ -133,13 +140,6 @@ class ChatService:
             except Exception:
                 log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
                 return [notice(APOLOGY)]
-
-    async def refusal(self, turn: Turn) -> Reply | None:
-        """Why a clarification answer would be refused (stale, foreign, out of range), or None
-        when it would be accepted — so a front-end can update the question at once, before the
-        answer is ready. `handle` checks again under the session lock."""
-        config = {"configurable": {"thread_id": thread_id(turn.session_key)}}
-        return self._refuse_answer(turn, await self._pending(config))
 
     async def has_conversation(self, session_key: str) -> bool:
         """Whether this session has any history: a thread the bot has taken part in."""

@@ -188,14 +188,9 @@ class SlackBot:
             answer=ClarificationAnswer(button.ref, option=button.value),
             categories=self.settings.categories_for("" if place.is_dm else place.channel),
         )
-        refusal = await self.chat.refusal(turn)
-        if refusal is not None:
-            await self._ephemeral(place, user, refusal.text)
-            return
         label = action.get("text", {}).get("text", "")
-        await self._show_choice(body, label, user)
         try:
-            replies = await self.chat.handle(turn)
+            replies = await self.chat.handle(turn, on_accepted=lambda: self._show_choice(body, label, user))
             for reply in replies:
                 if reply.kind is ReplyKind.NOTICE:
                     await self._ephemeral(place, user, reply.text)

@@ -303,6 +303,7 @@ class TelegramBot:
             text=text,
             categories=self.settings.categories_for(channel),
         )
+        log.info("question in %s chat %s", message.chat.type, message.chat_id)  # ids for THREADSAGE_CHANNEL_CATEGORIES
         place = _place_of(message)
         async with self._typing(place):
             replies = await self.chat.handle(turn)
