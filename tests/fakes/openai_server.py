@@ -17,9 +17,9 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakes.http import JsonServer
 from threadsage.adapters import prompts
 
 TEXT_KINDS = {
@@ -81,62 +81,36 @@ class FakeOpenAI:
     latency: float = 0.0  # seconds per chat completion, like a real model's time
     script: dict[str, Any] = field(default_factory=dict)
     requests: list[tuple[str, dict]] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
+    _server: JsonServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def base_url(self) -> str:
         assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self._server.url}/v1"
 
     def chat_kinds(self) -> list[str]:
         """The kinds of the chat completions received so far, in order."""
         return [kind_of(body) for path, body in self.requests if path.endswith("/chat/completions")]
 
     def start(self) -> FakeOpenAI:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body go out in separate writes: without TCP_NODELAY the body would wait
-            # for the client's delayed ACK (~40 ms a call), which no real server makes anyone pay.
-            disable_nagle_algorithm = True
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with fake._lock:
-                    fake.requests.append((self.path, body))
-                if self.path.endswith("/embeddings"):
-                    self._send(200, json.dumps(fake.embeddings(body)))
-                elif self.path.endswith("/chat/completions"):
-                    self._send(*fake.completion(body))
-                else:
-                    self._send(404, '{"error": {"message": "no such route"}}')
-
-            def _send(self, status: int, data: str) -> None:
-                raw = data.encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(raw)))
-                    self.end_headers()
-                    self.wfile.write(raw)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = JsonServer(self._respond)
         return self
 
     def stop(self) -> None:
         if self._server:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
+
+    def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
+        body = json.loads(raw)
+        with self._lock:
+            self.requests.append((path, body))
+        if path.endswith("/embeddings"):
+            return 200, {}, self.embeddings(body)
+        if path.endswith("/chat/completions"):
+            status, payload = self.completion(body)
+            return status, {}, payload
+        return 404, {}, {"error": {"message": "no such route"}}
 
     def embeddings(self, body: dict) -> dict:
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]

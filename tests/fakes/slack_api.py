@@ -14,8 +14,9 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.http import JsonServer
 
 BOT_USER = "U0BOT"
 BOT_ID = "B0BOT"
@@ -82,7 +83,7 @@ def action_body(message: dict, channel: str, user: str, action_id: str, value: s
 class FakeSlack:
     calls: list[tuple[str, dict]] = field(default_factory=list)
     _rate_limited: dict[str, int] = field(default_factory=dict)
-    _server: ThreadingHTTPServer | None = None
+    _server: JsonServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ts: int = 0
     socket_url: str = ""
@@ -90,8 +91,7 @@ class FakeSlack:
     @property
     def api_url(self) -> str:
         assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/api/"
+        return f"{self._server.url}/api/"
 
     def rate_limit_next(self, method: str, times: int = 1) -> None:
         self._rate_limited[method] = times
@@ -114,43 +114,21 @@ class FakeSlack:
         raise AssertionError(f"expected {count} {method} call(s), got {self.of(method)}")
 
     def start(self) -> FakeSlack:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body go out in separate writes: without TCP_NODELAY the body would wait
-            # for the client's delayed ACK (~40 ms a call), which no real server makes anyone pay.
-            disable_nagle_algorithm = True
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                url = urllib.parse.urlparse(self.path)
-                method = url.path.rsplit("/", 1)[-1]
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                params = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
-                if "json" in (self.headers.get("Content-Type") or ""):
-                    params |= json.loads(raw or b"{}")
-                else:
-                    params |= {k: v[0] for k, v in urllib.parse.parse_qs(raw.decode()).items()}
-                status, headers, result = fake.respond(method, params, self.headers.get("Authorization", ""))
-                data = json.dumps(result).encode()
-                self.send_response(status)
-                for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = JsonServer(self._receive)
         return self
 
     def stop(self) -> None:
         if self._server:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
+
+    def _receive(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
+        url = urllib.parse.urlparse(path)
+        params = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
+        if "json" in headers.get("Content-Type", ""):
+            params |= json.loads(raw or b"{}")
+        else:
+            params |= {k: v[0] for k, v in urllib.parse.parse_qs(raw.decode()).items()}
+        return self.respond(url.path.rsplit("/", 1)[-1], params, headers.get("Authorization", ""))
 
     def respond(self, method: str, params: dict, authorization: str) -> tuple[int, dict, dict]:
         with self._lock:

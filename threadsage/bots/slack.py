@@ -175,12 +175,10 @@ class SlackBot:
             await self._react(place.channel, event["ts"], add=False)
 
     async def _answer_click(self, body: dict, action: dict) -> None:
-        place = _place_of_click(body)
-        user = body["user"]["id"]
-        button = self._verify(action.get("value", ""), place, ButtonKind.CLARIFY)
-        if button is None:
-            await self._ephemeral(place, user, INVALID_BUTTON)
+        pressed = await self._pressed(body, action, ButtonKind.CLARIFY)
+        if pressed is None:
             return
+        place, user, button = pressed
         turn = Turn(
             place.session,
             user,
@@ -201,22 +199,26 @@ class SlackBot:
             await self._post_quietly(place, APOLOGY)
 
     async def _record_vote(self, body: dict, action: dict) -> None:
-        place = _place_of_click(body)
-        user = body["user"]["id"]
-        button = self._verify(action.get("value", ""), place, ButtonKind.FEEDBACK)
-        if button is None:
-            await self._ephemeral(place, user, INVALID_BUTTON)
+        pressed = await self._pressed(body, action, ButtonKind.FEEDBACK)
+        if pressed is None:
             return
+        place, user, button = pressed
         await self.chat.record_feedback(place.session, button.ref, user, 1 if button.value else -1)
         await self._ephemeral(place, user, THANKS[1 if button.value else 0])
 
-    def _verify(self, token: str, place: Place, kind: ButtonKind) -> Button | None:
+    async def _pressed(self, body: dict, action: dict, kind: ButtonKind) -> tuple[Place, str, Button] | None:
+        """Where a button was pressed, by whom, and what its verified value names — or None,
+        after telling the person, when the value is forged, altered or from elsewhere."""
+        place, user = _place_of_click(body), body["user"]["id"]
         try:
-            button = self.signer.verify(token, place.session)
+            button = self.signer.verify(action.get("value", ""), place.session)
         except InvalidToken as exc:
             log.warning("rejected a button in %s: %s", place.channel, exc)
+            button = None
+        if button is None or button.kind is not kind:
+            await self._ephemeral(place, user, INVALID_BUTTON)
             return None
-        return button if button.kind is kind else None
+        return place, user, button
 
     # --- Slack output --------------------------------------------------------------------------
 

@@ -1,0 +1,51 @@
+"""The HTTP plumbing every fake server shares: a threaded server on 127.0.0.1 that hands each
+POST to a function and writes back its JSON answer."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+# (path, headers, raw body) -> (status, extra headers, JSON-able payload or a ready string)
+Responder = Callable[[str, dict[str, str], bytes], tuple[int, dict[str, str], Any]]
+
+
+class JsonServer:
+    def __init__(self, respond: Responder) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # Headers and body go out in separate writes: without TCP_NODELAY the body would wait
+            # for the client's delayed ACK (~40 ms a call), which no real server makes anyone pay.
+            disable_nagle_algorithm = True
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                status, headers, payload = respond(self.path, dict(self.headers.items()), raw)
+                data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+                try:
+                    self.send_response(status)
+                    for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
