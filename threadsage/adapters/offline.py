@@ -9,10 +9,13 @@ documents become the clarification options.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from threadsage.adapters.reasoning import (
     MAX_OPTION_CHARS,
@@ -22,6 +25,8 @@ from threadsage.adapters.reasoning import (
     passage_label,
 )
 from threadsage.adapters.text import term_set, terms
+
+T = TypeVar("T")
 
 # Another document is a real alternative when its best passage scores at least this share of the top.
 CLOSE_SCORE_RATIO = 0.6
@@ -61,10 +66,22 @@ _ENDINGS = (".", "!", "?", "。", "！", "？", ")", "|")
 _QUANTITY = re.compile(r"\b(how (many|much|long|often|soon)|what (time|date|day)|when|until|by when|limit|maximum|minimum)\b|多少|多长|几|何时|什么时候", re.IGNORECASE)
 
 
+def off_the_loop(method: Callable[..., T]) -> Callable[..., Awaitable[T]]:
+    """The offline back-end is pure-Python CPU work (tens of milliseconds a turn): run it in a
+    worker thread so the event loop keeps acknowledging platforms meanwhile."""
+
+    @functools.wraps(method)
+    async def run(self: OfflineReasoner, *args: Any) -> T:
+        return await asyncio.to_thread(method, self, *args)
+
+    return run
+
+
 class OfflineReasoner:
     name = "offline (extractive, no language model)"
 
-    async def contextualise(self, question: str, history: Sequence[tuple[str, str]]) -> str:
+    @off_the_loop
+    def contextualise(self, question: str, history: Sequence[tuple[str, str]]) -> str:
         previous = [text for role, text in history if role == "user" and not _CHIT_CHAT.match(text)]
         if not previous or not _FOLLOW_UP.search(question):
             return question
@@ -72,7 +89,8 @@ class OfflineReasoner:
         # GitLab anaphora questions: a gold file is cited for 19 of 25 follow-ups, 2 without it.
         return f"{question.strip()} {previous[-1].strip()}"
 
-    async def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
+    @off_the_loop
+    def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
         if _CHIT_CHAT.match(question) and len(terms(question)) <= 3:
             return RouteDecision(intent="CHIT_CHAT", confidence=0.9, reasoning="a greeting or small talk")
         query = term_set(question)
@@ -99,12 +117,14 @@ class OfflineReasoner:
             reasoning=f"lexical cues say {intent}; one document matches best",
         )
 
-    async def grade(self, question: str, passages: Sequence[Passage]) -> list[bool]:
+    @off_the_loop
+    def grade(self, question: str, passages: Sequence[Passage]) -> list[bool]:
         query = term_set(question)
         needed = max(1, math.ceil(0.3 * len(query)))
         return [len(query & _passage_terms(p)) >= needed for p in passages]
 
-    async def answer(self, question: str, passages: Sequence[Passage]) -> str:
+    @off_the_loop
+    def answer(self, question: str, passages: Sequence[Passage]) -> str:
         query = terms(question)
         if not query or not passages:
             return _NOT_COVERED
@@ -134,18 +154,21 @@ class OfflineReasoner:
         lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
         return "From the documents:\n\n" + "\n".join(lines)
 
-    async def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
+    @off_the_loop
+    def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
         if answer == _NOT_COVERED:
             return Verdict(grounded=1.0, useful=0.0, reasoning="nothing relevant was found")
         query = term_set(question)
         useful = len(query & term_set(answer)) / len(query) if query else 0.0
         return Verdict(grounded=1.0, useful=round(useful, 3), reasoning="extractive: every sentence is quoted")
 
-    async def rewrite(self, question: str, passages: Sequence[Passage]) -> str:
+    @off_the_loop
+    def rewrite(self, question: str, passages: Sequence[Passage]) -> str:
         # Keep the content words only: the function words of a long question dilute BM25.
         return " ".join(dict.fromkeys(terms(question))) or question
 
-    async def decompose(self, question: str) -> list[str]:
+    @off_the_loop
+    def decompose(self, question: str) -> list[str]:
         match = _BETWEEN.search(question)
         if not match:
             return [question]
@@ -154,7 +177,8 @@ class OfflineReasoner:
         shared = [t for t in shared if t not in {"differ", "compar", "versus", "vs"}]
         return [" ".join([first, *shared]), " ".join([second, *shared])]
 
-    async def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
+    @off_the_loop
+    def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
         if re.search(r"thank|谢谢", question, re.IGNORECASE):
             return "You're welcome! Ask me anything else about the documents."
         return (
