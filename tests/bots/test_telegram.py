@@ -172,7 +172,7 @@ async def test_private_question_gets_an_answer_with_sources_and_feedback_buttons
     sent = last_call(fake, "sendMessage")
     assert sent["parse_mode"] == "HTML" and "reply_parameters" not in sent and "message_thread_id" not in sent
     assert "economy" in answer["text"].lower()
-    assert "Sources\n[1] Business travel policy › Booking — finance/travel.md" in answer["text"]
+    assert re.search(r"^Sources\n\[1\] Business travel policy › .+ — finance/travel\.md$", answer["text"], re.M)
     assert {"type": "code", "offset": answer["text"].index("finance/travel.md"), "length": 17} in answer["entities"]
     assert [b["text"] for b in buttons(answer)] == ["👍", "👎"]
     signer = Signer(load_secret(bot.settings))
@@ -299,6 +299,13 @@ async def test_in_a_group_only_the_asker_answers_and_only_once(bot, fake) -> Non
     assert fake.answers_to(late)[0]["text"] == STALE
 
 
+async def test_replying_to_a_clarification_in_words_answers_it(bot, fake) -> None:
+    _q, clarification = await exchange(fake, GROUP, ANN, mention(AMBIGUOUS))
+    answer_text, answer = await exchange(fake, GROUP, ANN, "the VPN one, Larkspur Connect", reply_to=clarification)
+    assert first_source(answer) == "it/vpn.md"
+    assert answer["reply_to_message"]["message_id"] == answer_text["message_id"]
+
+
 async def test_forged_oversized_and_foreign_buttons_are_rejected(bot, fake) -> None:
     chat = private(ANN)
     _q, clarification = await exchange(fake, chat, ANN, AMBIGUOUS)
@@ -356,9 +363,12 @@ async def test_webhook_checks_the_secret_and_processes_updates(tmp_path, fake, h
             assert (await client.post("/telegram/webhook", json=["no"], headers=good)).status_code == 400
             await fake.quiet(0.2)
             assert not fake.sent(ANN["id"])
-            assert (await client.post("/telegram/webhook", json=update, headers=good)).status_code == 200
+            for _delivery in range(2):  # Telegram re-delivers when it misses an acknowledgement
+                assert (await client.post("/telegram/webhook", json=update, headers=good)).status_code == 200
         [answer] = await new_messages(fake, private(ANN), 0)
         assert "finance/travel.md" in answer["text"]
+        await fake.quiet()
+        assert len(fake.sent(ANN["id"])) == 1
 
 
 def test_telegram_settings_that_cannot_work_fail_clearly(tmp_path) -> None:
@@ -490,6 +500,7 @@ async def test_rejected_formatting_is_retried_as_plain_text(bot, fake) -> None:
     assert "finance/travel.md" in answer["text"] and len(buttons(answer)) == 2
 
 
+@pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")  # raised inside PTB's RetryAfter
 async def test_flood_control_is_waited_out(bot, fake) -> None:
     fake.fail_next("sendMessage", 429, "Too Many Requests: retry after 1", {"retry_after": 1})
     _q, answer = await exchange(fake, private(ANN), ANN, TRAVEL)

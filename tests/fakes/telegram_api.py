@@ -12,7 +12,8 @@ callback queries still to be answered. Where it matters to a bot it is as strict
   `editMessageText` without `reply_markup` removes the keyboard.
 
 Tests push updates (`say`, `click`, `push`), queue failures (`fail_next`: a 429 with
-`retry_after`, a 400 for HTML) and assert on `calls` (every method with its decoded params).
+`retry_after`, a 400 for HTML) and assert on `calls` (every method with its decoded params) and
+`messages` (live: an edit changes the dict a test already holds).
 """
 
 from __future__ import annotations
