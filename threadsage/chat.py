@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -140,6 +141,18 @@ class ChatService:
             except Exception:
                 log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
                 return [notice(APOLOGY)]
+
+    async def check_answer(self, turn: Turn) -> Reply | None:
+        """The notice a clarification answer would get (stale, foreign, out of range), or None —
+        read-only, so a front-end can show it as a toast before answering the click. `handle`
+        decides again under the session lock."""
+        config = {"configurable": {"thread_id": thread_id(turn.session_key)}}
+        return self._refuse_answer(turn, await self._pending(config))
+
+    async def last_activity(self, session_key: str) -> datetime | None:
+        """When the session last changed (its latest checkpoint), for idle expiry."""
+        snapshot = await self.graph.aget_state({"configurable": {"thread_id": thread_id(session_key)}})
+        return datetime.fromisoformat(snapshot.created_at) if snapshot.created_at else None
 
     async def has_conversation(self, session_key: str) -> bool:
         """Whether this session has any history: a thread the bot has taken part in."""

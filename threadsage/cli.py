@@ -216,7 +216,7 @@ def _serve(platforms: list[str], demo: Path | None) -> None:
             errors.print(f"knowledge base was empty; ingested {demo}: {report.summary()}", highlight=False)
         try:
             asyncio.run(serve(settings, platforms, kb=kb))
-        except ValueError as exc:  # a platform's configuration is incomplete
+        except ValueError as exc:  # a platform's configuration is incomplete (clear message)
             raise fail(str(exc)) from None
 
 

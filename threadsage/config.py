@@ -60,6 +60,7 @@ class Settings(BaseSettings):
     telegram_webhook_secret: SecretStr | None = Field(
         None, validation_alias="TELEGRAM_WEBHOOK_SECRET"
     )
+    telegram_idle_hours: float = Field(24, validation_alias="THREADSAGE_TELEGRAM_IDLE_HOURS", gt=0)
     http_port: int = Field(8080, validation_alias="THREADSAGE_HTTP_PORT")
 
     # Who sees what, and how often

@@ -35,11 +35,11 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # its INFO lines show URLs holding the token
     signer = Signer(load_secret(settings))
     routes: list[Route] = []
     async with AsyncExitStack() as stack:
         chat = await stack.enter_async_context(open_chat_service(settings, kb=kb))
-        drains = []
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 
@@ -59,12 +59,13 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         if "telegram" in platforms:
             from threadsage.bots.telegram import TelegramBot
 
-            telegram = TelegramBot(settings, chat, signer)
-            await stack.enter_async_context(telegram.running())
-            routes.extend(telegram.routes())
-            drains.append(telegram.tasks.drain)
+            telegram = await stack.enter_async_context(TelegramBot(settings, chat, signer))
+            if telegram.webhook_url:
+                routes.append(telegram.webhook_route())
         if routes:
-            config = uvicorn.Config(create_app(routes), host="0.0.0.0", port=settings.http_port, log_level="info")
+            config = uvicorn.Config(
+                create_app(routes), host="0.0.0.0", port=settings.http_port, log_level="info", access_log=False
+            )
             server = uvicorn.Server(config)
             server.install_signal_handlers = lambda: None  # ours stop everything together
             serving = asyncio.create_task(server.serve())
@@ -74,5 +75,4 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         if routes:
             server.should_exit = True
             await serving
-        for drain in drains:
-            await drain(30)
+        # leaving the stack stops the bots (each finishing its turns in flight), then the service

@@ -408,7 +408,7 @@ async def test_a_restarted_bot_resumes_the_clarification(tmp_path, fake, handboo
 @pytest.mark.parametrize(
     ("mode", "stop_signal"), [("polling", signal.SIGTERM), ("webhook", signal.SIGINT)], ids=["polling", "webhook"]
 )
-async def test_run_telegram_serves_until_signalled(tmp_path, fake, mode, stop_signal) -> None:
+async def test_threadsage_telegram_serves_until_signalled(tmp_path, fake, mode, stop_signal) -> None:
     """The entry point in its own process: answers, then stops cleanly on the signal."""
     port = free_port()
     ours = ("TELEGRAM_", "THREADSAGE_", "OPENAI_", "DATABASE_", "MILVUS_")
@@ -422,13 +422,9 @@ async def test_run_telegram_serves_until_signalled(tmp_path, fake, mode, stop_si
     }
     if mode == "webhook":
         env.update(TELEGRAM_WEBHOOK_URL="https://bot.example/telegram/webhook", TELEGRAM_WEBHOOK_SECRET=WEBHOOK_SECRET)
-    script = (
-        "import asyncio; from threadsage.config import Settings; from threadsage.bots.telegram import run_telegram; "
-        "asyncio.run(run_telegram(Settings()))"
-    )
     log = (tmp_path / "bot.log").open("w")
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", script, env=env, cwd=tmp_path, stdout=log, stderr=log
+        sys.executable, "-m", "threadsage.cli", "telegram", env=env, cwd=tmp_path, stdout=log, stderr=log
     )
     try:
         if mode == "polling":

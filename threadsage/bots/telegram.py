@@ -18,7 +18,6 @@ import hmac
 import html
 import logging
 import re
-import signal
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -26,7 +25,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import uvicorn
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -58,15 +56,12 @@ from threadsage.bots.render import split_markdown, to_plain, to_telegram_html
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret, session_digest, turn_ref
 from threadsage.chat import APOLOGY, STALE, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
-from threadsage.memory.sessions import session_key, thread_id
-from threadsage.runtime import open_chat_service
-from threadsage.server import create_app
+from threadsage.memory.sessions import session_key
 
 log = logging.getLogger(__name__)
 
 WEBHOOK_PATH = "/telegram/webhook"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-IDLE_AFTER = timedelta(hours=24)  # a private conversation idle this long starts afresh
 PIECE_CHARS = MessageLimit.MAX_TEXT_LENGTH - 96  # Markdown per message; rendering never lengthens it
 TYPING_EVERY = 4.5  # seconds; Telegram shows "typing…" for about 5 s
 REMEMBERED_MESSAGES = 50_000  # bot messages whose session is kept in memory (reply chains)
@@ -124,14 +119,14 @@ class TelegramBot:
         settings: Settings,
         chat: ChatService,
         signer: Signer | None = None,
-        idle_after: timedelta = IDLE_AFTER,
     ) -> None:
         if settings.telegram_bot_token is None:
             raise TelegramConfigError("TELEGRAM_BOT_TOKEN is not set (get one from @BotFather)")
         self.settings = settings
         self.chat = chat
         self.signer = signer or Signer(load_secret(settings))
-        self.idle_after = idle_after
+        # A private conversation idle this long starts afresh.
+        self.idle_after = timedelta(hours=settings.telegram_idle_hours)
         self.webhook_url = settings.telegram_webhook_url
         self._webhook_secret = _webhook_secret(settings)
         self.app = _build_application(settings, polling=not self.webhook_url)
@@ -332,10 +327,8 @@ class TelegramBot:
 
     async def _refusal(self, turn: Turn) -> str | None:
         """The notice the chat service would give this click, read before the callback query is
-        answered so that it can be a toast. Workaround until ChatService has a public pre-check:
-        it uses the service's own state read and rule, and `handle` still decides under the lock."""
-        config = {"configurable": {"thread_id": thread_id(turn.session_key)}}
-        refusal = self.chat._refuse_answer(turn, await self.chat._pending(config))  # noqa: SLF001
+        answered so that it can be a toast."""
+        refusal = await self.chat.check_answer(turn)
         return refusal.text if refusal else None
 
     async def _show_choice(self, query: CallbackQuery, message: Message) -> None:
@@ -349,12 +342,10 @@ class TelegramBot:
             log.warning("could not edit the clarification message: %s", exc.message)
 
     async def _idle_too_long(self, key: str) -> bool:
-        """Whether the session's last checkpoint is older than `idle_after` (the checkpoint time is
-        the session's last activity, so this survives restarts)."""
-        snapshot = await self.chat.graph.aget_state({"configurable": {"thread_id": thread_id(key)}})
-        if not snapshot.created_at:
-            return False
-        return datetime.now(UTC) - datetime.fromisoformat(snapshot.created_at) > self.idle_after
+        """Whether the session's last activity (its latest checkpoint, so this survives restarts)
+        is older than `idle_after`."""
+        last = await self.chat.last_activity(key)
+        return last is not None and datetime.now(UTC) - last > self.idle_after
 
     # --- sessions --------------------------------------------------------------------------
 
@@ -471,7 +462,7 @@ class TelegramBot:
 
     @asynccontextmanager
     async def _typing(self, place: Place) -> AsyncIterator[None]:
-        """"typing…" while the body runs, renewed before Telegram hides it; failures don't matter."""
+        """Show "typing…" while the body runs, renewed before Telegram hides it; failures don't matter."""
 
         async def keep_typing() -> None:
             while True:
@@ -562,32 +553,3 @@ def _build_application(settings: Settings, polling: bool) -> Application:
     if not polling:
         builder = builder.updater(None)
     return builder.build()
-
-
-async def run_telegram(settings: Settings) -> None:
-    """`threadsage telegram`: polling, or the webhook on THREADSAGE_HTTP_PORT; stops cleanly on
-    SIGINT / SIGTERM after finishing the turns in flight."""
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # its INFO lines show URLs, which hold the token
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        async with open_chat_service(settings) as chat:
-            bot = TelegramBot(settings, chat)
-            async with bot:
-                if bot.webhook_url:
-                    app = create_app([bot.webhook_route()], ready=bot.ready)
-                    config = uvicorn.Config(app, host="0.0.0.0", port=settings.http_port, access_log=False)
-                    server = uvicorn.Server(config)
-                    serving = asyncio.create_task(server.serve())
-                    stopping = asyncio.create_task(stop.wait())
-                    await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
-                    server.should_exit = True  # uvicorn catches the signal itself, then re-raises it to us
-                    await serving
-                    stopping.cancel()
-                else:
-                    await stop.wait()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
