@@ -218,6 +218,11 @@ class ChatService:
 
     async def _run(self, graph_input: dict | Command, config: dict) -> list[Reply]:
         result = await self.graph.ainvoke(graph_input, config, context=self.context)
+        if not await self.coordinator.still_holds():
+            # The lock expired under us (a stall longer than its TTL) and another turn of this
+            # session may be running: do not deliver over it.
+            log.warning("session lock lost during a turn; its replies are dropped")
+            return [notice(APOLOGY)]
         interrupts = result.get("__interrupt__") or []
         if interrupts:
             return [_clarification(interrupts[0], result)]

@@ -25,6 +25,7 @@ class Settings(BaseSettings):
     data_dir: Path = Field(Path("data"), validation_alias="THREADSAGE_DATA_DIR")
     database_url: str | None = Field(None, validation_alias="DATABASE_URL")
     redis_url: str | None = Field(None, validation_alias="REDIS_URL")
+    redis_prefix: str = Field("threadsage:", validation_alias="THREADSAGE_REDIS_PREFIX")
     milvus_uri: str | None = Field(None, validation_alias="MILVUS_URI")
     milvus_token: SecretStr | None = Field(None, validation_alias="MILVUS_TOKEN")
     collection: str = Field("threadsage", validation_alias="THREADSAGE_COLLECTION")

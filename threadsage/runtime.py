@@ -19,7 +19,7 @@ from threadsage.config import Settings
 from threadsage.graph.build import build_graph
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.memory.checkpoints import open_checkpointer
-from threadsage.memory.coordination import LocalCoordinator
+from threadsage.memory.coordination import Coordinator, LocalCoordinator
 from threadsage.memory.feedback import FeedbackStore
 
 
@@ -30,13 +30,13 @@ async def open_chat_service(settings: Settings, kb: KnowledgeBase | None = None)
     await asyncio.to_thread(warm_up, kb)
     try:
         context = BrainContext(kb=kb, reasoner=make_reasoner(settings), policy=Policy.from_settings(settings))
-        async with open_checkpointer(settings) as checkpointer:
+        async with open_checkpointer(settings) as checkpointer, open_coordinator(settings) as coordinator:
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
             yield ChatService(
                 build_graph(checkpointer),
                 context,
-                LocalCoordinator(),
+                coordinator,
                 feedback=feedback,
                 anyone_may_answer=settings.anyone_may_answer,
                 rate_limit_per_minute=settings.rate_limit_per_minute,
@@ -52,3 +52,21 @@ def warm_up(kb: KnowledgeBase) -> None:
     second — measured as a 1.5 s stall of every Slack acknowledgement in flight."""
     text.warm_up()
     kb.search_blocking("warm up", 1)
+
+
+@asynccontextmanager
+async def open_coordinator(settings: Settings) -> AsyncIterator[Coordinator]:
+    """Redis when `REDIS_URL` is set (several processes), otherwise in-process."""
+    if not settings.redis_url:
+        yield LocalCoordinator()
+        return
+    from redis.asyncio import Redis
+
+    from threadsage.memory.redis_coordination import RedisCoordinator
+
+    redis = Redis.from_url(settings.redis_url)
+    try:
+        await redis.ping()
+        yield RedisCoordinator(redis, prefix=settings.redis_prefix)
+    finally:
+        await redis.aclose()

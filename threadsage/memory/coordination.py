@@ -22,6 +22,10 @@ class Coordinator(Protocol):
     async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
         """True while `key` has been allowed fewer than `limit` times in the window."""
 
+    async def still_holds(self) -> bool:
+        """Whether the current task still holds the session lock it took (a lock that can
+        expire under a stalled holder can be lost)."""
+
 
 class LocalCoordinator:
     """For one process: asyncio locks per session (dropped when nobody waits) and a bounded
@@ -46,6 +50,9 @@ class LocalCoordinator:
             self._waiters[key] -= 1
             if not self._waiters[key]:
                 del self._waiters[key], self._locks[key]
+
+    async def still_holds(self) -> bool:
+        return True  # in-process locks do not expire
 
     async def claim(self, key: str, ttl_seconds: float) -> bool:
         now = time.monotonic()

@@ -1,0 +1,117 @@
+"""Coordination on a real Redis: locks, expiry and fencing, idempotency keys, rate limits."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from tests.graph.test_conversation import AMBIGUOUS, Conversation, only
+from threadsage.chat import ReplyKind
+from threadsage.config import Settings
+from threadsage.memory.redis_coordination import RedisCoordinator
+from threadsage.runtime import open_chat_service
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture
+async def prefix():
+    """A key prefix of the test's own; its keys are deleted afterwards."""
+    prefix = f"test-{uuid.uuid4().hex[:10]}:"
+    yield prefix
+    redis = Redis.from_url(REDIS_URL)
+    keys = [key async for key in redis.scan_iter(f"{prefix}*")]
+    if keys:
+        await redis.delete(*keys)
+    await redis.aclose()
+
+
+@pytest.fixture
+async def coordinator(prefix: str):
+    redis = Redis.from_url(REDIS_URL)
+    yield RedisCoordinator(redis, prefix=prefix, lock_ttl=0.6)
+    await redis.aclose()
+
+
+async def test_one_turn_at_a_time_per_session(coordinator: RedisCoordinator) -> None:
+    log: list[str] = []
+
+    async def turn(session: str, name: str) -> None:
+        async with coordinator.session_lock(session):
+            log.append(f"{name} in")
+            await asyncio.sleep(0.1)
+            log.append(f"{name} out")
+
+    await asyncio.gather(turn("s1", "a"), turn("s1", "b"))
+    assert log in (["a in", "a out", "b in", "b out"], ["b in", "b out", "a in", "a out"])
+    started = time.perf_counter()
+    await asyncio.gather(turn("s2", "c"), turn("s3", "d"))
+    assert time.perf_counter() - started < 0.19  # different sessions do not wait for each other
+
+
+async def test_the_lock_is_renewed_while_held(coordinator: RedisCoordinator) -> None:
+    async with coordinator.session_lock("long") as hold:
+        await asyncio.sleep(1.5)  # well past the 0.6 s TTL
+        assert await coordinator.still_holds()
+        assert await coordinator.still_holds(hold)
+    assert await coordinator.redis.get(f"{coordinator.prefix}lock:long") is None
+
+
+async def test_a_dead_holder_frees_the_lock_after_its_ttl(coordinator: RedisCoordinator) -> None:
+    # What a process killed mid-turn leaves behind: its lock, with an expiry, and nobody renewing.
+    await coordinator.redis.set(f"{coordinator.prefix}lock:crashed", "dead-token", px=500)
+    started = time.perf_counter()
+    async with coordinator.session_lock("crashed"):
+        waited = time.perf_counter() - started
+    assert 0.3 < waited < 2.0
+
+
+async def test_a_stalled_holder_loses_the_lock_and_cannot_release_anothers(coordinator: RedisCoordinator, prefix: str) -> None:
+    other = RedisCoordinator(Redis.from_url(REDIS_URL), prefix=prefix, lock_ttl=5)
+    async with coordinator.session_lock("stall") as first:
+        time.sleep(0.8)  # the whole process stalls: renewal cannot run, the lock expires
+        async with other.session_lock("stall") as second:
+            assert second.fence > first.fence
+            assert not await coordinator.still_holds(first)
+        # the late holder's release must not delete what a later holder took:
+        async with other.session_lock("stall") as third:
+            pass
+    assert third.fence > second.fence
+    await other.redis.aclose()
+
+
+async def test_claims_are_once_per_ttl(coordinator: RedisCoordinator) -> None:
+    assert await coordinator.claim("turn:s:m1", 1)
+    assert not await coordinator.claim("turn:s:m1", 1)
+    assert await coordinator.claim("turn:s:m2", 1)
+    await asyncio.sleep(1.2)
+    assert await coordinator.claim("turn:s:m1", 1)
+
+
+async def test_sliding_window_rate_limit(coordinator: RedisCoordinator) -> None:
+    assert [await coordinator.allow("rate:u1", 3, 0.5) for _ in range(4)] == [True, True, True, False]
+    assert await coordinator.allow("rate:u2", 3, 0.5)
+    await asyncio.sleep(0.6)
+    assert await coordinator.allow("rate:u1", 3, 0.5)
+
+
+async def test_the_chat_service_on_redis(tmp_path: Path, handbook_kb, prefix: str) -> None:
+    settings = Settings(
+        THREADSAGE_DATA_DIR=tmp_path, REDIS_URL=REDIS_URL, THREADSAGE_REDIS_PREFIX=prefix,
+        DATABASE_URL=None, OPENAI_API_KEY=None, _env_file=None,
+    )  # fmt: skip
+    async with open_chat_service(settings, kb=handbook_kb) as chat:
+        assert isinstance(chat.coordinator, RedisCoordinator)
+        talk = Conversation(chat)
+        ask = only(await talk.say(AMBIGUOUS))
+        answers = await asyncio.gather(talk.click(ask.interrupt_id, 0), talk.click(ask.interrupt_id, 1))
+        kinds = sorted(only(replies).kind for replies in answers)
+        assert kinds == [ReplyKind.ANSWER, ReplyKind.NOTICE]  # two clicks at once: one run
+    redis = Redis.from_url(REDIS_URL)
+    assert [key async for key in redis.scan_iter(f"{prefix}lock:*")] == []  # every lock released
+    await redis.aclose()
