@@ -220,6 +220,29 @@ def _serve(platforms: list[str], demo: Path | None) -> None:
             raise fail(str(exc)) from None
 
 
+@app.command("prune")
+def prune_checkpoints(
+    older_than: Annotated[
+        str, typer.Option("--older-than", help="Sessions idle longer than this are deleted: Nd, Nh or Nm (e.g. 30d).")
+    ],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would go; delete nothing.")] = False,
+) -> None:
+    """Delete abandoned sessions and all but the latest checkpoint of live ones (feedback is kept)."""
+    from threadsage.memory import retention
+    from threadsage.memory.checkpoints import open_checkpointer
+
+    try:
+        age = retention.parse_age(older_than)
+    except ValueError as exc:
+        raise fail(f"--older-than: {exc}") from None
+
+    async def _prune() -> retention.PruneReport:
+        async with open_checkpointer(get_settings()) as checkpointer:
+            return await retention.prune(checkpointer, age, dry_run=dry_run)
+
+    console.print(asyncio.run(_prune()).summary(), highlight=False)
+
+
 @eval_app.command("retrieval")
 def eval_retrieval(
     corpus: Annotated[Path, typer.Option(help="Folder of documents, or a *corpus.jsonl file/folder.")],

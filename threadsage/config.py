@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     milvus_uri: str | None = Field(None, validation_alias="MILVUS_URI")
     milvus_token: SecretStr | None = Field(None, validation_alias="MILVUS_TOKEN")
     collection: str = Field("threadsage", validation_alias="THREADSAGE_COLLECTION")
+    # Checkpoint retention (`threadsage prune`): off unless set, since it deletes conversations
+    prune_older_than_days: float = Field(0, validation_alias="THREADSAGE_PRUNE_OLDER_THAN_DAYS", ge=0)
+    prune_every_hours: float = Field(24, validation_alias="THREADSAGE_PRUNE_EVERY_HOURS", gt=0)
 
     # Reasoning and embeddings
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")

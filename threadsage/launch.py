@@ -15,6 +15,7 @@ from starlette.routing import Route
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.config import Settings
+from threadsage.memory.retention import prune_periodically
 from threadsage.runtime import open_chat_service
 from threadsage.server import create_app
 
@@ -40,6 +41,7 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
     routes: list[Route] = []
     async with AsyncExitStack() as stack:
         chat = await stack.enter_async_context(open_chat_service(settings, kb=kb))
+        pruning = asyncio.create_task(prune_periodically(chat.graph.checkpointer, settings, stop))
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 
@@ -75,4 +77,5 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         if routes:
             server.should_exit = True
             await serving
+        await pruning
         # leaving the stack stops the bots (each finishing its turns in flight), then the service
