@@ -23,6 +23,7 @@ from threadsage.graph.context import BrainContext
 from threadsage.memory.coordination import Coordinator
 from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.sessions import thread_id
+from threadsage.observability import CLARIFICATIONS, ERRORS, turn_scope
 
 log = logging.getLogger(__name__)
 
@@ -111,13 +112,23 @@ class ChatService:
         `on_accepted` runs, under the session lock, once a clarification answer has been accepted
         and before the graph resumes: front-ends use it to update the question at once (for one
         click only, however many arrive together)."""
+        platform = turn.session_key.split(":", 1)[0]
+        with turn_scope(turn.session_key, turn.message_id, platform) as scope:
+            replies = await self._handle(turn, platform, on_accepted)
+            scope.outcome = _outcome(replies)
+            scope.route = (replies[0].route if replies else None) or "none"
+            return replies
+
+    async def _handle(
+        self, turn: Turn, platform: str, on_accepted: Callable[[], Awaitable[None]] | None
+    ) -> list[Reply]:
         if not await self.coordinator.claim(f"turn:{turn.session_key}:{turn.message_id}", IDEMPOTENCY_TTL):
             log.info("repeat delivery of %s ignored", turn.message_id)
             return []
         text = (turn.text or "").strip()
         if turn.answer is None and not text:
             return [notice(EMPTY)]
-        platform = turn.session_key.split(":", 1)[0]
+        log.debug("message: %s", text or turn.answer)  # user text: DEBUG only
         if turn.answer is None and not await self.coordinator.allow(
             f"rate:{platform}:{turn.user_id}", self.rate_limit_per_minute, 60.0
         ):
@@ -132,14 +143,19 @@ class ChatService:
                         return [refusal]
                     if on_accepted is not None:
                         await on_accepted()
+                    CLARIFICATIONS.labels(platform, "answered").inc()
                     resume = {"option": turn.answer.option} if turn.answer.option is not None else {"text": turn.answer.text}
-                    return await self._run(Command(resume=resume), config)
+                    return await self._run(Command(resume=resume), config, platform)
                 if pending is not None and (self.anyone_may_answer or pending.value.get("asker") == turn.user_id):
                     # A typed message while a clarification is pending answers it.
-                    return await self._run(Command(resume={"text": text[:MAX_QUESTION_CHARS]}), config)
-                return await self._run(self._question(turn, text), config)
+                    CLARIFICATIONS.labels(platform, "answered").inc()
+                    return await self._run(Command(resume={"text": text[:MAX_QUESTION_CHARS]}), config, platform)
+                if pending is not None:  # someone else's question replaces the pending one
+                    CLARIFICATIONS.labels(platform, "abandoned").inc()
+                return await self._run(self._question(turn, text), config, platform)
             except Exception:
                 log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
+                ERRORS.labels("turn").inc()
                 return [notice(APOLOGY)]
 
     async def check_answer(self, turn: Turn) -> Reply | None:
@@ -166,7 +182,10 @@ class ChatService:
 
     async def reset(self, session_key: str) -> None:
         """Forget a session's conversation (the `/new` command)."""
+        config = {"configurable": {"thread_id": thread_id(session_key)}}
         async with self.coordinator.session_lock(session_key):
+            if await self._pending(config) is not None:
+                CLARIFICATIONS.labels(session_key.split(":", 1)[0], "abandoned").inc()
             await self.graph.checkpointer.adelete_thread(thread_id(session_key))
 
     # --- steps ---------------------------------------------------------------------------
@@ -216,17 +235,29 @@ class ChatService:
             "trace": [],
         }
 
-    async def _run(self, graph_input: dict | Command, config: dict) -> list[Reply]:
+    async def _run(self, graph_input: dict | Command, config: dict, platform: str) -> list[Reply]:
         result = await self.graph.ainvoke(graph_input, config, context=self.context)
         if not await self.coordinator.still_holds():
             # The lock expired under us (a stall longer than its TTL) and another turn of this
             # session may be running: do not deliver over it.
             log.warning("session lock lost during a turn; its replies are dropped")
+            ERRORS.labels("session_lock").inc()
             return [notice(APOLOGY)]
         interrupts = result.get("__interrupt__") or []
         if interrupts:
+            CLARIFICATIONS.labels(platform, "asked").inc()
             return [_clarification(interrupts[0], result)]
         return [_answer(result)]
+
+
+def _outcome(replies: list[Reply]) -> str:
+    """The `outcome` label of a turn's replies (see threadsage_turns_total)."""
+    if not replies:
+        return "duplicate"
+    reply = replies[0]
+    if reply.kind is not ReplyKind.NOTICE:
+        return reply.kind.value
+    return {RATE_LIMITED: "rate_limited", APOLOGY: "error"}.get(reply.text, "notice")
 
 
 def _clarification(pending: Interrupt, state: dict) -> Reply:

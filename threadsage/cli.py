@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from threadsage.adapters.knowledge import Hit, KnowledgeBase, KnowledgeBaseError
 from threadsage.config import EmbeddingsKind, Settings, get_settings
 from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
 from threadsage.launch import configured_platforms, serve
+from threadsage.observability import configure_logging
 from threadsage.runtime import open_chat_service
 
 app = typer.Typer(
@@ -207,9 +207,8 @@ def telegram() -> None:
 
 
 def _serve(platforms: list[str], demo: Path | None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("faiss").setLevel(logging.WARNING)
     settings = get_settings()
+    configure_logging(settings)
     with knowledge_base(settings) as kb:
         if demo is not None and kb.count() == 0:
             report = run_ingest(kb, settings, [demo], category="", prune=False)

@@ -14,6 +14,7 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 EmbeddingsKind = Literal["none", "openai", "local"]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 
 
 class Settings(BaseSettings):
@@ -77,6 +78,10 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = Field(20, validation_alias="THREADSAGE_RATE_LIMIT_PER_MINUTE", ge=1)
     anyone_may_answer: bool = Field(False, validation_alias="THREADSAGE_ANYONE_MAY_ANSWER")
     secret: SecretStr | None = Field(None, validation_alias="THREADSAGE_SECRET")
+
+    # Logs of the servers (`run`, `slack`, `telegram`); the terminal chat keeps a quiet console
+    log_format: Literal["json", "text"] = Field("json", validation_alias="THREADSAGE_LOG_FORMAT")
+    log_level: LogLevel = Field("INFO", validation_alias="THREADSAGE_LOG_LEVEL")  # DEBUG shows user text
 
     def categories_for(self, channel: str) -> tuple[str, ...]:
         """The knowledge categories a channel (or a DM, channel "") may retrieve from."""

@@ -36,7 +36,6 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # its INFO lines show URLs holding the token
     signer = Signer(load_secret(settings))
     routes: list[Route] = []
     async with AsyncExitStack() as stack:
@@ -66,7 +65,12 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
                 routes.append(telegram.webhook_route())
         if routes:
             config = uvicorn.Config(
-                create_app(routes), host="0.0.0.0", port=settings.http_port, log_level="info", access_log=False
+                create_app(routes),
+                host="0.0.0.0",
+                port=settings.http_port,
+                log_level="info",
+                log_config=None,  # its lines go through the process's handler (JSON, scrubbed)
+                access_log=False,
             )
             server = uvicorn.Server(config)
             server.install_signal_handlers = lambda: None  # ours stop everything together

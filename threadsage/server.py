@@ -1,4 +1,4 @@
-"""One ASGI app for every HTTP entry point: platform webhooks, health and readiness.
+"""One ASGI app for every HTTP entry point: platform webhooks, health, readiness and metrics.
 
 Each front-end contributes its routes (`/slack/events`, `/telegram/webhook`); the app itself
 knows no platform. Endpoints acknowledge at once and leave the work to background tasks.
@@ -13,6 +13,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from threadsage.observability import render_metrics
+
 ReadinessCheck = Callable[[], Awaitable[bool]]
 
 
@@ -24,10 +26,15 @@ def create_app(routes: Sequence[Route], ready: ReadinessCheck | None = None) -> 
         ok = await ready() if ready else True
         return JSONResponse({"ready": ok}, status_code=200 if ok else 503)
 
+    async def metrics(request: Request) -> Response:
+        body, content_type = render_metrics(request.headers.get("accept", ""))
+        return Response(body, media_type=content_type)
+
     return Starlette(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
             *routes,
         ]
     )

@@ -9,15 +9,17 @@ and 5xx with backoff, and every request has a timeout.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
 from threadsage.adapters import prompts
 from threadsage.adapters.reasoning import Passage, RouteDecision, Verdict
 from threadsage.config import Settings
+from threadsage.observability import ERRORS, LLM_CALLS, count_tokens
 
 
 T = TypeVar("T", bound=BaseModel)
@@ -96,18 +98,36 @@ class LLMReasoner:
         for role, text in history[-6:]:
             messages.append(HumanMessage(text) if role == "user" else AIMessage(text))
         messages.append(HumanMessage(question))
-        reply = await self.chat_model.ainvoke(messages)
+        reply = await self._invoke(self.chat_model, "text", messages)
         return str(reply.content).strip()
 
     # --- helpers ---------------------------------------------------------------------------
 
     async def _text(self, system: str, user: str, model: ChatOpenAI | None = None) -> str:
-        reply = await (model or self.router_model).ainvoke([SystemMessage(system), HumanMessage(user)])
+        reply = await self._invoke(model or self.router_model, "text", [SystemMessage(system), HumanMessage(user)])
         return str(reply.content).strip()
 
     async def _structured(self, schema: type[T], system: str, user: str) -> T:
-        runnable = self.router_model.with_structured_output(schema, method="function_calling")
-        result = await runnable.ainvoke([SystemMessage(system), HumanMessage(user)])
-        if not isinstance(result, schema):
-            raise ValueError(f"the model returned no {schema.__name__}")
+        # include_raw keeps the response, whose usage the metrics count; errors are raised as before
+        runnable = self.router_model.with_structured_output(schema, method="function_calling", include_raw=True)
+        output = await self._invoke(
+            self.router_model, schema.__name__, [SystemMessage(system), HumanMessage(user)], runnable
+        )
+        result = output["parsed"]
+        if output["parsing_error"] is not None or not isinstance(result, schema):
+            ERRORS.labels("llm_output").inc()
+            raise output["parsing_error"] or ValueError(f"the model returned no {schema.__name__}")
         return result
+
+    async def _invoke(
+        self, model: ChatOpenAI, kind: str, messages: list[BaseMessage], runnable: Runnable | None = None
+    ) -> Any:
+        """Every model call goes through here, to be counted with the tokens it reports."""
+        LLM_CALLS.labels(model.model_name, kind).inc()
+        try:
+            output = await (runnable or model).ainvoke(messages)
+        except Exception:
+            ERRORS.labels("llm").inc()
+            raise
+        count_tokens(model.model_name, kind, (output["raw"] if isinstance(output, dict) else output).usage_metadata)
+        return output
