@@ -99,3 +99,13 @@ def gitlab_kb(eval_dir: Path):
 
     with evaluation_corpus(Settings(THREADSAGE_EMBEDDINGS="none", _env_file=None), eval_dir / "gitlab-handbook" / "corpus") as corpus:
         yield corpus.kb
+
+
+@pytest.fixture
+def llm():
+    """A fake OpenAI-compatible server over real HTTP, scripted per test (tests/fakes/openai_server.py)."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()

@@ -27,7 +27,7 @@ from tests.fakes.http import JsonServer
 from tests.fakes.openai_server import FakeOpenAI, Failure
 from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers
 from tests.graph.test_conversation import AMBIGUOUS, Conversation, only, service
-from tests.graph.test_llm_back_end import fake, llm_chat, route_to  # noqa: F401 (fake: the fixture)
+from tests.graph.test_llm_back_end import llm_chat, route_to
 from threadsage.chat import APOLOGY, STALE, ClarificationAnswer, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.memory.coordination import LocalCoordinator
@@ -165,14 +165,14 @@ async def test_clarifications_left_for_a_new_question_or_reset_are_abandoned(tmp
         assert moved(before) == {}
 
 
-async def test_model_calls_and_tokens_are_counted_by_model_and_kind(tmp_path: Path, fake: FakeOpenAI, handbook_kb) -> None:
+async def test_model_calls_and_tokens_are_counted_by_model_and_kind(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
     models = {"THREADSAGE_CHAT_MODEL": "obs-chat", "THREADSAGE_ROUTER_MODEL": "obs-router"}
-    fake.script["RouteDecision"] = route_to("FACT_LOOKUP")
-    async with llm_chat(tmp_path, fake, handbook_kb, **models) as chat:
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
+    async with llm_chat(tmp_path, llm, handbook_kb, **models) as chat:
         talk = Conversation(chat, "obs:ws:chan:llm")
         before = samples()
         assert only(await talk.say(QUESTION)).kind is ReplyKind.ANSWER
-        assert fake.chat_kinds() == ["RouteDecision", "answer"]
+        assert llm.chat_kinds() == ["RouteDecision", "answer"]
         assert moved(before, "threadsage_llm") == {
             "threadsage_llm_calls_total{kind=RouteDecision,model=obs-router}": 1.0,
             "threadsage_llm_tokens_total{kind=RouteDecision,model=obs-router,type=input}": 50.0,
@@ -182,18 +182,18 @@ async def test_model_calls_and_tokens_are_counted_by_model_and_kind(tmp_path: Pa
             "threadsage_llm_tokens_total{kind=text,model=obs-chat,type=output}": 10.0,
         }
 
-        fake.requests.clear()
-        fake.script["answer"] = Failure(status=500, times=10)
+        llm.requests.clear()
+        llm.script["answer"] = Failure(status=500, times=10)
         before = samples()
         assert only(await talk.say(QUESTION, user="U2")).text == APOLOGY
-        assert fake.chat_kinds().count("answer") == 2  # the client's retry is part of one call
+        assert llm.chat_kinds().count("answer") == 2  # the client's retry is part of one call
         changed = moved(before)
         assert changed["threadsage_llm_calls_total{kind=text,model=obs-chat}"] == 1.0
         assert "threadsage_llm_tokens_total{kind=text,model=obs-chat,type=input}" not in changed
         assert changed["threadsage_errors_total{where=llm}"] == 1.0
         assert changed["threadsage_errors_total{where=turn}"] == 1.0
 
-        fake.script["RouteDecision"] = "this is not json at all"
+        llm.script["RouteDecision"] = "this is not json at all"
         before = samples()
         assert only(await talk.say("What is the hotel limit?", user="U3")).kind is ReplyKind.CLARIFICATION
         assert moved(before, "threadsage_errors") == {"threadsage_errors_total{where=llm_output}": 1.0}

@@ -1,5 +1,5 @@
 """The same graph with the language-model back-end: the real langchain-openai client against a
-fake OpenAI-compatible server over HTTP, scripted per test."""
+llm OpenAI-compatible server over HTTP, scripted per test."""
 
 from __future__ import annotations
 
@@ -18,19 +18,12 @@ from threadsage.runtime import open_chat_service
 QUESTION = "Which cabin class may I book for a flight of 6 hours or more?"
 
 
-@pytest.fixture
-def fake():
-    server = FakeOpenAI().start()
-    yield server
-    server.stop()
-
-
 @asynccontextmanager
-async def llm_chat(tmp_path: Path, fake: FakeOpenAI, kb, **overrides) -> AsyncIterator[ChatService]:
+async def llm_chat(tmp_path: Path, llm: FakeOpenAI, kb, **overrides) -> AsyncIterator[ChatService]:
     settings = Settings(
         THREADSAGE_DATA_DIR=tmp_path / "data",
         OPENAI_API_KEY="sk-test",
-        OPENAI_BASE_URL=fake.base_url,
+        OPENAI_BASE_URL=llm.base_url,
         THREADSAGE_LLM_TIMEOUT=2,
         THREADSAGE_LLM_RETRIES=1,
         DATABASE_URL=None,
@@ -56,58 +49,58 @@ def route_to(intent: str, confidence: float = 0.9, **extra) -> dict:
         ("UNKNOWN", "fallback", ["RouteDecision"]),
     ],
 )
-async def test_each_route_and_its_model_calls(tmp_path: Path, fake: FakeOpenAI, handbook_kb, intent, route, calls) -> None:
-    fake.script["RouteDecision"] = route_to(intent)
-    fake.script["answer"] = "Premium economy is allowed [1]."
-    async with llm_chat(tmp_path, fake, handbook_kb) as chat:
+async def test_each_route_and_its_model_calls(tmp_path: Path, llm: FakeOpenAI, handbook_kb, intent, route, calls) -> None:
+    llm.script["RouteDecision"] = route_to(intent)
+    llm.script["answer"] = "Premium economy is allowed [1]."
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         reply = only(await Conversation(chat).say(QUESTION))
     assert (reply.kind, reply.route) == (ReplyKind.ANSWER, route)
-    assert fake.chat_kinds() == calls
+    assert llm.chat_kinds() == calls
     if route in ("fast_retrieval", "standard_retrieval", "deep_search"):
         assert reply.text == "Premium economy is allowed [1]." and len(reply.citations) == 1
         assert reply.citations[0].path == "finance/travel.md"
 
 
-async def test_fast_retrieval_within_two_calls_and_standard_within_four(tmp_path, fake, handbook_kb) -> None:
-    async with llm_chat(tmp_path, fake, handbook_kb) as chat:
+async def test_fast_retrieval_within_two_calls_and_standard_within_four(tmp_path, llm, handbook_kb) -> None:
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         talk = Conversation(chat)
-        fake.script["RouteDecision"] = route_to("FACT_LOOKUP")
+        llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
         await talk.say(QUESTION)
-        assert len(fake.chat_kinds()) == 2
-        fake.requests.clear()
-        fake.script["RouteDecision"] = route_to("HOW_TO")
+        assert len(llm.chat_kinds()) == 2
+        llm.requests.clear()
+        llm.script["RouteDecision"] = route_to("HOW_TO")
         await Conversation(chat, "other:thread:x:y").say("How do I request a security exception?")
-        assert len(fake.chat_kinds()) == 4
+        assert len(llm.chat_kinds()) == 4
 
 
-async def test_clarify_resume_and_answer_with_the_model(tmp_path, fake, handbook_kb) -> None:
-    fake.script["RouteDecision"] = [
+async def test_clarify_resume_and_answer_with_the_model(tmp_path, llm, handbook_kb) -> None:
+    llm.script["RouteDecision"] = [
         route_to("HOW_TO", 0.9, clarify=True, clarify_prompt="Which password?", clarify_options=["VPN password", "E-mail password"]),
         route_to("HOW_TO", 0.95),
     ]
-    fake.script["answer"] = "Use Gatekeeper [1]."
-    async with llm_chat(tmp_path, fake, handbook_kb) as chat:
+    llm.script["answer"] = "Use Gatekeeper [1]."
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         talk = Conversation(chat)
         ask = only(await talk.say("How do I reset my password?"))
         assert ask.kind is ReplyKind.CLARIFICATION and ask.text == "Which password?"
         assert [c.label for c in ask.choices] == ["VPN password", "E-mail password"]
         answer = only(await talk.click(ask.interrupt_id, 0))
     assert answer.text == "Use Gatekeeper [1]."
-    route_requests = [body for path, body in fake.requests if body.get("tools") and body["tools"][0]["function"]["name"] == "RouteDecision"]
+    route_requests = [body for path, body in llm.requests if body.get("tools") and body["tools"][0]["function"]["name"] == "RouteDecision"]
     assert "(VPN password)" in route_requests[1]["messages"][-1]["content"]  # restated with the choice
 
 
-async def test_low_confidence_clarifies_with_options_from_the_evidence(tmp_path, fake, handbook_kb) -> None:
-    fake.script["RouteDecision"] = route_to("FACT_LOOKUP", 0.3)
-    async with llm_chat(tmp_path, fake, handbook_kb) as chat:
+async def test_low_confidence_clarifies_with_options_from_the_evidence(tmp_path, llm, handbook_kb) -> None:
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP", 0.3)
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         ask = only(await Conversation(chat).say("hotel limits"))
     assert ask.kind is ReplyKind.CLARIFICATION
     assert 2 <= len(ask.choices) <= 3 and all(len(c.label) <= 75 for c in ask.choices)
 
 
-async def test_clarification_rounds_are_capped(tmp_path, fake, handbook_kb) -> None:
-    fake.script["RouteDecision"] = route_to("HOW_TO", 0.9, clarify=True, clarify_options=["A thing", "B thing"])
-    async with llm_chat(tmp_path, fake, handbook_kb) as chat:
+async def test_clarification_rounds_are_capped(tmp_path, llm, handbook_kb) -> None:
+    llm.script["RouteDecision"] = route_to("HOW_TO", 0.9, clarify=True, clarify_options=["A thing", "B thing"])
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         talk = Conversation(chat)
         first = only(await talk.say("How do I reset my password?"))
         second = only(await talk.click(first.interrupt_id, 0))
@@ -127,61 +120,61 @@ async def test_clarification_rounds_are_capped(tmp_path, fake, handbook_kb) -> N
     ],
     ids=["garbage", "invalid", "http-500", "timeout"],
 )
-async def test_a_failing_router_degrades_to_a_clarification(tmp_path, fake, handbook_kb, failure) -> None:
-    fake.script["RouteDecision"] = failure
-    async with llm_chat(tmp_path, fake, handbook_kb) as chat:
+async def test_a_failing_router_degrades_to_a_clarification(tmp_path, llm, handbook_kb, failure) -> None:
+    llm.script["RouteDecision"] = failure
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         reply = only(await Conversation(chat).say("What is the hotel limit?"))
     assert reply.kind is ReplyKind.CLARIFICATION
     assert "router failed" in reply.trace[1]["detail"]
 
 
-async def test_a_failing_answer_gets_an_apology_and_a_transient_one_is_retried(tmp_path, fake, handbook_kb) -> None:
-    fake.script["answer"] = Failure(status=500, times=10)
-    async with llm_chat(tmp_path, fake, handbook_kb) as chat:
+async def test_a_failing_answer_gets_an_apology_and_a_transient_one_is_retried(tmp_path, llm, handbook_kb) -> None:
+    llm.script["answer"] = Failure(status=500, times=10)
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         talk = Conversation(chat)
         assert only(await talk.say(QUESTION)).text == APOLOGY
-        fake.script["answer"] = Failure(status=503, times=1)
+        llm.script["answer"] = Failure(status=503, times=1)
         assert only(await talk.say(QUESTION)).text.startswith("According to the documents")
 
 
-async def test_the_hop_brake_returns_the_best_answer_marked_low_confidence(tmp_path, fake, handbook_kb) -> None:
-    fake.script["RouteDecision"] = route_to("HOW_TO")
-    fake.script["answer"] = ["First try [1].", "Second try [1]."]
-    fake.script["Verdict"] = [
+async def test_the_hop_brake_returns_the_best_answer_marked_low_confidence(tmp_path, llm, handbook_kb) -> None:
+    llm.script["RouteDecision"] = route_to("HOW_TO")
+    llm.script["answer"] = ["First try [1].", "Second try [1]."]
+    llm.script["Verdict"] = [
         {"grounded": 0.9, "useful": 0.4, "reasoning": "partial"},
         {"grounded": 0.2, "useful": 0.1, "reasoning": "worse"},
     ]
-    async with llm_chat(tmp_path, fake, handbook_kb) as chat:
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         reply = only(await Conversation(chat).say("How do I request a security exception?"))
     assert reply.text == "First try [1]." and reply.low_confidence and reply.confidence == 0.65
-    assert fake.chat_kinds().count("answer") == 2  # max_hops = 2
-    assert fake.chat_kinds().count("rewrite") == 1
+    assert llm.chat_kinds().count("answer") == 2  # max_hops = 2
+    assert llm.chat_kinds().count("rewrite") == 1
     assert [s["node"] for s in reply.trace][-2:] == ["settle", "compose"]
 
 
-async def test_the_call_budget_brakes_too(tmp_path, fake, handbook_kb) -> None:
-    fake.script["RouteDecision"] = route_to("HOW_TO")
-    fake.script["Verdict"] = {"grounded": 0.5, "useful": 0.2, "reasoning": "weak"}
-    async with llm_chat(tmp_path, fake, handbook_kb, THREADSAGE_MAX_HOPS=5, THREADSAGE_LLM_BUDGET=8) as chat:
+async def test_the_call_budget_brakes_too(tmp_path, llm, handbook_kb) -> None:
+    llm.script["RouteDecision"] = route_to("HOW_TO")
+    llm.script["Verdict"] = {"grounded": 0.5, "useful": 0.2, "reasoning": "weak"}
+    async with llm_chat(tmp_path, llm, handbook_kb, THREADSAGE_MAX_HOPS=5, THREADSAGE_LLM_BUDGET=8) as chat:
         reply = only(await Conversation(chat).say("How do I request a security exception?"))
-    assert reply.low_confidence and len(fake.chat_kinds()) <= 8
+    assert reply.low_confidence and len(llm.chat_kinds()) <= 8
 
 
-async def test_citations_that_point_nowhere_are_removed(tmp_path, fake, handbook_kb) -> None:
-    fake.script["answer"] = "Economy under 6 hours [2], premium economy above [9][1]. See also [0]."
-    async with llm_chat(tmp_path, fake, handbook_kb) as chat:
+async def test_citations_that_point_nowhere_are_removed(tmp_path, llm, handbook_kb) -> None:
+    llm.script["answer"] = "Economy under 6 hours [2], premium economy above [9][1]. See also [0]."
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         reply = only(await Conversation(chat).say(QUESTION))
     assert reply.text == "Economy under 6 hours [1], premium economy above [2]. See also."
     assert [c.number for c in reply.citations] == [1, 2]
 
 
-async def test_follow_up_is_contextualised_with_the_threads_history(tmp_path, fake, handbook_kb) -> None:
-    fake.script["contextualise"] = "How long is the SMS code for an e-mail password reset valid?"
-    async with llm_chat(tmp_path, fake, handbook_kb) as chat:
+async def test_follow_up_is_contextualised_with_the_threads_history(tmp_path, llm, handbook_kb) -> None:
+    llm.script["contextualise"] = "How long is the SMS code for an e-mail password reset valid?"
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         talk = Conversation(chat)
         await talk.say("How do I reset my e-mail password?")
         reply = only(await talk.say("and how long is the code valid?"))
-    contextualise = [body for path, body in fake.requests if "Latest message" in str(body["messages"][-1]["content"])]
+    contextualise = [body for path, body in llm.requests if "Latest message" in str(body["messages"][-1]["content"])]
     assert "How do I reset my e-mail password?" in contextualise[0]["messages"][-1]["content"]
     assert "According to the documents" in reply.text
     assert reply.trace[0]["detail"].startswith("standalone: How long is the SMS code")
