@@ -50,6 +50,17 @@ def number_word(n: int) -> str:
     return f"{number_word(n // 100)}-hundred" + ("" if n % 100 == 0 else "-" + number_word(n % 100))
 
 
+def library_fingerprint() -> str:
+    """Where `threadsage` was imported from and a hash of its sources: the numbers belong to it."""
+    import threadsage
+
+    root = Path(threadsage.__file__).parent
+    digest = hashlib.sha256()
+    for file in sorted(root.rglob("*.py")):
+        digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes())
+    return f"{root} sha256:{digest.hexdigest()[:12]}"
+
+
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
@@ -125,6 +136,8 @@ def run_one(size: int, mode: str) -> dict:
     from threadsage.config import Settings
 
     started = time.perf_counter()
+    library = library_fingerprint()
+    log(f"{mode} {size}: threadsage at {library}")
     documents, counts = build_corpus(size)
     planned = sum(counts)
     log(f"{mode} {size}: {len(documents)} documents, {planned} chunks planned "
@@ -192,6 +205,7 @@ def run_one(size: int, mode: str) -> dict:
         "p50_ms": statistics.median(warm),
         "p95_ms": statistics.quantiles(warm, n=100, method="inclusive")[94],
         "queries": len(latencies),
+        "library": library,
         "empty": empty,
         # ru_maxrss is KiB on Linux; this child ran only this configuration.
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -249,6 +263,8 @@ def main() -> None:
     print(f"{results[0]['queries'] if results else 0} queries (single_text.jsonl), k={K}; "
           f"p50/p95 exclude the first query; chunk size {CHUNK_CHARS}/{CHUNK_OVERLAP}; "
           f"nproc={os.cpu_count()}.")
+    libraries = sorted({r["library"] for r in results})
+    print(f"threadsage: {'; '.join(libraries)}" + (" (DIFFERENT VERSIONS!)" if len(libraries) > 1 else ""))
     for r in results:
         if r["model_load_s"]:
             print(f"- {r['mode']} {r['chunks']}: model load {r['model_load_s']:.1f} s (not in ingest s)")

@@ -1,5 +1,6 @@
-"""Run the configured platforms in one process: one chat service, one HTTP server when a platform
-needs one (Slack's Events API, Telegram's webhook), Socket Mode or long polling otherwise.
+"""Run the configured platforms in one process: one chat service and one HTTP server on
+`THREADSAGE_HTTP_PORT` — /healthz, /readyz and /metrics always, plus Slack's Events API or
+Telegram's webhook when those are used instead of Socket Mode or long polling.
 Stops cleanly on SIGINT/SIGTERM, finishing the turns in flight."""
 
 from __future__ import annotations
@@ -63,23 +64,21 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
             telegram = await stack.enter_async_context(TelegramBot(settings, chat, signer))
             if telegram.webhook_url:
                 routes.append(telegram.webhook_route())
-        if routes:
-            config = uvicorn.Config(
-                create_app(routes),
-                host="0.0.0.0",
-                port=settings.http_port,
-                log_level="info",
-                log_config=None,  # its lines go through the process's handler (JSON, scrubbed)
-                access_log=False,
-            )
-            server = uvicorn.Server(config)
-            server.install_signal_handlers = lambda: None  # ours stop everything together
-            serving = asyncio.create_task(server.serve())
-            log.info("listening on port %d", settings.http_port)
+        config = uvicorn.Config(
+            create_app(routes),
+            host="0.0.0.0",
+            port=settings.http_port,
+            log_level="info",
+            log_config=None,  # its lines go through the process's handler (JSON, scrubbed)
+            access_log=False,
+        )
+        server = uvicorn.Server(config)
+        server.install_signal_handlers = lambda: None  # ours stop everything together
+        serving = asyncio.create_task(server.serve())
+        log.info("listening on port %d", settings.http_port)
         await stop.wait()
         log.info("stopping: finishing the turns in flight")
-        if routes:
-            server.should_exit = True
-            await serving
+        server.should_exit = True
+        await serving
         await pruning
         # leaving the stack stops the bots (each finishing its turns in flight), then the service
