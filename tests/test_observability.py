@@ -9,10 +9,6 @@ import dataclasses
 import io
 import json
 import logging
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -21,13 +17,13 @@ import pytest
 import uvicorn
 from prometheus_client import REGISTRY
 
-from tests.bots.test_launch import free_port
 from tests.conftest import HANDBOOK
 from tests.fakes.http import JsonServer
-from tests.fakes.openai_server import FakeOpenAI, Failure
-from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers
+from tests.fakes.openai_server import Failure, FakeOpenAI
+from tests.fakes.slack_api import FakeSlack
 from tests.graph.test_conversation import AMBIGUOUS, Conversation, only, service
 from tests.graph.test_llm_back_end import llm_chat, route_to
+from tests.served import serve
 from threadsage.chat import APOLOGY, STALE, ClarificationAnswer, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.memory.coordination import LocalCoordinator
@@ -342,48 +338,29 @@ async def test_a_served_process_logs_json_serves_metrics_and_traces_to_langsmith
 
     langsmith = JsonServer(ingest_runs)
     slack = FakeSlack().start()
-    port = free_port()
     env = {
-        **os.environ,
         "THREADSAGE_DATA_DIR": str(tmp_path / "data"),
         "SLACK_BOT_TOKEN": SLACK_TOKEN,
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "SLACK_API_URL": slack.api_url,
-        "THREADSAGE_HTTP_PORT": str(port),
         "LANGSMITH_TRACING": "true",
         "LANGSMITH_API_KEY": "lsv2_pt_test",
         "LANGSMITH_ENDPOINT": langsmith.url,
         "LANGSMITH_PROJECT": "threadsage-test",
     }
-    for name in ("DATABASE_URL", "OPENAI_API_KEY", "MILVUS_URI", "SLACK_APP_TOKEN", "TELEGRAM_BOT_TOKEN"):
-        env.pop(name, None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "threadsage.cli", "run", "--demo", str(HANDBOOK)],
-        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    served = serve(["run", "--demo", str(HANDBOOK)], env, tmp_path)
     try:
         async with aiohttp.ClientSession() as http:
-            for _ in range(600):
-                try:
-                    async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
-                        if response.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    await asyncio.sleep(0.1)
-            body = event_body({"type": "app_mention", "user": "U1", "text": f"<@{BOT_USER}> {QUESTION}",
-                               "ts": "1710000000.000001", "channel": "C1", "event_ts": "1710000000.000001"}, "Ev1")  # fmt: skip
-            headers = {"Content-Type": "application/json", **signed_headers(SIGNING_SECRET, body)}
-            async with http.post(f"http://127.0.0.1:{port}/slack/events", data=body, headers=headers) as response:
-                assert response.status == 200
+            await served.healthy(http)
+            await served.mention(http, SIGNING_SECRET, QUESTION)
             await slack.wait_for("chat.postMessage", timeout=60)
-            async with http.get(f"http://127.0.0.1:{port}/metrics") as response:
+            async with http.get(f"{served.url}/metrics") as response:
                 metrics = await response.text()
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=60)
-        assert process.returncode == 0, err[-3000:]
+        code, err = served.stop()
+        assert code == 0, err[-3000:]
     finally:
-        if process.poll() is None:
-            process.kill()
+        if served.process.poll() is None:
+            served.process.kill()
         slack.stop()
         langsmith.stop()
     assert 'threadsage_turns_total{outcome="answer",platform="slack",route="fast_retrieval"} 1.0' in metrics

@@ -8,7 +8,6 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -22,6 +21,7 @@ import pytest
 from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_api import BOT, FakeBotAPI
+from tests.served import free_port
 from threadsage.adapters.ingest import Ingestor
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.bots.telegram import (
@@ -447,12 +447,6 @@ async def test_threadsage_telegram_serves_until_signalled(tmp_path, fake, mode, 
         log.close()
     if mode == "polling":  # the last poll confirmed what was fetched
         assert fake.calls_of("getUpdates")[-1]["timeout"] == "0"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 async def webhook_post(client: httpx.AsyncClient, update: dict) -> httpx.Response | None:
