@@ -141,39 +141,28 @@ class Bench:
         self._record(click_row, answer, wall, calls, (ReplyKind.ANSWER, "standard_retrieval"))
 
 
-async def run_llm(bench: Bench, fake: FakeOpenAI, turns: int, warmup: int) -> list[Row]:
+async def run_routes(
+    bench: Bench, backend: str, questions: dict[str, str], turns: int, warmup: int, fake: FakeOpenAI | None = None
+) -> list[Row]:
+    """Every route's question `turns` times (after `warmup` untimed), then clarify → resume.
+    With the fake model, its router is scripted to take each route."""
     rows = []
-    for route, (intent, question) in LLM_ROUTES.items():
-        fake.script["RouteDecision"] = {"intent": intent, "confidence": 0.9, "reasoning": "bench"}
+    for route, question in questions.items():
+        if fake is not None:
+            fake.script["RouteDecision"] = {"intent": LLM_ROUTES[route][0], "confidence": 0.9, "reasoning": "bench"}
         for _ in range(warmup):
             await bench.question(None, route, question)
-        row = Row("llm", route)
+        row = Row(backend, route)
         for _ in range(turns):
             await bench.question(row, route, question)
         rows.append(row)
-    ask, click = Row("llm", "clarify (ask)"), Row("llm", "clarify → resume (click)")
+    if fake is not None:
+        fake.script.pop("RouteDecision", None)
+    ask, click = Row(backend, "clarify (ask)"), Row(backend, "clarify → resume (click)")
     for _ in range(warmup):
-        await bench.clarify_resume(None, None, script=True)
+        await bench.clarify_resume(None, None, script=fake is not None)
     for _ in range(turns):
-        await bench.clarify_resume(ask, click, script=True)
-    fake.script.pop("RouteDecision", None)
-    return [*rows, ask, click]
-
-
-async def run_offline(bench: Bench, turns: int, warmup: int) -> list[Row]:
-    rows = []
-    for route, question in OFFLINE_ROUTES.items():
-        for _ in range(warmup):
-            await bench.question(None, route, question)
-        row = Row("offline", route)
-        for _ in range(turns):
-            await bench.question(row, route, question)
-        rows.append(row)
-    ask, click = Row("offline", "clarify (ask)"), Row("offline", "clarify → resume (click)")
-    for _ in range(warmup):
-        await bench.clarify_resume(None, None, script=False)
-    for _ in range(turns):
-        await bench.clarify_resume(ask, click, script=False)
+        await bench.clarify_resume(ask, click, script=fake is not None)
     return [*rows, ask, click]
 
 
@@ -206,10 +195,11 @@ async def main_async(args: argparse.Namespace) -> list[Row]:
                 report = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK])
                 assert report.ok, report.summary()
                 async with open_chat_service(settings, kb=kb) as chat:
-                    rows += await run_llm(Bench(chat, fake, args.latency), fake, args.turns, args.warmup)
+                    questions = {route: question for route, (_, question) in LLM_ROUTES.items()}
+                    rows += await run_routes(Bench(chat, fake, args.latency), "llm", questions, args.turns, args.warmup, fake)
                 if not args.no_offline:
                     async with open_chat_service(settings_for(data_dir, url, None), kb=kb) as chat:
-                        rows += await run_offline(Bench(chat, None, 0.0), args.turns, args.warmup)
+                        rows += await run_routes(Bench(chat, None, 0.0), "offline", OFFLINE_ROUTES, args.turns, args.warmup)
             finally:
                 kb.close()
     finally:
