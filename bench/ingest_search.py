@@ -28,7 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "gitlab-handbook"
+EVAL = (
+    Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "gitlab-handbook"
+)
 CORPUS = EVAL / "corpus"
 QUESTIONS = EVAL / "questions" / "single_text.jsonl"
 CHUNK_CHARS = 1200
@@ -36,9 +38,40 @@ CHUNK_OVERLAP = 200
 K = 5
 PROGRESS_EVERY_S = 10.0
 
-_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen \
-fifteen sixteen seventeen eighteen nineteen".split()
-_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_ONES = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = [
+    "_",
+    "_",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "sixty",
+    "seventy",
+    "eighty",
+    "ninety",
+]
 
 
 def number_word(n: int) -> str:
@@ -46,7 +79,9 @@ def number_word(n: int) -> str:
         return _ONES[n]
     if n < 100:
         return _TENS[n // 10] + ("" if n % 10 == 0 else "-" + _ONES[n % 10])
-    return f"{number_word(n // 100)}-hundred" + ("" if n % 100 == 0 else "-" + number_word(n % 100))
+    return f"{number_word(n // 100)}-hundred" + (
+        "" if n % 100 == 0 else "-" + number_word(n % 100)
+    )
 
 
 def library_fingerprint() -> str:
@@ -56,7 +91,9 @@ def library_fingerprint() -> str:
     root = Path(threadsage.__file__).parent
     digest = hashlib.sha256()
     for file in sorted(root.rglob("*.py")):
-        digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes())
+        digest.update(
+            file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes()
+        )
     return f"{root} sha256:{digest.hexdigest()[:12]}"
 
 
@@ -68,7 +105,11 @@ def log(message: str) -> None:
 
 
 def base_documents():
-    from threadsage.adapters.loaders import UnreadableDocument, discover_files, load_file
+    from threadsage.adapters.loaders import (
+        UnreadableDocument,
+        discover_files,
+        load_file,
+    )
 
     files, _ = discover_files([CORPUS])
     documents = []
@@ -139,8 +180,10 @@ def run_one(size: int, mode: str) -> dict:
     log(f"{mode} {size}: threadsage at {library}")
     documents, counts = build_corpus(size)
     planned = sum(counts)
-    log(f"{mode} {size}: {len(documents)} documents, {planned} chunks planned "
-        f"(built in {time.perf_counter() - started:.1f} s)")
+    log(
+        f"{mode} {size}: {len(documents)} documents, {planned} chunks planned "
+        f"(built in {time.perf_counter() - started:.1f} s)"
+    )
     questions = [
         json.loads(line)["question"]
         for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
@@ -167,8 +210,10 @@ def run_one(size: int, mode: str) -> dict:
         if now - done["last"] >= PROGRESS_EVERY_S:
             done["last"] = now
             elapsed = now - ingest_started
-            log(f"{mode} {size}: {done['chunks']}/{planned} chunks chunked & queued, "
-                f"{elapsed:.0f} s, {done['chunks'] / elapsed:.0f} chunks/s")
+            log(
+                f"{mode} {size}: {done['chunks']}/{planned} chunks chunked & queued, "
+                f"{elapsed:.0f} s, {done['chunks'] / elapsed:.0f} chunks/s"
+            )
 
     with tempfile.TemporaryDirectory(prefix="threadsage-bench-") as scratch:
         settings = Settings(
@@ -180,7 +225,9 @@ def run_one(size: int, mode: str) -> dict:
         try:
             report = Ingestor(kb, CHUNK_CHARS, CHUNK_OVERLAP, on_progress=progress)
             report = report.ingest_documents(documents)
-            log(f"{mode} {size}: ingested {report.chunks_added} chunks in {report.seconds:.1f} s")
+            log(
+                f"{mode} {size}: ingested {report.chunks_added} chunks in {report.seconds:.1f} s"
+            )
             latencies = []
             empty = 0
             for question in questions:
@@ -217,8 +264,12 @@ def run_one(size: int, mode: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 50000])
-    parser.add_argument("--modes", nargs="+", choices=["bm25", "hybrid"], default=["bm25", "hybrid"])
-    parser.add_argument("--child", nargs=3, metavar=("SIZE", "MODE", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--modes", nargs="+", choices=["bm25", "hybrid"], default=["bm25", "hybrid"]
+    )
+    parser.add_argument(
+        "--child", nargs=3, metavar=("SIZE", "MODE", "OUT"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
 
     if args.child:
@@ -226,7 +277,9 @@ def main() -> None:
         Path(out).write_text(json.dumps(run_one(int(size), mode)))
         return
 
-    log(f"nproc={os.cpu_count()} affinity={len(os.sched_getaffinity(0))} python={sys.version.split()[0]}")
+    log(
+        f"nproc={os.cpu_count()} affinity={len(os.sched_getaffinity(0))} python={sys.version.split()[0]}"
+    )
     results = []
     for mode in args.modes:
         for size in args.sizes:
@@ -242,8 +295,16 @@ def main() -> None:
             finally:
                 os.unlink(out)
 
-    header = ["mode", "chunks", "ingest s", "chunks/s", "first query ms", "p50 ms", "p95 ms",
-              "peak RSS MB"]
+    header = [
+        "mode",
+        "chunks",
+        "ingest s",
+        "chunks/s",
+        "first query ms",
+        "p50 ms",
+        "p95 ms",
+        "peak RSS MB",
+    ]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for r in results:
@@ -259,14 +320,21 @@ def main() -> None:
         ]
         print("| " + " | ".join(row) + " |")
     print()
-    print(f"{results[0]['queries'] if results else 0} queries (single_text.jsonl), k={K}; "
-          f"p50/p95 exclude the first query; chunk size {CHUNK_CHARS}/{CHUNK_OVERLAP}; "
-          f"nproc={os.cpu_count()}.")
+    print(
+        f"{results[0]['queries'] if results else 0} queries (single_text.jsonl), k={K}; "
+        f"p50/p95 exclude the first query; chunk size {CHUNK_CHARS}/{CHUNK_OVERLAP}; "
+        f"nproc={os.cpu_count()}."
+    )
     libraries = sorted({r["library"] for r in results})
-    print(f"threadsage: {'; '.join(libraries)}" + (" (DIFFERENT VERSIONS!)" if len(libraries) > 1 else ""))
+    print(
+        f"threadsage: {'; '.join(libraries)}"
+        + (" (DIFFERENT VERSIONS!)" if len(libraries) > 1 else "")
+    )
     for r in results:
         if r["model_load_s"]:
-            print(f"- {r['mode']} {r['chunks']}: model load {r['model_load_s']:.1f} s (not in ingest s)")
+            print(
+                f"- {r['mode']} {r['chunks']}: model load {r['model_load_s']:.1f} s (not in ingest s)"
+            )
         if r["empty"]:
             print(f"- {r['mode']} {r['chunks']}: {r['empty']} queries returned no hits")
 
