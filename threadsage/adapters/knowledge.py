@@ -306,7 +306,8 @@ class KnowledgeBase:
     ) -> list[Hit]:
         """The k best chunks; `categories` and `paths` (document paths) narrow the search."""
         query = " ".join(query.split())[:MAX_QUERY_CHARS]
-        if not index_form(query) or k <= 0 or self._dense_dim is None:
+        indexed = index_form(query)  # the form BM25 sees; the dense model gets the query as written
+        if not indexed or k <= 0 or self._dense_dim is None:
             return []
         filter_expr = " and ".join(
             f for f in (_category_filter(categories), f"path in {_quoted_list(paths)}" if paths else "") if f
@@ -316,7 +317,7 @@ class KnowledgeBase:
                 vector = self.embedder.embed_query(query)
                 pool = max(k, CANDIDATES_PER_RETRIEVER)
                 requests = [
-                    AnnSearchRequest([index_form(query)], "sparse", {"metric_type": "BM25"}, pool, filter_expr),
+                    AnnSearchRequest([indexed], "sparse", {"metric_type": "BM25"}, pool, filter_expr),
                     AnnSearchRequest([vector], "dense", {"metric_type": "COSINE"}, pool, filter_expr),
                 ]
                 result = self._client.hybrid_search(
@@ -330,7 +331,7 @@ class KnowledgeBase:
             else:
                 result = self._client.search(
                     self.collection,
-                    data=[index_form(query)],
+                    data=[indexed],
                     anns_field="sparse",
                     limit=k,
                     filter=filter_expr,
