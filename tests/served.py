@@ -8,6 +8,9 @@ import signal
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +20,44 @@ from tests.fakes.slack_api import BOT_USER, event_body, signed_headers
 
 # Variables of ours that the test process may carry and a served process must not inherit.
 OURS = ("TELEGRAM_", "THREADSAGE_", "OPENAI_", "DATABASE_", "MILVUS_", "SLACK_", "REDIS_", "LANGSMITH_")
+
+
+def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"process exited with {process.returncode}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+@contextmanager
+def milvus_server(data: Path, documents: Path) -> Iterator[str]:
+    """A Milvus Lite server (`python -m milvus_lite server`) with `documents` ingested: its URI.
+    Several processes cannot share a Milvus Lite file; they can share this server."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(data), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, server)
+        uri = f"http://127.0.0.1:{port}"
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(OURS)}
+        subprocess.run(
+            [sys.executable, "-m", "threadsage.cli", "ingest", str(documents)],
+            env={**clean, "MILVUS_URI": uri, "THREADSAGE_DATA_DIR": str(data / "app")},
+            check=True,
+            capture_output=True,
+        )
+        yield uri
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def free_port() -> int:
@@ -46,15 +87,36 @@ class Served:
             await asyncio.sleep(0.1)
         raise AssertionError(f"no /healthz on port {self.port}")
 
-    async def mention(self, http: aiohttp.ClientSession, secret: str, text: str, ts: str = "1710000000.000001") -> None:
-        """A signed Slack app_mention, as Slack posts it."""
-        body = event_body(
-            {"type": "app_mention", "user": "U1", "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": "C1", "event_ts": ts},
-            f"Ev-{ts}",
-        )
+    async def ready(self, http: aiohttp.ClientSession, timeout: float = 60) -> None:
+        """Until /readyz says 200 (a front-end reaches Redis; a worker takes turns)."""
+        await self.healthy(http, timeout)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while asyncio.get_running_loop().time() < deadline:
+            async with http.get(f"{self.url}/readyz") as response:
+                if response.status == 200:
+                    return
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"port {self.port} never became ready")
+
+    async def mention(
+        self,
+        http: aiohttp.ClientSession,
+        secret: str,
+        text: str,
+        ts: str = "1710000000.000001",
+        thread_ts: str | None = None,
+        retry: int = 0,
+    ) -> int:
+        """A signed Slack app_mention, as Slack posts it (or re-posts it: `retry`); the status."""
+        event = {"type": "app_mention", "user": "U1", "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": "C1", "event_ts": ts}
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        body = event_body(event, f"Ev-{ts}")
         headers = {"Content-Type": "application/json", **signed_headers(secret, body)}
+        if retry:
+            headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_error"}
         async with http.post(f"{self.url}/slack/events", data=body, headers=headers) as response:
-            assert response.status == 200
+            return response.status
 
     def stop(self, sig: signal.Signals = signal.SIGTERM) -> tuple[int, str]:
         """Signal it and wait: (exit code, what it printed)."""

@@ -9,7 +9,7 @@ pending, only once, and (by default) only by the person who asked.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -20,8 +20,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 
 from threadsage.graph.context import BrainContext
-from threadsage.memory.coordination import Coordinator
+from threadsage.memory.coordination import Coordinator, current_delivery
 from threadsage.memory.feedback import FeedbackStore
+from threadsage.memory.outages import ServiceUnavailable, is_outage
 from threadsage.memory.sessions import thread_id
 from threadsage.observability import CLARIFICATIONS, ERRORS, turn_scope
 
@@ -136,7 +137,14 @@ class ChatService:
         config = {"configurable": {"thread_id": thread_id(turn.session_key)}}
         async with self.coordinator.session_lock(turn.session_key):
             try:
-                pending = await self._pending(config)
+                snapshot = await self.graph.aget_state(config)
+                if snapshot.values.get("turn_id") == turn.message_id:
+                    # A redelivery of this very turn (its worker died): finish the run from its
+                    # last checkpoint, or give back what it already produced — never run it twice.
+                    log.info("turn %s resumed from its last checkpoint", turn.message_id)
+                    unfinished = snapshot.next and not snapshot.interrupts
+                    return await self._run(None, config, platform) if unfinished else self._replies(dict(snapshot.values), snapshot.interrupts)
+                pending = snapshot.interrupts[0] if snapshot.interrupts else None
                 if turn.answer is not None:
                     refusal = self._refuse_answer(turn, pending)
                     if refusal:
@@ -145,15 +153,18 @@ class ChatService:
                         await on_accepted()
                     CLARIFICATIONS.labels(platform, "answered").inc()
                     resume = {"option": turn.answer.option} if turn.answer.option is not None else {"text": turn.answer.text}
-                    return await self._run(Command(resume=resume), config, platform)
+                    return await self._run(self._resume(turn, resume), config, platform)
                 if pending is not None and (self.anyone_may_answer or pending.value.get("asker") == turn.user_id):
                     # A typed message while a clarification is pending answers it.
                     CLARIFICATIONS.labels(platform, "answered").inc()
-                    return await self._run(Command(resume={"text": text[:MAX_QUESTION_CHARS]}), config, platform)
+                    return await self._run(self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}), config, platform)
                 if pending is not None:  # someone else's question replaces the pending one
                     CLARIFICATIONS.labels(platform, "abandoned").inc()
                 return await self._run(self._question(turn, text), config, platform)
-            except Exception:
+            except Exception as exc:
+                delivery = current_delivery.get()
+                if delivery is not None and not delivery.final and is_outage(exc):
+                    raise ServiceUnavailable(str(exc)) from exc  # the queue retries the turn
                 log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
                 ERRORS.labels("turn").inc()
                 return [notice(APOLOGY)]
@@ -208,10 +219,15 @@ class ChatService:
             return notice(EMPTY)
         return None
 
+    def _resume(self, turn: Turn, answer: dict) -> Command:
+        """Input that answers the pending clarification, stamped with this turn's id."""
+        return Command(resume=answer, update={"turn_id": turn.message_id})
+
     def _question(self, turn: Turn, text: str) -> dict:
         """Input for a new question: resets every per-turn field of the state."""
         question = text[:MAX_QUESTION_CHARS]
         return {
+            "turn_id": turn.message_id,
             "messages": [HumanMessage(content=question)],
             "question": question,
             "asker": turn.user_id,
@@ -235,7 +251,7 @@ class ChatService:
             "trace": [],
         }
 
-    async def _run(self, graph_input: dict | Command, config: dict, platform: str) -> list[Reply]:
+    async def _run(self, graph_input: dict | Command | None, config: dict, platform: str) -> list[Reply]:
         result = await self.graph.ainvoke(graph_input, config, context=self.context)
         if not await self.coordinator.still_holds():
             # The lock expired under us (a stall longer than its TTL) and another turn of this
@@ -246,8 +262,12 @@ class ChatService:
         interrupts = result.get("__interrupt__") or []
         if interrupts:
             CLARIFICATIONS.labels(platform, "asked").inc()
-            return [_clarification(interrupts[0], result)]
-        return [_answer(result)]
+        return self._replies(result, interrupts)
+
+    @staticmethod
+    def _replies(state: dict, interrupts: Sequence[Interrupt]) -> list[Reply]:
+        """What a run that ended in `state` says: its clarification, or its answer."""
+        return [_clarification(interrupts[0], state)] if interrupts else [_answer(state)]
 
 
 def _outcome(replies: list[Reply]) -> str:

@@ -12,16 +12,22 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from threadsage.adapters.embeddings import EmbeddingsUnavailable, make_embedder
-from threadsage.bots.terminal import TerminalChat
 from threadsage.adapters.ingest import Ingestor, IngestReport
 from threadsage.adapters.knowledge import Hit, KnowledgeBase, KnowledgeBaseError
+from threadsage.bots.terminal import TerminalChat
 from threadsage.config import EmbeddingsKind, Settings, get_settings
 from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
-from threadsage.launch import configured_platforms, serve
+from threadsage.launch import configured_platforms, serve, serve_front_end, work
 from threadsage.observability import configure_logging
 from threadsage.runtime import open_chat_service
 
@@ -204,6 +210,40 @@ def telegram() -> None:
     if get_settings().telegram_bot_token is None:
         raise fail("TELEGRAM_BOT_TOKEN is not set (see README, 'Telegram')")
     _serve(["telegram"], None)
+
+
+@app.command("serve")
+def serve_command() -> None:
+    """Front-end of a scaled deployment: Slack's Events API and Telegram's webhook, each delivery
+    put in the Redis turn queue before it is acknowledged (needs REDIS_URL)."""
+    settings = _queue_settings()
+    configure_logging(settings)
+    try:
+        asyncio.run(serve_front_end(settings, configured_platforms(settings)))
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+
+
+@app.command()
+def worker() -> None:
+    """Worker of a scaled deployment: answers the turns of the Redis queue and posts the replies
+    (needs REDIS_URL; run as many as you need)."""
+    settings = _queue_settings()
+    configure_logging(settings)
+    with knowledge_base(settings) as kb:
+        try:
+            asyncio.run(work(settings, configured_platforms(settings), kb=kb))
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+
+
+def _queue_settings() -> Settings:
+    settings = get_settings()
+    if not settings.redis_url:
+        raise fail("REDIS_URL is not set: serve and worker share their turns through Redis")
+    if not configured_platforms(settings):
+        raise fail("neither SLACK_BOT_TOKEN nor TELEGRAM_BOT_TOKEN is set")
+    return settings
 
 
 def _serve(platforms: list[str], demo: Path | None) -> None:

@@ -68,6 +68,11 @@ class Settings(BaseSettings):
     telegram_idle_hours: float = Field(24, validation_alias="THREADSAGE_TELEGRAM_IDLE_HOURS", gt=0)
     http_port: int = Field(8080, validation_alias="THREADSAGE_HTTP_PORT")
 
+    # The turn queue between `threadsage serve` and `threadsage worker` (REDIS_URL)
+    turn_timeout: float = Field(60, validation_alias="THREADSAGE_TURN_TIMEOUT", ge=5)  # seconds
+    worker_concurrency: int = Field(16, validation_alias="THREADSAGE_WORKER_CONCURRENCY", ge=1)
+    turn_max_tries: int = Field(3, validation_alias="THREADSAGE_TURN_MAX_TRIES", ge=1)
+
     # Who sees what, and how often
     channel_categories: dict[str, list[str]] = Field(
         default_factory=dict, validation_alias="THREADSAGE_CHANNEL_CATEGORIES"

@@ -1,14 +1,20 @@
-"""Run the configured platforms in one process: one chat service and one HTTP server on
-`THREADSAGE_HTTP_PORT` — /healthz, /readyz and /metrics always, plus Slack's Events API or
-Telegram's webhook when those are used instead of Socket Mode or long polling.
-Stops cleanly on SIGINT/SIGTERM, finishing the turns in flight."""
+"""The processes operators run, each with one HTTP server on `THREADSAGE_HTTP_PORT` serving
+/healthz, /readyz and /metrics:
+
+- `serve`: everything in one process — one chat service, Slack (Socket Mode or the Events API)
+  and Telegram (long polling or the webhook) (`threadsage run`, `slack`, `telegram`);
+- `serve_front_end`: only the webhooks, each delivery put in the turn queue (`threadsage serve`);
+- `work`: the turns from the queue, answered and posted (`threadsage worker`).
+
+All stop cleanly on SIGINT/SIGTERM, finishing the turns in flight."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import signal
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 
 import uvicorn
 from starlette.routing import Route
@@ -17,8 +23,9 @@ from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.config import Settings
 from threadsage.memory.retention import prune_periodically
+from threadsage.memory.turn_queue import Job, TurnQueue
 from threadsage.runtime import open_chat_service
-from threadsage.server import create_app
+from threadsage.server import ReadinessCheck, create_app
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +40,8 @@ def configured_platforms(settings: Settings) -> list[str]:
 
 
 async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | None = None) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    """Everything in this process: the platforms' listeners and the turns behind them."""
+    stop = _stop_on_signals()
     signer = Signer(load_secret(settings))
     routes: list[Route] = []
     async with AsyncExitStack() as stack:
@@ -47,7 +52,9 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
 
             slack = await stack.enter_async_context(SlackBot(settings, chat, signer).running())
             if settings.slack_app_token is not None:
-                from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+                from slack_bolt.adapter.socket_mode.aiohttp import (
+                    AsyncSocketModeHandler,
+                )
 
                 socket = AsyncSocketModeHandler(
                     slack.app, app_token=settings.slack_app_token.get_secret_value(), web_client=slack.client
@@ -62,23 +69,157 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
             from threadsage.bots.telegram import TelegramBot
 
             telegram = await stack.enter_async_context(TelegramBot(settings, chat, signer))
-            if telegram.webhook_url:
+            if telegram.webhook is not None:
                 routes.append(telegram.webhook_route())
-        config = uvicorn.Config(
-            create_app(routes),
-            host="0.0.0.0",
-            port=settings.http_port,
-            log_level="info",
-            log_config=None,  # its lines go through the process's handler (JSON, scrubbed)
-            access_log=False,
-        )
-        server = uvicorn.Server(config)
-        server.install_signal_handlers = lambda: None  # ours stop everything together
-        serving = asyncio.create_task(server.serve())
-        log.info("listening on port %d", settings.http_port)
-        await stop.wait()
-        log.info("stopping: finishing the turns in flight")
-        server.should_exit = True
-        await serving
+        async with http_server(settings, routes):
+            await stop.wait()
+            log.info("stopping: finishing the turns in flight")
         await pruning
         # leaving the stack stops the bots (each finishing its turns in flight), then the service
+
+
+async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
+    """`threadsage serve`: the platforms' webhooks, each delivery recorded in the turn queue
+    before it is acknowledged. No conversation state, no models: run as many as you like."""
+    stop = _stop_on_signals()
+    signer = Signer(load_secret(settings))
+    routes: list[Route] = []
+    async with AsyncExitStack() as stack:
+        queue = await stack.enter_async_context(TurnQueue(settings))
+        if "slack" in platforms:
+            from threadsage.bots.slack import SlackBot
+
+            if settings.slack_signing_secret is None:
+                raise ValueError("threadsage serve takes Slack's Events API: set SLACK_SIGNING_SECRET")
+            slack = await stack.enter_async_context(SlackBot(settings, None, signer, dispatch=queue.put).running())
+            routes.append(slack.route())
+            log.info("Slack: Events API at POST /slack/events, into the turn queue")
+        if "telegram" in platforms:
+            from threadsage.bots.telegram import TelegramWebhook, build_application
+
+            webhook = TelegramWebhook(settings, queue.put)
+            bot = await stack.enter_async_context(build_application(settings, polling=False).bot)
+            await webhook.register(bot)
+            routes.append(webhook.route())
+            log.info("Telegram: webhook at POST /telegram/webhook, into the turn queue")
+
+        async def ready() -> bool:
+            return await _answers(queue.worker.redis.ping())
+
+        measuring = asyncio.create_task(_measure_periodically(queue, stop))
+        async with http_server(settings, routes, ready):
+            await stop.wait()
+            log.info("stopping")
+        await measuring
+
+
+async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | None = None) -> None:
+    """`threadsage worker`: take turns from the queue, answer them, post the replies. Stops on
+    SIGINT/SIGTERM after the turns in flight (up to 30 s); a worker that dies instead has its
+    turns taken over by another after THREADSAGE_TURN_TIMEOUT."""
+    signer = Signer(load_secret(settings))
+    performers: dict[str, Callable[[Job], Awaitable[None]]] = {}
+    async with AsyncExitStack() as stack:
+        chat = await stack.enter_async_context(open_chat_service(settings, kb=kb))
+        if "slack" in platforms:
+            from threadsage.bots.slack import SlackBot
+
+            slack = await stack.enter_async_context(SlackBot(settings, chat, signer).running())
+            performers["slack"] = slack.perform
+        if "telegram" in platforms:
+            from threadsage.bots.telegram import TelegramBot
+
+            telegram = await stack.enter_async_context(TelegramBot(settings, chat, signer, receive=False))
+            performers["telegram"] = telegram.perform
+
+        async def perform(job: Job) -> None:
+            performer = performers.get(job.platform)
+            if performer is None:
+                log.error("no %s bot configured in this worker: job dropped", job.platform)
+                return
+            await performer(job)
+
+        running = asyncio.Event()
+        stopped = asyncio.Event()
+
+        async def ready() -> bool:
+            return running.is_set()
+
+        pruning = asyncio.create_task(prune_periodically(chat.graph.checkpointer, settings, stopped))
+        async with http_server(settings, [], ready):
+            await _run_queue(settings, perform, running)
+        stopped.set()
+        await pruning
+
+
+async def _run_queue(settings: Settings, perform: Callable[[Job], Awaitable[None]], running: asyncio.Event) -> None:
+    """Run the queue's worker loop; if Redis goes away, reconnect (with a growing pause) until it
+    is back. Returns when a signal stopped the loop."""
+    pause = 0.5
+    while True:
+        queue = TurnQueue(settings, perform)
+        measuring = asyncio.create_task(_measure_periodically(queue, None))
+        try:
+            await queue.run(on_started=running.set)
+            return
+        except Exception as exc:  # noqa: BLE001 - turns' own failures never get here: Redis went away
+            if running.is_set():
+                running.clear()
+                pause = 0.5
+            log.warning("turn queue unreachable (%s); retrying in %.1f s", exc, pause, exc_info=log.isEnabledFor(logging.DEBUG))
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 10.0)
+        finally:
+            measuring.cancel()
+
+
+@asynccontextmanager
+async def http_server(settings: Settings, routes: list[Route], ready: ReadinessCheck | None = None) -> AsyncIterator[None]:
+    """/healthz, /readyz, /metrics and the given routes on THREADSAGE_HTTP_PORT while inside."""
+    config = uvicorn.Config(
+        create_app(routes, ready),
+        host="0.0.0.0",
+        port=settings.http_port,
+        log_level="info",
+        log_config=None,  # its lines go through the process's handler (JSON, scrubbed)
+        access_log=False,
+    )
+    server = uvicorn.Server(config)
+    server.install_signal_handlers = lambda: None  # signals stop the whole process, not just this
+    serving = asyncio.create_task(server.serve())
+    log.info("listening on port %d", settings.http_port)
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        await serving
+
+
+def _stop_on_signals() -> asyncio.Event:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def _measure_periodically(queue: TurnQueue, stop: asyncio.Event | None, every: float = 5.0) -> None:
+    """Queue depth and age for /metrics, every few seconds; a failed reading is skipped."""
+    while stop is None or not stop.is_set():
+        try:
+            await queue.measure()
+        except Exception as exc:  # noqa: BLE001 - a missed reading must not stop the process
+            log.debug("could not measure the turn queue: %s", exc)
+        if stop is None:
+            await asyncio.sleep(every)
+        else:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), every)
+
+
+async def _answers(ping: Awaitable[object]) -> bool:
+    try:
+        await asyncio.wait_for(ping, 2)
+        return True
+    except Exception:  # noqa: BLE001 - readiness is a yes/no
+        return False

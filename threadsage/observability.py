@@ -47,6 +47,8 @@ LLM_CALLS = Counter(
 )  # kind: the structured-output schema, or "text"
 LLM_TOKENS = Counter("threadsage_llm_tokens", "Tokens the model reported.", ["model", "kind", "type"])
 ERRORS = Counter("threadsage_errors", "Failures, by where they happened.", ["where"])
+QUEUE_DEPTH = Gauge("threadsage_queue_depth", "Turns queued, running or waiting for a retry (serve and worker).")
+QUEUE_OLDEST = Gauge("threadsage_queue_oldest_age_seconds", "Age of the oldest turn not yet finished.")
 
 
 def render_metrics(accept: str) -> tuple[bytes, str]:

@@ -26,7 +26,7 @@ async def test_slack_http_mode_process_answers_and_stops_cleanly(tmp_path: Path)
     try:
         async with aiohttp.ClientSession() as http:
             await served.healthy(http)
-            await served.mention(http, SECRET, "What is the rate limit per API key?")
+            assert await served.mention(http, SECRET, "What is the rate limit per API key?") == 200
             [answer] = await fake.wait_for("chat.postMessage", timeout=60)
             assert answer["thread_ts"] == "1710000000.000001" and "api-style-guide" in str(answer["blocks"])
         code, output = served.stop()

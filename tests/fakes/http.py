@@ -34,6 +34,9 @@ class JsonServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
 
+            def do_GET(self) -> None:  # noqa: N802 - e.g. Slack's conversations.* read methods
+                self.do_POST()
+
             def log_message(self, *args: Any) -> None:
                 pass
 

@@ -83,6 +83,7 @@ def action_body(message: dict, channel: str, user: str, action_id: str, value: s
 class FakeSlack:
     calls: list[tuple[str, dict]] = field(default_factory=list)
     _rate_limited: dict[str, int] = field(default_factory=dict)
+    hold: dict[str, float] = field(default_factory=dict)  # method → seconds to wait after recording
     _server: JsonServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ts: int = 0
@@ -121,6 +122,22 @@ class FakeSlack:
         if self._server:
             self._server.stop()
 
+    def _read_back(self, params: dict) -> list[dict]:
+        """The bot's posted messages in a channel (or one thread of it), as Slack returns them:
+        metadata only with include_all_metadata."""
+        with_metadata = str(params.get("include_all_metadata", "")).lower() in ("1", "true")
+        messages = []
+        for posted in self.posted():
+            if posted.get("channel") != params.get("channel"):
+                continue
+            if "ts" in params and params["ts"] not in (posted.get("thread_ts"), posted["ts"]):
+                continue
+            message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "ts": posted["ts"], "text": posted.get("text", "")}
+            if with_metadata and posted.get("metadata"):
+                message["metadata"] = posted["metadata"]
+            messages.append(message)
+        return messages
+
     def _receive(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
         url = urllib.parse.urlparse(path)
         params = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
@@ -144,6 +161,8 @@ class FakeSlack:
             if method == "chat.postMessage":
                 params = {**params, "ts": ts}
             self.calls.append((method, params))
+        if self.hold.get(method):
+            time.sleep(self.hold[method])  # the call took effect; the answer is late (or never read)
         if method == "auth.test":
             return 200, {}, {"ok": True, "url": "https://acme.slack.com/", "team": "Acme", "user": "threadsage",
                              "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID}  # fmt: skip
@@ -154,6 +173,8 @@ class FakeSlack:
             return 200, {}, {"ok": True, "channel": params.get("channel"), "ts": params.get("ts", ts), "message_ts": ts}
         if method in ("reactions.add", "reactions.remove"):
             return 200, {}, {"ok": True}
+        if method in ("conversations.replies", "conversations.history"):
+            return 200, {}, {"ok": True, "messages": self._read_back(params), "has_more": False}
         return 200, {}, {"ok": False, "error": "unknown_method"}
 
 

@@ -1,23 +1,25 @@
 """The Slack bot: bolt listeners turn events into `Turn`s and `Reply`s into Block Kit.
 
-Listeners acknowledge first and leave the work to background tasks. A thread is a session: a
-mention in a channel is answered in a thread under it, later messages in that thread continue it
-without a mention; a DM is a session, and a thread inside a DM is a session of its own.
+Listeners acknowledge first and hand the work on as a `Job`: to a background task in one process,
+or to the turn queue on a `threadsage serve` front-end (then `threadsage worker` calls `perform`).
+A thread is a session: a mention in a channel is answered in a thread under it, later messages in
+that thread continue it without a mention; a DM is a session, and a thread inside a DM is a
+session of its own.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import aiohttp
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
-from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
@@ -26,10 +28,28 @@ from starlette.routing import Route
 
 from threadsage.bots.background import BackgroundTasks
 from threadsage.bots.render import split_markdown, to_mrkdwn, to_plain
-from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest, turn_ref
-from threadsage.chat import APOLOGY, ChatService, Citation, ClarificationAnswer, Reply, ReplyKind, Turn
+from threadsage.bots.tokens import (
+    Button,
+    ButtonKind,
+    InvalidToken,
+    Signer,
+    session_digest,
+    turn_ref,
+)
+from threadsage.chat import (
+    APOLOGY,
+    ChatService,
+    Citation,
+    ClarificationAnswer,
+    Reply,
+    ReplyKind,
+    Turn,
+)
 from threadsage.config import Settings
+from threadsage.memory.coordination import current_delivery
+from threadsage.memory.outages import ServiceUnavailable
 from threadsage.memory.sessions import session_key
+from threadsage.memory.turn_queue import Job
 
 log = logging.getLogger(__name__)
 
@@ -57,14 +77,26 @@ class Place:
 
 
 class SlackBot:
-    def __init__(self, settings: Settings, chat: ChatService, signer: Signer, client: AsyncWebClient | None = None) -> None:
+    """Listeners and the work behind them. A front-end of the turn queue passes `dispatch` (and
+    no chat service: it holds no conversation state); its listeners then finish queueing before
+    Slack gets its acknowledgement."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        chat: ChatService | None,
+        signer: Signer,
+        client: AsyncWebClient | None = None,
+        dispatch: Callable[[Job], Awaitable[None]] | None = None,
+    ) -> None:
         if settings.slack_bot_token is None:
             raise ValueError("SLACK_BOT_TOKEN is not set")
         token = settings.slack_bot_token.get_secret_value()
         self.settings = settings
-        self.chat = chat
+        self._chat = chat
         self.signer = signer
         self.tasks = BackgroundTasks()
+        self.dispatch = dispatch or self._work_here
         # One HTTP session for every Web API call: slack_sdk otherwise opens a session (and builds
         # a TLS context, ~10 ms of CPU on the event loop) per call, which shows in ack latency.
         self._session = aiohttp.ClientSession()
@@ -86,7 +118,7 @@ class SlackBot:
             authorize=authorize,
             signing_secret=signing_secret or "socket-mode",
             request_verification_enabled=signing_secret is not None,
-            process_before_response=False,
+            process_before_response=dispatch is not None,
         )
         self.app.event("app_mention")(self._on_mention)
         self.app.event("message")(self._on_message)
@@ -124,7 +156,7 @@ class SlackBot:
 
     async def _on_mention(self, event: dict, body: dict, context: Any) -> None:
         place = Place(body.get("team_id", ""), event["channel"], event.get("thread_ts") or event["ts"], False)
-        self.tasks.spawn(self._answer_message(event, place), name=f"slack-mention-{event['ts']}")
+        await self.dispatch(Job("slack", "message", {"event": event, "place": asdict(place)}, place.session))
 
     async def _on_message(self, event: dict, body: dict, context: Any) -> None:
         if event.get("subtype") or event.get("bot_id") or event.get("user") in (None, context.get("bot_user_id")):
@@ -136,15 +168,35 @@ class SlackBot:
             place = Place(team, event["channel"], event["thread_ts"], False)
         else:
             return  # top-level channel chatter: only mentions are for the bot
-        self.tasks.spawn(self._answer_message(event, place), name=f"slack-message-{event['ts']}")
+        await self.dispatch(Job("slack", "message", {"event": event, "place": asdict(place)}, place.session))
 
     async def _on_clarify(self, ack: Any, body: dict, action: dict) -> None:
         await ack()
-        self.tasks.spawn(self._answer_click(body, action), name=f"slack-click-{action.get('action_ts')}")
+        await self.dispatch(Job("slack", "click", {"body": body, "action": action}, _place_of_click(body).session))
 
     async def _on_feedback(self, ack: Any, body: dict, action: dict) -> None:
         await ack()
-        self.tasks.spawn(self._record_vote(body, action), name=f"slack-vote-{action.get('action_ts')}")
+        await self.dispatch(Job("slack", "vote", {"body": body, "action": action}, _place_of_click(body).session))
+
+    async def _work_here(self, job: Job) -> None:
+        self.tasks.spawn(self.perform(job), name=f"slack-{job.kind}")
+
+    async def perform(self, job: Job) -> None:
+        """Do the work behind one listener (here, or on a worker of the turn queue)."""
+        if job.kind == "message":
+            await self._answer_message(job.payload["event"], Place(**job.payload["place"]))
+        elif job.kind == "click":
+            await self._answer_click(job.payload["body"], job.payload["action"])
+        elif job.kind == "vote":
+            await self._record_vote(job.payload["body"], job.payload["action"])
+        else:
+            log.error("unknown Slack job %r dropped", job.kind)
+
+    @property
+    def chat(self) -> ChatService:
+        if self._chat is None:
+            raise RuntimeError("this Slack bot only queues work; a worker answers")
+        return self._chat
 
     # --- work ------------------------------------------------------------------------------
 
@@ -168,6 +220,8 @@ class SlackBot:
             replies = await self.chat.handle(turn)
             for reply in replies:
                 await self.post(place, reply, turn)
+        except ServiceUnavailable:
+            raise  # the turn queue retries it
         except Exception:
             log.exception("answering %s failed", turn.message_id)
             await self._post_quietly(place, APOLOGY)
@@ -194,6 +248,8 @@ class SlackBot:
                     await self._ephemeral(place, user, reply.text)
                 else:
                     await self.post(place, reply, turn)
+        except ServiceUnavailable:
+            raise
         except Exception:
             log.exception("resuming %s failed", turn.message_id)
             await self._post_quietly(place, APOLOGY)
@@ -223,16 +279,44 @@ class SlackBot:
     # --- Slack output --------------------------------------------------------------------------
 
     async def post(self, place: Place, reply: Reply, turn: Turn) -> None:
-        """A reply in the place's thread (or the DM itself); long answers take several messages."""
-        for blocks, fallback in self.render(reply, place, turn):
+        """A reply in the place's thread (or the DM itself); long answers take several messages.
+
+        Each message carries its turn and part in its metadata. A turn redelivered by the queue
+        (its worker died, perhaps after posting) first reads back what was posted and skips it."""
+        delivery = current_delivery.get()
+        posted = await self._posted_parts(place, turn) if delivery is not None and delivery.attempt > 1 else set()
+        for part, (blocks, fallback) in enumerate(self.render(reply, place, turn)):
+            if part in posted:
+                log.info("part %d of the reply to %s was already posted", part, turn.message_id)
+                continue
             await self.client.chat_postMessage(
                 channel=place.channel,
                 thread_ts=place.thread_ts or None,
                 text=fallback,
                 blocks=blocks,
                 unfurl_links=False,
-                metadata={"event_type": "threadsage_reply", "event_payload": {"turn": turn.message_id}},
+                metadata={"event_type": "threadsage_reply", "event_payload": {"turn": turn.message_id, "part": part}},
             )
+
+    async def _posted_parts(self, place: Place, turn: Turn) -> set[int]:
+        """The parts of this turn's reply already in the thread (or the DM's latest messages);
+        none if Slack cannot tell (then posting twice is the lesser harm than not at all)."""
+        try:
+            if place.thread_ts:
+                response = await self.client.conversations_replies(
+                    channel=place.channel, ts=place.thread_ts, include_all_metadata=True, limit=200
+                )
+            else:
+                response = await self.client.conversations_history(channel=place.channel, include_all_metadata=True, limit=50)
+        except SlackApiError as exc:
+            log.warning("could not read back the replies to %s: %s", turn.message_id, exc.response.get("error"))
+            return set()
+        parts = set()
+        for message in response.get("messages", []):
+            payload = (message.get("metadata") or {}).get("event_payload") or {}
+            if payload.get("turn") == turn.message_id:
+                parts.add(int(payload.get("part", 0)))
+        return parts
 
     def render(self, reply: Reply, place: Place, turn: Turn) -> list[tuple[list[dict], str]]:
         if reply.kind is ReplyKind.CLARIFICATION:

@@ -7,8 +7,10 @@ and the session is the reply chain (a reply to one of the bot's messages continu
 that message belongs to). It replies to the asker's message and stays in the forum topic.
 
 Long polling by default; with `TELEGRAM_WEBHOOK_URL` set, Telegram posts updates to
-`/telegram/webhook` on the project's ASGI app instead. Everything runs on one asyncio loop; updates
-are processed concurrently (the chat service serialises each session).
+`/telegram/webhook` on the project's ASGI app instead. In one process, updates are processed
+concurrently on one asyncio loop (the chat service serialises each session). With a turn queue,
+the webhook of `threadsage serve` only queues each update (`dispatch`) and `threadsage worker`
+processes it (`perform`); the updates of one chat stay in order.
 """
 
 from __future__ import annotations
@@ -18,8 +20,7 @@ import hmac
 import html
 import logging
 import re
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 from telegram import (
+    Bot,
     CallbackQuery,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
@@ -53,10 +55,28 @@ from telegram.ext import (
 )
 
 from threadsage.bots.render import split_markdown, to_plain, to_telegram_html
-from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret, session_digest, turn_ref
-from threadsage.chat import APOLOGY, STALE, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
+from threadsage.bots.tokens import (
+    Button,
+    ButtonKind,
+    InvalidToken,
+    Signer,
+    load_secret,
+    session_digest,
+    turn_ref,
+)
+from threadsage.chat import (
+    APOLOGY,
+    STALE,
+    ChatService,
+    ClarificationAnswer,
+    Reply,
+    ReplyKind,
+    Turn,
+)
 from threadsage.config import Settings
+from threadsage.memory.outages import ServiceUnavailable
 from threadsage.memory.sessions import session_key
+from threadsage.memory.turn_queue import Job
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +84,7 @@ WEBHOOK_PATH = "/telegram/webhook"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 PIECE_CHARS = MessageLimit.MAX_TEXT_LENGTH - 96  # Markdown per message; rendering never lengthens it
 TYPING_EVERY = 4.5  # seconds; Telegram shows "typing…" for about 5 s
-REMEMBERED_MESSAGES = 50_000  # bot messages whose session is kept in memory (reply chains)
+REMEMBERED_FOR = 30 * 24 * 3600.0  # seconds a bot message's session is known (reply chains)
 ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
 _WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
@@ -110,15 +130,56 @@ class _FromPerson(filters.MessageFilter):
         return message.from_user is not None and not message.from_user.is_bot
 
 
+class TelegramWebhook:
+    """The receiving end of Telegram's webhook: checks the secret, parses the update, hands it to
+    `dispatch` and answers at once. `threadsage serve` runs only this (dispatch = the turn
+    queue); a bot in one process dispatches to its own application."""
+
+    def __init__(self, settings: Settings, dispatch: Callable[[Job], Awaitable[None]]) -> None:
+        secret = _webhook_secret(settings)
+        if secret is None or settings.telegram_webhook_url is None:
+            raise TelegramConfigError("the webhook needs TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET")
+        self.url = settings.telegram_webhook_url
+        self.dispatch = dispatch
+        self._secret = secret
+
+    async def register(self, bot: Bot) -> None:
+        """Tell Telegram where to post updates (setWebhook), with the secret it must send."""
+        await bot.set_webhook(self.url, secret_token=self._secret, allowed_updates=ALLOWED_UPDATES)
+
+    def route(self) -> Route:
+        return Route(WEBHOOK_PATH, self._receive, methods=["POST"])
+
+    async def _receive(self, request: Request) -> Response:
+        given = request.headers.get(SECRET_HEADER, "")
+        if not hmac.compare_digest(given.encode(), self._secret.encode()):
+            return Response(status_code=403)
+        try:
+            data = await request.json()
+            update = Update.de_json(data, None) if isinstance(data, dict) else None
+        except (ValueError, KeyError, TypeError):
+            update = None
+        if update is None:
+            return Response(status_code=400)
+        chat = update.effective_chat.id if update.effective_chat else "-"
+        await self.dispatch(Job("telegram", "update", data, order_key=f"telegram:{chat}"))
+        return Response(status_code=200)
+
+
 class TelegramBot:
     """One bot: a PTB `Application` wired to a `ChatService`. Start and stop it with
-    `async with TelegramBot(...)` (or `start()` / `stop()`); the loop stays ours."""
+    `async with TelegramBot(...)` (or `start()` / `stop()`); the loop stays ours.
+
+    `dispatch` receives each webhook update (by default: processed in this process); a worker
+    passes `receive=False` and feeds queued updates to `perform`."""
 
     def __init__(
         self,
         settings: Settings,
         chat: ChatService,
         signer: Signer | None = None,
+        dispatch: Callable[[Job], Awaitable[None]] | None = None,
+        receive: bool = True,
     ) -> None:
         if settings.telegram_bot_token is None:
             raise TelegramConfigError("TELEGRAM_BOT_TOKEN is not set (get one from @BotFather)")
@@ -128,10 +189,11 @@ class TelegramBot:
         # A private conversation idle this long starts afresh.
         self.idle_after = timedelta(hours=settings.telegram_idle_hours)
         self.webhook_url = settings.telegram_webhook_url
-        self._webhook_secret = _webhook_secret(settings)
-        self.app = _build_application(settings, polling=not self.webhook_url)
-        self._sessions: OrderedDict[tuple[int, int], str] = OrderedDict()  # bot message → session
+        self.receive = receive
+        self.app = build_application(settings, polling=receive and not self.webhook_url)
+        self.webhook = TelegramWebhook(settings, dispatch or self._process_here) if self.webhook_url else None
         self._answering: set[tuple[int, int]] = set()  # clarification messages whose click is running
+        self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -140,10 +202,11 @@ class TelegramBot:
         """getMe, then the update loop; registers the webhook or starts long polling."""
         await self.app.initialize()
         await self.app.start()
-        if self.webhook_url:
-            await self.app.bot.set_webhook(
-                self.webhook_url, secret_token=self._webhook_secret, allowed_updates=ALLOWED_UPDATES
-            )
+        if not self.receive:
+            log.info("telegram bot @%s started (updates from the turn queue)", self.app.bot.username)
+            return
+        if self.webhook is not None:
+            await self.webhook.register(self.app.bot)
         else:
             assert self.app.updater is not None
             await self.app.updater.start_polling(allowed_updates=ALLOWED_UPDATES)
@@ -170,25 +233,20 @@ class TelegramBot:
     # --- webhook ---------------------------------------------------------------------------
 
     def webhook_route(self) -> Route:
-        if self._webhook_secret is None:
+        if self.webhook is None:
             raise TelegramConfigError("the webhook route needs TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET")
-        return Route(WEBHOOK_PATH, self._on_webhook, methods=["POST"])
+        return self.webhook.route()
 
-    async def _on_webhook(self, request: Request) -> Response:
-        """Acknowledge at once: the update is queued and answered by the application."""
-        assert self._webhook_secret is not None
-        given = request.headers.get(SECRET_HEADER, "")
-        if not hmac.compare_digest(given.encode(), self._webhook_secret.encode()):
-            return Response(status_code=403)
-        try:
-            data = await request.json()
-            update = Update.de_json(data, self.app.bot) if isinstance(data, dict) else None
-        except (ValueError, KeyError, TypeError):
-            update = None
-        if update is None:
-            return Response(status_code=400)
-        await self.app.update_queue.put(update)
-        return Response(status_code=200)
+    async def _process_here(self, job: Job) -> None:
+        await self.app.update_queue.put(Update.de_json(job.payload, self.app.bot))
+
+    async def perform(self, job: Job) -> None:
+        """Process one queued update; an outage propagates so that the queue retries it."""
+        update = Update.de_json(job.payload, self.app.bot)
+        await self.app.process_update(update)
+        outage = self._outages.pop(update.update_id, None)
+        if outage is not None:
+            raise outage
 
     # --- handlers --------------------------------------------------------------------------
 
@@ -232,7 +290,7 @@ class TelegramBot:
         if message.chat.type == ChatType.PRIVATE:
             await self._ask_in_private(message, self._question_text(message))
         else:
-            await self._ask(message, self._group_session(message), self._question_text(message))
+            await self._ask(message, await self._group_session(message), self._question_text(message))
 
     async def _on_private_text(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
         assert update.message is not None
@@ -243,7 +301,7 @@ class TelegramBot:
         message = update.message
         assert message is not None
         if self._replies_to_me(message) or self._mentions_me(message):
-            await self._ask(message, self._group_session(message), self._question_text(message))
+            await self._ask(message, await self._group_session(message), self._question_text(message))
 
     async def _on_click(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
         """The callback query is answered exactly once, before any slow work; what the toast says
@@ -254,7 +312,7 @@ class TelegramBot:
         if not isinstance(message, Message):  # gone (InaccessibleMessage) or an inline message
             await _answer_query(query, INVALID_BUTTON)
             return
-        key = self._session_of_bot_message(message)
+        key = await self._session_of_bot_message(message)
         try:
             button = self.signer.verify(query.data or "", key)
         except InvalidToken as exc:
@@ -268,7 +326,11 @@ class TelegramBot:
             await self._choose(query, message, key, button)
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Never silent: whatever failed, the person gets a short apology (best effort)."""
+        """Never silent: whatever failed, the person gets a short apology (best effort) — unless a
+        service is briefly away and the queue will retry the update (see `perform`)."""
+        if isinstance(context.error, ServiceUnavailable) and isinstance(update, Update):
+            self._outages[update.update_id] = context.error
+            return
         log.error("telegram update failed", exc_info=context.error)
         if not isinstance(update, Update) or not isinstance(update.effective_message, Message):
             return
@@ -349,31 +411,30 @@ class TelegramBot:
 
     # --- sessions --------------------------------------------------------------------------
 
-    def _group_session(self, message: Message) -> str:
+    async def _group_session(self, message: Message) -> str:
         """A reply to the bot continues that message's session; anything else starts a chain."""
         replied = message.reply_to_message
         if replied is not None and self._replies_to_me(message):
-            return self._session_of_bot_message(replied)
+            return await self._session_of_bot_message(replied)
         return _chain_key(message.chat_id, message.message_id)
 
-    def _session_of_bot_message(self, message: Message) -> str:
-        """The session a bot message belongs to. The map is in memory: after a restart the chain
-        is assumed to start at the question the message quotes (true for a first question)."""
+    async def _session_of_bot_message(self, message: Message) -> str:
+        """The session a bot message belongs to, as recorded when it was sent (shared by every
+        process through the coordinator). Unknown — forgotten, or sent without a coordinator
+        that outlives the process — the chain is taken to start at the question the message
+        quotes (true for a first question)."""
         if message.chat.type == ChatType.PRIVATE:
             return _private_key(message.chat_id)
-        known = self._sessions.get((message.chat_id, message.message_id))
+        known = await self.chat.coordinator.recall(f"telegram-message:{message.chat_id}:{message.message_id}")
         if known is not None:
             return known
         root = message.reply_to_message.message_id if message.reply_to_message else message.message_id
         return _chain_key(message.chat_id, root)
 
-    def _remember(self, key: str, sent: Sequence[Message]) -> None:
+    async def _remember(self, key: str, sent: Sequence[Message]) -> None:
         for message in sent:
             if message.chat.type != ChatType.PRIVATE:
-                self._sessions[(message.chat_id, message.message_id)] = key
-                self._sessions.move_to_end((message.chat_id, message.message_id))
-        while len(self._sessions) > REMEMBERED_MESSAGES:
-            self._sessions.popitem(last=False)
+                await self.chat.coordinator.remember(f"telegram-message:{message.chat_id}:{message.message_id}", key, REMEMBERED_FOR)
 
     def _replies_to_me(self, message: Message) -> bool:
         replied = message.reply_to_message
@@ -403,7 +464,9 @@ class TelegramBot:
     # --- replies ---------------------------------------------------------------------------
 
     async def _deliver(self, replies: list[Reply], place: Place, key: str, turn_id: str) -> None:
-        for reply in replies:
+        for n, reply in enumerate(replies):
+            if not await self._first_sending(turn_id, n):
+                continue
             if reply.kind is ReplyKind.ANSWER:
                 keyboard = self._feedback_keyboard(key, turn_id)
                 sent = await self._send_markdown(place, answer_markdown(reply), keyboard)
@@ -412,7 +475,19 @@ class TelegramBot:
                 sent = await self._send_markdown(place, markdown, self._choices_keyboard(key, reply))
             else:
                 sent = [await self._send_plain(place, reply.text)]
-            self._remember(key, sent)
+            await self._remember(key, sent)
+
+    async def _first_sending(self, turn_id: str, n: int) -> bool:
+        """Record reply `n` of a turn as sent before sending it: a turn redelivered after its
+        worker died (possibly between sending and acknowledging) never sends it twice. Telegram
+        cannot be asked what was sent, so a worker dying between this record and the send loses
+        that reply — a window of one HTTP request."""
+        key = f"telegram-sent:{turn_id}:{n}"
+        if await self.chat.coordinator.recall(key) is not None:
+            log.info("reply %d of %s was already sent", n, turn_id)
+            return False
+        await self.chat.coordinator.remember(key, "1", 24 * 3600.0)
+        return True
 
     async def _send_markdown(self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup) -> list[Message]:
         """As HTML, split to Telegram's limit; the keyboard goes under the last piece."""
@@ -538,7 +613,7 @@ def _webhook_secret(settings: Settings) -> str | None:
     return secret
 
 
-def _build_application(settings: Settings, polling: bool) -> Application:
+def build_application(settings: Settings, polling: bool) -> Application:
     assert settings.telegram_bot_token is not None
     builder = (
         ApplicationBuilder()

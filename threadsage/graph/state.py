@@ -65,6 +65,7 @@ class Step(TypedDict, total=False):
 class ConversationState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     # the turn
+    turn_id: str  # the platform message or click this run serves: a retried delivery finds it
     question: str
     asker: str
     categories: list[str]

@@ -1,23 +1,51 @@
 """Coordination the chat service needs: one turn at a time per session, each platform message
-or click handled once, and a per-person rate limit. In-process here; a Redis version can stand
-behind the same interface when several processes share the work.
+or click handled once, a per-person rate limit, and a few shared facts (which session a bot
+message belongs to). In-process here; `RedisCoordinator` stands behind the same interface when
+several processes share the work.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """The queue delivery the current task works on (see `threadsage.turn_queue`).
+
+    A turn handed to a second worker after the first died carries the same delivery id, so the
+    claims the first one took are its own and the turn is finished rather than taken for a
+    duplicate. `final` is False while the queue may still retry the delivery: a service outage
+    then propagates (to be retried) instead of ending in an apology."""
+
+    id: str
+    attempt: int = 1
+    final: bool = True
+
+
+current_delivery: ContextVar[Delivery | None] = ContextVar("threadsage_delivery", default=None)
+
+
+def claim_owner() -> str:
+    """Who takes a claim: the current delivery, or a one-off owner outside the queue."""
+    delivery = current_delivery.get()
+    return delivery.id if delivery is not None else secrets.token_hex(8)
 
 
 class Coordinator(Protocol):
     def session_lock(self, key: str) -> AbstractAsyncContextManager[None]: ...
 
     async def claim(self, key: str, ttl_seconds: float) -> bool:
-        """True the first time a key is claimed within its TTL, False after that."""
+        """True the first time a key is claimed within its TTL (and again for the same queue
+        delivery, see `Delivery`), False after that."""
 
     async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
         """True while `key` has been allowed fewer than `limit` times in the window."""
@@ -28,14 +56,14 @@ class Coordinator(Protocol):
 
 
 class LocalCoordinator:
-    """For one process: asyncio locks per session (dropped when nobody waits) and a bounded
-    TTL map of claimed keys."""
+    """For one process: asyncio locks per session (dropped when nobody waits) and bounded TTL
+    maps of claimed keys and remembered facts."""
 
     def __init__(self, max_claims: int = 100_000, max_rate_keys: int = 100_000) -> None:
         self._locks: dict[str, asyncio.Lock] = {}
         self._waiters: dict[str, int] = {}
-        self._claims: OrderedDict[str, float] = OrderedDict()
-        self._max_claims = max_claims
+        self._claims = _ExpiringMap(max_claims)
+        self._facts = _ExpiringMap(max_claims)
         self._events: OrderedDict[str, deque[float]] = OrderedDict()
         self._max_rate_keys = max_rate_keys
 
@@ -55,15 +83,18 @@ class LocalCoordinator:
         return True  # in-process locks do not expire
 
     async def claim(self, key: str, ttl_seconds: float) -> bool:
-        now = time.monotonic()
-        expires = self._claims.get(key)
-        if expires is not None and expires > now:
+        owner = claim_owner()
+        holder = self._claims.get(key)
+        if holder is not None and holder != owner:
             return False
-        self._claims[key] = now + ttl_seconds
-        self._claims.move_to_end(key)
-        while len(self._claims) > self._max_claims:
-            self._claims.popitem(last=False)
+        self._claims.put(key, owner, ttl_seconds)
         return True
+
+    async def remember(self, key: str, value: str, ttl_seconds: float) -> None:
+        self._facts.put(key, value, ttl_seconds)
+
+    async def recall(self, key: str) -> str | None:
+        return self._facts.get(key)
 
     async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
         now = time.monotonic()
@@ -77,3 +108,21 @@ class LocalCoordinator:
             return False
         events.append(now)
         return True
+
+
+class _ExpiringMap:
+    """A bounded map whose entries expire; the least recently written go first when full."""
+
+    def __init__(self, max_entries: int) -> None:
+        self._entries: OrderedDict[str, tuple[float, str]] = OrderedDict()
+        self._max_entries = max_entries
+
+    def get(self, key: str) -> str | None:
+        entry = self._entries.get(key)
+        return entry[1] if entry is not None and entry[0] > time.monotonic() else None
+
+    def put(self, key: str, value: str, ttl_seconds: float) -> None:
+        self._entries[key] = (time.monotonic() + ttl_seconds, value)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._max_entries:
+            self._entries.popitem(last=False)

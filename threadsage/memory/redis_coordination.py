@@ -6,7 +6,8 @@ Same interface as `LocalCoordinator`:
   number (an ever-increasing counter per session), and the holder can ask `still_holds()` before
   it acts on the outside world: a holder that stalled past the expiry and lost the lock learns so
   instead of posting over the next holder's work.
-- `claim`: idempotency keys with a TTL (SET NX EX).
+- `claim`: idempotency keys with a TTL, owned by the queue delivery that took them (one script).
+- `remember`/`recall`: small shared facts with a TTL.
 - `allow`: a sliding-window rate limit (a sorted set per key, one Lua script, atomic).
 """
 
@@ -23,11 +24,19 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
+from threadsage.memory.coordination import claim_owner
+
 log = logging.getLogger(__name__)
 
 # Renew only while the lock is still ours; release only if it is still ours.
 _RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+# A claim is new (SET NX) or already this owner's (a redelivered turn).
+_CLAIM = """
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 1 end
+if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end
+return 0
+"""
 _ALLOW = """
 redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1] - ARGV[2])
 if redis.call('zcard', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
@@ -56,7 +65,7 @@ class RedisCoordinator:
         self,
         redis: Redis,
         prefix: str = "threadsage:",
-        lock_ttl: float = 30.0,
+        lock_ttl: float = 10.0,
         wait_timeout: float = 300.0,
     ) -> None:
         self.redis = redis
@@ -86,7 +95,15 @@ class RedisCoordinator:
         return await self.redis.get(self._lock_key(hold.key)) == hold.token.encode()
 
     async def claim(self, key: str, ttl_seconds: float) -> bool:
-        return bool(await self.redis.set(f"{self.prefix}claim:{key}", b"1", nx=True, ex=max(1, int(ttl_seconds))))
+        owner = claim_owner()
+        return bool(await self.redis.eval(_CLAIM, 1, f"{self.prefix}claim:{key}", owner, max(1, int(ttl_seconds))))
+
+    async def remember(self, key: str, value: str, ttl_seconds: float) -> None:
+        await self.redis.set(f"{self.prefix}fact:{key}", value, ex=max(1, int(ttl_seconds)))
+
+    async def recall(self, key: str) -> str | None:
+        value = await self.redis.get(f"{self.prefix}fact:{key}")
+        return value.decode() if value is not None else None
 
     async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
         now_ms = int(time.time() * 1000)

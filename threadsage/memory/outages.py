@@ -1,0 +1,33 @@
+"""Which failures mean "a service we depend on is briefly away" (worth retrying the turn later)
+rather than "this turn cannot work" (worth an apology now)."""
+
+from __future__ import annotations
+
+import psycopg
+import psycopg_pool
+import redis.exceptions
+
+
+class ServiceUnavailable(RuntimeError):
+    """A turn stopped for want of Postgres, Redis or the network; the queue will retry it."""
+
+
+_OUTAGES = (
+    psycopg.OperationalError,
+    psycopg_pool.PoolTimeout,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    ConnectionError,
+)
+
+
+def is_outage(exc: BaseException) -> bool:
+    """True when `exc`, or anything it was raised from, is a lost or refused connection."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, _OUTAGES):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

@@ -1,0 +1,130 @@
+"""The durable turn queue between front-ends (`threadsage serve`) and workers (`threadsage
+worker`), on streaq — a task queue on Redis streams.
+
+Why streaq: a worker acknowledges a job (XACK) only after it ran, renews the idle time of the jobs
+it is running every 0.9 × `THREADSAGE_TURN_TIMEOUT`, and takes over jobs idle longer than that —
+their worker died — from the stream's pending list. Delivery is therefore at-least-once, and the
+takeover happens after the turn timeout (60 s by default), not after the many minutes queue
+libraries usually wait. It also has per-job retry counts and job dependencies, which keep the
+turns of one conversation in order (each waits for the one queued before it).
+
+At-least-once becomes exactly one answer through idempotency further in: platform messages and
+clicks are claimed by their delivery (a redelivery of the same job may claim them again, a second
+delivery of the same message may not); the chat service finishes a redelivered turn from its last
+LangGraph checkpoint, or returns what it already produced; and front-ends look for a reply they
+already posted (Slack, by the turn id in the message metadata) or record each reply before
+sending it (Telegram) before posting.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import anyio
+from streaq import StreaqRetry, TaskStatus, Worker
+
+from threadsage.config import Settings
+from threadsage.memory.coordination import Delivery, current_delivery
+from threadsage.memory.outages import ServiceUnavailable
+from threadsage.observability import QUEUE_DEPTH, QUEUE_OLDEST
+
+log = logging.getLogger(__name__)
+
+ORDER_TTL_MS = 24 * 3600 * 1000  # how long a conversation's last job id is kept for ordering
+RESULT_TTL_S = 3600  # a finished job's record; later jobs of its conversation need not wait on it
+_WAITING = {TaskStatus.QUEUED, TaskStatus.RUNNING, TaskStatus.SCHEDULED}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One platform delivery as received, for a worker to handle.
+
+    `order_key` names the conversation: jobs with the same key run one after another, in the
+    order they were queued (jobs queued at the same instant by two front-ends have no order)."""
+
+    platform: str
+    kind: str
+    payload: dict[str, Any]
+    order_key: str
+
+
+Perform = Callable[[Job], Awaitable[None]]
+
+
+class TurnQueue:
+    """Front-ends `put` inside `async with TurnQueue(settings) as queue`; workers call `run`
+    (which connects by itself) on a queue made with `perform`."""
+
+    def __init__(self, settings: Settings, perform: Perform | None = None) -> None:
+        if not settings.redis_url:
+            raise ValueError("the turn queue needs REDIS_URL")
+        self.max_tries = settings.turn_max_tries
+        self._perform = perform
+        self.worker: Worker[Any] = Worker(
+            redis_url=settings.redis_url,
+            queue_name=f"{settings.redis_prefix}turns",
+            concurrency=settings.worker_concurrency,
+            idle_timeout=settings.turn_timeout,
+            serializer=json.dumps,
+            deserializer=json.loads,
+            grace_period=30,  # on SIGTERM, turns in flight get this long to finish
+        )
+        self._turn = self.worker.task(name="turn", max_tries=self.max_tries, ttl=RESULT_TTL_S)(self._run)
+        self._last = f"{settings.redis_prefix}turns:last:"
+
+    async def __aenter__(self) -> TurnQueue:
+        await self.worker.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.worker.__aexit__(*exc)
+
+    async def put(self, job: Job) -> str:
+        """Record the job durably in Redis; returns its id. Raises if Redis is unreachable, so
+        that a front-end can refuse the platform's request (and the platform retries)."""
+        task = self._turn.enqueue(asdict(job))
+        previous = await self.worker.redis.set(self._last + job.order_key, task.id, get=True, px=ORDER_TTL_MS)
+        if previous and await self.worker.status_by_id(previous) in _WAITING:
+            task.start(after=previous)
+        await task
+        return task.id
+
+    async def run(self, on_started: Callable[[], object] = lambda: None) -> None:
+        """Take and perform jobs until SIGINT/SIGTERM (streaq's handler: turns in flight get
+        30 s to finish); `on_started` runs once jobs are being taken."""
+        if self._perform is None:
+            raise ValueError("a worker needs something to perform its jobs")
+        async with anyio.create_task_group() as group:
+            await group.start(self.worker.run_async)
+            on_started()
+
+    async def measure(self) -> None:
+        """Set the queue depth and the age of its oldest unfinished job (Prometheus gauges)."""
+        QUEUE_DEPTH.set(await self.worker.queue_size())
+        oldest = 0.0
+        for priority in self.worker.priorities:
+            entries = await self.worker.redis.xrange(self.worker.stream_key + priority, "-", "+", count=1)
+            if entries:
+                enqueued_ms = int(str(entries[0].identifier).split("-", 1)[0])
+                now_s, now_us = await self.worker.redis.time()
+                oldest = max(oldest, now_s + now_us / 1e6 - enqueued_ms / 1000)
+        QUEUE_OLDEST.set(oldest)
+
+    async def _run(self, job: dict[str, Any]) -> None:
+        assert self._perform is not None
+        context = self._turn.context
+        delivery = Delivery(context.task_id, attempt=context.tries, final=context.tries >= self.max_tries)
+        if delivery.attempt > 1:
+            log.info("job %s: attempt %d", delivery.id, delivery.attempt)
+        token = current_delivery.set(delivery)
+        try:
+            await self._perform(Job(**job))
+        except ServiceUnavailable as exc:
+            log.warning("job %s waits for a service (%s); retrying", delivery.id, exc)
+            raise StreaqRetry(delay=2**delivery.attempt) from exc
+        finally:
+            current_delivery.reset(token)
