@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Interrupt
+from langgraph.types import Command, Interrupt, StateSnapshot
 
 from threadsage.graph.context import BrainContext
 from threadsage.memory.coordination import Coordinator, current_delivery
@@ -115,7 +115,15 @@ class ChatService:
         click only, however many arrive together)."""
         platform = turn.session_key.split(":", 1)[0]
         with turn_scope(turn.session_key, turn.message_id, platform) as scope:
-            replies = await self._handle(turn, platform, on_accepted)
+            try:
+                replies = await self._handle(turn, platform, on_accepted)
+            except Exception as exc:
+                delivery = current_delivery.get()
+                if delivery is not None and not delivery.final and is_outage(exc):
+                    raise ServiceUnavailable(str(exc)) from exc  # the queue retries the turn
+                log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
+                ERRORS.labels("turn").inc()
+                replies = [notice(APOLOGY)]
             scope.outcome = _outcome(replies)
             scope.route = (replies[0].route if replies else None) or "none"
             return replies
@@ -136,38 +144,35 @@ class ChatService:
             return [notice(RATE_LIMITED)]  # clicks never count
         config = {"configurable": {"thread_id": thread_id(turn.session_key)}}
         async with self.coordinator.session_lock(turn.session_key):
-            try:
-                snapshot = await self.graph.aget_state(config)
-                if snapshot.values.get("turn_id") == turn.message_id:
-                    # A redelivery of this very turn (its worker died): finish the run from its
-                    # last checkpoint, or give back what it already produced — never run it twice.
-                    log.info("turn %s resumed from its last checkpoint", turn.message_id)
-                    unfinished = snapshot.next and not snapshot.interrupts
-                    return await self._run(None, config, platform) if unfinished else self._replies(dict(snapshot.values), snapshot.interrupts)
-                pending = snapshot.interrupts[0] if snapshot.interrupts else None
-                if turn.answer is not None:
-                    refusal = self._refuse_answer(turn, pending)
-                    if refusal:
-                        return [refusal]
-                    if on_accepted is not None:
-                        await on_accepted()
-                    CLARIFICATIONS.labels(platform, "answered").inc()
-                    resume = {"option": turn.answer.option} if turn.answer.option is not None else {"text": turn.answer.text}
-                    return await self._run(self._resume(turn, resume), config, platform)
-                if pending is not None and (self.anyone_may_answer or pending.value.get("asker") == turn.user_id):
-                    # A typed message while a clarification is pending answers it.
-                    CLARIFICATIONS.labels(platform, "answered").inc()
-                    return await self._run(self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}), config, platform)
-                if pending is not None:  # someone else's question replaces the pending one
-                    CLARIFICATIONS.labels(platform, "abandoned").inc()
-                return await self._run(self._question(turn, text), config, platform)
-            except Exception as exc:
-                delivery = current_delivery.get()
-                if delivery is not None and not delivery.final and is_outage(exc):
-                    raise ServiceUnavailable(str(exc)) from exc  # the queue retries the turn
-                log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
-                ERRORS.labels("turn").inc()
-                return [notice(APOLOGY)]
+            snapshot = await self.graph.aget_state(config)
+            if snapshot.values.get("turn_id") == turn.message_id:
+                return await self._redelivered(turn, snapshot, config, platform)
+            pending = snapshot.interrupts[0] if snapshot.interrupts else None
+            if turn.answer is not None:
+                refusal = self._refuse_answer(turn, pending)
+                if refusal:
+                    return [refusal]
+                if on_accepted is not None:
+                    await on_accepted()
+                CLARIFICATIONS.labels(platform, "answered").inc()
+                resume = {"option": turn.answer.option} if turn.answer.option is not None else {"text": turn.answer.text}
+                return await self._run(self._resume(turn, resume), config, platform)
+            if pending is not None and (self.anyone_may_answer or pending.value.get("asker") == turn.user_id):
+                # A typed message while a clarification is pending answers it.
+                CLARIFICATIONS.labels(platform, "answered").inc()
+                return await self._run(self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}), config, platform)
+            if pending is not None:  # someone else's question replaces the pending one
+                CLARIFICATIONS.labels(platform, "abandoned").inc()
+            return await self._run(self._question(turn, text), config, platform)
+
+    async def _redelivered(self, turn: Turn, snapshot: StateSnapshot, config: dict, platform: str) -> list[Reply]:
+        """This very turn again (the queue handed it to another worker): finish its run from the
+        last checkpoint, or give back what the run produced — never run it a second time."""
+        if snapshot.next and not snapshot.interrupts:
+            log.info("turn %s resumed from its last checkpoint", turn.message_id)
+            return await self._run(None, config, platform)
+        log.info("turn %s had finished; its replies are given again", turn.message_id)
+        return self._replies(dict(snapshot.values), snapshot.interrupts)
 
     async def check_answer(self, turn: Turn) -> Reply | None:
         """The notice a clarification answer would get (stale, foreign, out of range), or None —

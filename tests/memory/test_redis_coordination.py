@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 from tests.graph.test_conversation import AMBIGUOUS, Conversation, only
 from threadsage.chat import ReplyKind
 from threadsage.config import Settings
+from threadsage.memory.coordination import Delivery, LocalCoordinator, current_delivery
 from threadsage.memory.redis_coordination import RedisCoordinator
 from threadsage.runtime import open_chat_service
 
@@ -91,6 +92,38 @@ async def test_claims_are_once_per_ttl(coordinator: RedisCoordinator) -> None:
     assert await coordinator.claim("turn:s:m2", 1)
     await asyncio.sleep(1.2)
     assert await coordinator.claim("turn:s:m1", 1)
+
+
+@pytest.mark.parametrize("kind", ["redis", "local"])
+async def test_a_claim_belongs_to_the_delivery_that_took_it(coordinator: RedisCoordinator, kind: str) -> None:
+    """The same queue job handed to a second worker may claim again; another delivery may not."""
+    coordinators = {"redis": coordinator, "local": LocalCoordinator()}
+    claims = coordinators[kind]
+    token = current_delivery.set(Delivery("job-1"))
+    try:
+        assert await claims.claim("slack-event:C1:1", 60)
+        current_delivery.set(Delivery("job-1", attempt=2))
+        assert await claims.claim("slack-event:C1:1", 60)  # the redelivery
+        current_delivery.set(Delivery("job-2"))
+        assert not await claims.claim("slack-event:C1:1", 60)  # Slack's retry, queued again
+    finally:
+        current_delivery.reset(token)
+    assert not await claims.claim("slack-event:C1:1", 60)  # outside the queue: a one-off owner
+
+
+@pytest.mark.parametrize("kind", ["redis", "local"])
+async def test_remembered_facts_are_shared_and_expire(coordinator: RedisCoordinator, prefix: str, kind: str) -> None:
+    first, second = {
+        "redis": (coordinator, RedisCoordinator(Redis.from_url(REDIS_URL), prefix=prefix)),
+        "local": (LocalCoordinator(),) * 2,
+    }[kind]
+    assert await second.recall("telegram-message:-100:7") is None
+    await first.remember("telegram-message:-100:7", "telegram:-:-100:5", 1)
+    assert await second.recall("telegram-message:-100:7") == "telegram:-:-100:5"
+    await asyncio.sleep(1.2)
+    assert await second.recall("telegram-message:-100:7") is None
+    if kind == "redis":
+        await second.redis.aclose()
 
 
 async def test_sliding_window_rate_limit(coordinator: RedisCoordinator) -> None:

@@ -1,0 +1,174 @@
+"""Throughput of `threadsage serve` + N `threadsage worker` processes, Slack ack latency under that
+load, and what an idle session costs.
+
+    .venv/bin/python bench/worker_pool.py [--workers 1 2 4] [--sessions 200] [--latency 0.3]
+
+Real processes as deployed: one front-end, N workers, Redis and Postgres of this machine, the demo
+handbook in a Milvus Lite server; the fake Slack Web API and the fake OpenAI-compatible server
+(every model call takes --latency seconds; the router picks the standard retrieval: 4 calls a
+turn) run in this process. --sessions Slack threads each ask two questions: every thread's first
+mention, then every thread's follow-up, posted at --rate per second (faster than the workers
+answer, so the queue stays full). Reports per worker count:
+
+- turns/s: turns answered ÷ (last answer − first post);
+- ack p50/p99/max: signed event POST → HTTP 200 from the front-end, measured while the workers
+  are busy (it includes recording the turn in Redis);
+- Postgres per session: growth of the schema's tables (`pg_total_relation_size`, checkpoints and
+  feedback, indexes included) from before the load to after both turns of every session ÷ sessions;
+- worker RSS per session: growth of the workers' resident memory from before the load to after
+  it, ÷ sessions (the workers keep no per-session state; this shows what is left behind).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import aiohttp
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.fakes.slack_api import FakeSlack  # noqa: E402
+from tests.served import Served, milvus_server, serve  # noqa: E402
+
+SECRET = "bench-signing-secret-0123456789ab"
+POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
+QUESTIONS = [
+    "What is the rate limit per API key?",
+    "How many days of annual leave do I get?",
+    "Which cabin class may I book for a long flight?",
+    "How do I rotate my VPN password?",
+]
+
+
+def rss_mb(served: Served) -> float:
+    for line in Path(f"/proc/{served.process.pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def schema_bytes(schema: str) -> int:
+    with psycopg.connect(POSTGRES, autocommit=True) as conn:
+        return conn.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(quote_ident(schemaname) || '.' || quote_ident(tablename))), 0)"
+            " FROM pg_tables WHERE schemaname = %s",
+            (schema,),
+        ).fetchone()[0]
+
+
+async def run(workers: int, sessions: int, latency: float, rate: float, milvus_uri: str, scratch: Path) -> dict:
+    slack, llm = FakeSlack().start(), FakeOpenAI(latency=latency).start()
+    llm.script["RouteDecision"] = {"intent": "HOW_TO", "confidence": 0.9, "reasoning": "bench"}
+    schema = f"bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(POSTGRES, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    env = {
+        "THREADSAGE_DATA_DIR": str(scratch / "data"),
+        "DATABASE_URL": f"{POSTGRES}?options=-csearch_path%3D{schema}",
+        "REDIS_URL": "redis://127.0.0.1:6379/0",
+        "THREADSAGE_REDIS_PREFIX": f"{schema}:",
+        "MILVUS_URI": milvus_uri,
+        "SLACK_BOT_TOKEN": "xoxb-bench",
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": slack.api_url,
+        "OPENAI_API_KEY": "sk-bench",
+        "OPENAI_BASE_URL": llm.base_url,
+        "THREADSAGE_SECRET": "bench-buttons-" + uuid.uuid4().hex,
+        "THREADSAGE_RATE_LIMIT_PER_MINUTE": "1000000",
+        "THREADSAGE_LOG_LEVEL": "WARNING",
+    }
+    processes = [serve(["serve"], env, scratch)] + [serve(["worker"], env, scratch) for _ in range(workers)]
+    front, pool = processes[0], processes[1:]
+    try:
+        async with aiohttp.ClientSession() as http:
+            for served in processes:
+                await served.ready(http, timeout=120)
+            rss_before = sum(rss_mb(w) for w in pool)
+            pg_before = schema_bytes(schema)
+            acks: list[float] = []
+
+            async def post(i: int, follow_up: bool) -> None:
+                root = f"1720000000.{i:06d}"
+                ts = f"1720000001.{i:06d}" if follow_up else root
+                question = QUESTIONS[(i + follow_up) % len(QUESTIONS)]
+                started = time.perf_counter()
+                status = await front.mention(http, SECRET, question, ts=ts, thread_ts=root if follow_up else None)
+                acks.append(time.perf_counter() - started)
+                assert status == 200, status
+
+            first_post = time.perf_counter()
+            posting = []
+            for n, (i, follow_up) in enumerate([(i, False) for i in range(sessions)] + [(i, True) for i in range(sessions)]):
+                posting.append(asyncio.create_task(post(i, follow_up)))
+                await asyncio.sleep(max(0.0, first_post + (n + 1) / rate - time.perf_counter()))
+            await asyncio.gather(*posting)
+            total = 2 * sessions
+            while len(slack.posted()) < total:
+                await asyncio.sleep(0.05)
+            elapsed = time.perf_counter() - first_post
+            answers = slack.posted()
+            apologies = sum("Sorry" in str(a.get("text")) for a in answers)
+            await asyncio.sleep(2)  # let the workers settle before reading their memory
+            rss_after = sum(rss_mb(w) for w in pool)
+        pg_bytes = schema_bytes(schema) - pg_before
+        acks.sort()
+        return {
+            "workers": workers,
+            "turns": total,
+            "turns_per_s": total / elapsed,
+            "apologies": apologies,
+            "ack_p50_ms": statistics.median(acks) * 1000,
+            "ack_p99_ms": acks[int(0.99 * (len(acks) - 1))] * 1000,
+            "ack_max_ms": acks[-1] * 1000,
+            "pg_kb_per_session": pg_bytes / 1024 / sessions,
+            "worker_kb_per_session": (rss_after - rss_before) * 1024 / sessions,
+            "worker_rss_mb": rss_after / workers,
+        }
+    finally:
+        for served in processes:
+            if served.process.poll() is None:
+                served.stop()
+        slack.stop()
+        llm.stop()
+        with psycopg.connect(POSTGRES, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        from redis import Redis
+
+        redis = Redis.from_url("redis://127.0.0.1:6379/0")
+        keys = list(redis.scan_iter(match=f"{schema}:*"))
+        if keys:
+            redis.delete(*keys)
+
+
+async def main(counts: list[int], sessions: int, latency: float, rate: float) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        with milvus_server(Path(scratch) / "milvus", ROOT / "examples" / "handbook") as milvus_uri:
+            rows = [await run(n, sessions, latency, rate, milvus_uri, Path(scratch)) for n in counts]
+    print(f"\n{sessions} sessions × 2 turns, model call {latency * 1000:.0f} ms (4 calls a turn), events posted at {rate:.0f}/s\n")
+    print("| workers | turns/s | apologies | ack p50 | ack p99 | ack max | Postgres / session | worker RSS / session | worker RSS |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['workers']} | {r['turns_per_s']:.1f} | {r['apologies']} | {r['ack_p50_ms']:.1f} ms | {r['ack_p99_ms']:.1f} ms"
+            f" | {r['ack_max_ms']:.1f} ms | {r['pg_kb_per_session']:.1f} KB | {r['worker_kb_per_session']:.1f} KB | {r['worker_rss_mb']:.0f} MB |"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--latency", type=float, default=0.3)
+    parser.add_argument("--rate", type=float, default=40.0)
+    args = parser.parse_args()
+    asyncio.run(main(args.workers, args.sessions, args.latency, args.rate))
