@@ -36,7 +36,7 @@ clean:
 	rm -rf $(VENV) data .pytest_cache
 
 # The Docker image's pinned dependencies (deploy/requirements.lock): a fresh venv on Python 3.11
-# (the image's Python), the package without extras (no torch) plus LOCK_EXTRA, then `pip freeze`.
+# (the image's Python), the package with its `otel` extra (no torch) plus LOCK_EXTRA, then `pip freeze`.
 # The package is built from a copy, so nothing is written into the working tree but the lock.
 LOCK        := deploy/requirements.lock
 LOCK_PYTHON ?= python3.11
@@ -51,10 +51,10 @@ lock:
 	cp -r pyproject.toml README.md threadsage $(LOCK_DIR)/src/
 	$(LOCK_PYTHON) -m venv $(LOCK_DIR)/venv
 	$(LOCK_DIR)/venv/bin/pip install --quiet --upgrade pip
-	$(LOCK_DIR)/venv/bin/pip install --quiet $(LOCK_DIR)/src $(LOCK_EXTRA)
+	$(LOCK_DIR)/venv/bin/pip install --quiet "$(LOCK_DIR)/src[otel]" $(LOCK_EXTRA)
 	{ echo "# Pinned dependencies of the Docker image (see Dockerfile). Do not edit by hand."; \
-	  echo "# Produced by \`make lock\`: a fresh Python 3.11 venv, \`pip install . $(LOCK_EXTRA)\`"; \
-	  echo "# (the package without extras, so no torch), then \`pip freeze --exclude threadsage\`."; \
+	  echo "# Produced by \`make lock\`: a fresh Python 3.11 venv, \`pip install '.[otel]' $(LOCK_EXTRA)\`"; \
+	  echo "# (no \`local\` extra, so no torch), then \`pip freeze --exclude threadsage\`."; \
 	  echo "# Regenerate with \`make lock\` whenever the dependencies in pyproject.toml change."; \
 	  $(LOCK_DIR)/venv/bin/pip freeze --exclude threadsage; } > $(LOCK).tmp
 	mv $(LOCK).tmp $(LOCK)

@@ -145,7 +145,7 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
         from redis import Redis
 
         redis = Redis.from_url("redis://127.0.0.1:6379/0")
-        keys = list(redis.scan_iter(match=f"{schema}:*"))
+        keys = list(redis.scan_iter(match=f"*{schema}:*"))  # the queue's keys start "streaq:"
         if keys:
             redis.delete(*keys)
 
