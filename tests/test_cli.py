@@ -86,3 +86,37 @@ def test_eval_retrieval_json(cli, eval_dir: Path) -> None:
     assert scores["n"] == 40
     assert set(scores) >= {"n", "recall@1", "recall@5", "mrr"}
     assert 0 <= scores["recall@1"] <= scores["recall@5"] <= 1
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SLACK_BOT_TOKEN": "xoxb-x"}, "REDIS_URL is not set"),
+        ({"REDIS_URL": "redis://127.0.0.1:6379/0"}, "neither SLACK_BOT_TOKEN nor TELEGRAM_BOT_TOKEN is set"),
+    ],
+)
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_serve_and_worker_say_what_is_missing(cli, monkeypatch: pytest.MonkeyPatch, command: str, env: dict, message: str) -> None:
+    for name in ("REDIS_URL", "SLACK_BOT_TOKEN", "TELEGRAM_BOT_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = cli(command)
+    assert result.exit_code == 2 and message in result.stderr, result.output
+
+
+def test_serve_refuses_slack_without_a_signing_secret(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/0")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-x")
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-x")  # Socket Mode is for single-process installs
+    monkeypatch.delenv("SLACK_SIGNING_SECRET", raising=False)
+    result = cli("serve")
+    assert result.exit_code == 2 and "SLACK_SIGNING_SECRET" in result.stderr, result.output
+
+
+def test_serve_says_when_redis_cannot_be_reached(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")  # nothing listens there
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-x")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "0123456789abcdef0123456789abcdef")
+    result = cli("serve")
+    assert result.exit_code == 2 and "cannot reach Redis at REDIS_URL" in result.stderr, result.output

@@ -28,6 +28,7 @@ from threadsage.bots.terminal import TerminalChat
 from threadsage.config import EmbeddingsKind, Settings, get_settings
 from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
 from threadsage.launch import configured_platforms, serve, serve_front_end, work
+from threadsage.memory.outages import ServiceUnavailable
 from threadsage.observability import configure_logging
 from threadsage.runtime import open_chat_service
 
@@ -220,7 +221,7 @@ def serve_command() -> None:
     configure_logging(settings)
     try:
         asyncio.run(serve_front_end(settings, configured_platforms(settings)))
-    except ValueError as exc:
+    except (ValueError, ServiceUnavailable) as exc:
         raise fail(str(exc)) from None
 
 

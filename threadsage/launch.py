@@ -22,6 +22,7 @@ from starlette.routing import Route
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.config import Settings
+from threadsage.memory.outages import ServiceUnavailable, first_leaf
 from threadsage.memory.retention import prune_periodically
 from threadsage.memory.turn_queue import Job, TurnQueue
 from threadsage.runtime import open_chat_service
@@ -83,24 +84,31 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
     before it is acknowledged. No conversation state, no models: run as many as you like."""
     stop = _stop_on_signals()
     signer = Signer(load_secret(settings))
+    queue = TurnQueue(settings)
+    # Configuration the receiving ends cannot work with fails here, before anything opens.
+    if "slack" in platforms and settings.slack_signing_secret is None:
+        raise ValueError("threadsage serve takes Slack's Events API: set SLACK_SIGNING_SECRET")
+    telegram = None
+    if "telegram" in platforms:
+        from threadsage.bots.telegram import TelegramWebhook, build_application
+
+        telegram = TelegramWebhook(settings, queue.put)
     routes: list[Route] = []
     async with AsyncExitStack() as stack:
-        queue = await stack.enter_async_context(TurnQueue(settings))
+        try:
+            await stack.enter_async_context(queue)
+        except Exception as exc:  # noqa: BLE001 - said in one line, the process exits
+            raise ServiceUnavailable(f"cannot reach Redis at REDIS_URL: {first_leaf(exc)}") from None
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 
-            if settings.slack_signing_secret is None:
-                raise ValueError("threadsage serve takes Slack's Events API: set SLACK_SIGNING_SECRET")
             slack = await stack.enter_async_context(SlackBot(settings, None, signer, dispatch=queue.put).running())
             routes.append(slack.route())
             log.info("Slack: Events API at POST /slack/events, into the turn queue")
-        if "telegram" in platforms:
-            from threadsage.bots.telegram import TelegramWebhook, build_application
-
-            webhook = TelegramWebhook(settings, queue.put)
+        if telegram is not None:
             bot = await stack.enter_async_context(build_application(settings, polling=False).bot)
-            await webhook.register(bot)
-            routes.append(webhook.route())
+            await telegram.register(bot)
+            routes.append(telegram.route())
             log.info("Telegram: webhook at POST /telegram/webhook, into the turn queue")
 
         async def ready() -> bool:
@@ -166,7 +174,7 @@ async def _run_queue(settings: Settings, perform: Callable[[Job], Awaitable[None
             if running.is_set():
                 running.clear()
                 pause = 0.5
-            log.warning("turn queue unreachable (%s); retrying in %.1f s", exc, pause, exc_info=log.isEnabledFor(logging.DEBUG))
+            log.warning("turn queue unreachable (%s); retrying in %.1f s", first_leaf(exc), pause, exc_info=log.isEnabledFor(logging.DEBUG))
             await asyncio.sleep(pause)
             pause = min(pause * 2, 10.0)
         finally:

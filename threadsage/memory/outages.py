@@ -31,3 +31,10 @@ def is_outage(exc: BaseException) -> bool:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
+
+
+def first_leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups, for a message that says something."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
