@@ -334,3 +334,34 @@ async def test_telegram_reply_chains_continue_across_workers(stack: Stack) -> No
         assert second.stop()[0] == 0
     finally:
         await fake.stop()
+
+
+async def test_queue_depth_and_age_are_metrics(stack: Stack) -> None:
+    front = stack.start("serve")
+
+    async def gauges(http: aiohttp.ClientSession) -> dict[str, float]:
+        async with http.get(f"{front.url}/metrics") as response:
+            text = await response.text()
+        return {
+            name: float(line.split()[-1])
+            for line in text.splitlines()
+            for name in ("threadsage_queue_depth", "threadsage_queue_oldest_age_seconds")
+            if line.startswith(name + " ")
+        }
+
+    async def until(http: aiohttp.ClientSession, condition) -> dict[str, float]:
+        deadline = time.monotonic() + 30
+        while not condition(values := await gauges(http)):
+            assert time.monotonic() < deadline, values
+            await asyncio.sleep(0.5)
+        return values
+
+    async with aiohttp.ClientSession() as http:
+        await stack.ready(http, front)
+        assert await front.mention(http, SECRET, QUESTION) == 200  # no worker yet: it waits
+        waiting = await until(http, lambda v: v.get("threadsage_queue_depth") == 1)
+        assert waiting["threadsage_queue_oldest_age_seconds"] > 0
+        worker = stack.start("worker")
+        await stack.wait_for_answers(1)
+        await until(http, lambda v: v == {"threadsage_queue_depth": 0, "threadsage_queue_oldest_age_seconds": 0})
+    assert worker.stop()[0] == 0

@@ -108,10 +108,10 @@ class TurnQueue:
         oldest = 0.0
         for priority in self.worker.priorities:
             entries = await self.worker.redis.xrange(self.worker.stream_key + priority, "-", "+", count=1)
-            if entries:
+            if entries:  # a stream entry's id starts with the millisecond it was added (Redis' clock)
                 enqueued_ms = int(str(entries[0].identifier).split("-", 1)[0])
-                now_s, now_us = await self.worker.redis.time()
-                oldest = max(oldest, now_s + now_us / 1e6 - enqueued_ms / 1000)
+                now = await self.worker.redis.time()
+                oldest = max(oldest, now.timestamp() - enqueued_ms / 1000)
         QUEUE_OLDEST.set(oldest)
 
     async def _run(self, job: dict[str, Any]) -> None:
