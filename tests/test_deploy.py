@@ -175,7 +175,7 @@ def test_redis_keeps_the_queue_across_restarts():
     command = command if isinstance(command, list) else command.split()
     assert command[0] == "redis-server"
     assert command[command.index("--appendonly") + 1] == "yes"
-    assert command[command.index("--appendfsync") + 1] == "everysec"
+    assert command[command.index("--appendfsync") + 1] == "always"  # acknowledged = on disk
     assert any(target.endswith(":/data") for target in SERVICES["redis"]["volumes"])
 
 
