@@ -365,3 +365,26 @@ async def test_queue_depth_and_age_are_metrics(stack: Stack) -> None:
         await stack.wait_for_answers(1)
         await until(http, lambda v: v == {"threadsage_queue_depth": 0, "threadsage_queue_oldest_age_seconds": 0})
     assert worker.stop()[0] == 0
+
+
+async def test_a_clarification_and_its_click_go_through_the_queue(stack: Stack) -> None:
+    from tests.fakes.slack_api import action_body, signed_headers
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):  # the offline back-end asks back here
+        del stack.env[name]
+    front, worker = stack.start("serve"), stack.start("worker")
+    async with aiohttp.ClientSession() as http:
+        await stack.ready(http, front, worker)
+        assert await front.mention(http, SECRET, "How do I reset my password?", ts="1710000400.000001") == 200
+        [ask] = await stack.wait_for_answers(1)
+        buttons = next(b for b in ask["blocks"] if b["type"] == "actions")["elements"]
+        vpn = next(b for b in buttons if "VPN" in b["text"]["text"])
+        body = action_body(ask, "C1", "U1", vpn["action_id"], vpn["value"], vpn["text"]["text"], "1710000401.000001")
+        headers = {"Content-Type": "application/x-www-form-urlencoded", **signed_headers(SECRET, body)}
+        async with http.post(f"{front.url}/slack/events", data=body, headers=headers) as response:
+            assert response.status == 200
+        [_, answer] = await stack.wait_for_answers(2)
+    [update] = stack.slack.of("chat.update")
+    assert update["ts"] == ask["ts"] and "chose" in str(update["blocks"])
+    assert answer["thread_ts"] == "1710000400.000001" and "it/vpn.md" in str(answer["blocks"])
+    assert worker.stop()[0] == 0
