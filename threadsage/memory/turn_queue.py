@@ -30,7 +30,7 @@ from streaq import StreaqRetry, TaskStatus, Worker
 from threadsage.config import Settings
 from threadsage.memory.coordination import Delivery, current_delivery
 from threadsage.memory.outages import ServiceUnavailable
-from threadsage.observability import QUEUE_DEPTH, QUEUE_OLDEST
+from threadsage.observability import ERRORS, QUEUE_DEPTH, QUEUE_OLDEST
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class TurnQueue:
             queue_name=f"{settings.redis_prefix}turns",
             concurrency=settings.worker_concurrency,
             idle_timeout=settings.turn_timeout,
-            serializer=json.dumps,
+            serializer=_to_json,
             deserializer=json.loads,
             grace_period=30,  # on SIGTERM, turns in flight get this long to finish
         )
@@ -126,5 +126,16 @@ class TurnQueue:
         except ServiceUnavailable as exc:
             log.warning("job %s waits for a service (%s); retrying", delivery.id, exc)
             raise StreaqRetry(delay=2**delivery.attempt) from exc
+        except Exception:
+            # A failed job would fail the turns queued behind it in its conversation (streaq
+            # fails a job's dependents): it is logged and counted as done instead.
+            log.exception("job %s failed", delivery.id)
+            ERRORS.labels("job").inc()
         finally:
             current_delivery.reset(token)
+
+
+def _to_json(data: Any) -> str:
+    """Jobs and their results as JSON; what JSON cannot hold (an exception streaq records as a
+    job's result) as its repr."""
+    return json.dumps(data, default=repr)

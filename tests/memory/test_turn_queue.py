@@ -1,0 +1,84 @@
+"""The turn queue on the real Redis, in one process: order within a conversation, retries after
+an outage, and a failing job that does not take the turns behind it down."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from contextlib import suppress
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from threadsage.config import Settings
+from threadsage.memory.coordination import current_delivery
+from threadsage.memory.outages import ServiceUnavailable
+from threadsage.memory.turn_queue import Job, TurnQueue
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture
+async def settings() -> AsyncIterator[Settings]:
+    prefix = f"test-queue-{uuid.uuid4().hex[:8]}:"
+    yield Settings(REDIS_URL=REDIS_URL, THREADSAGE_REDIS_PREFIX=prefix, THREADSAGE_WORKER_CONCURRENCY=4, _env_file=None)
+    redis = Redis.from_url(REDIS_URL)
+    keys = [key async for key in redis.scan_iter(match=f"*{prefix}*")]  # streaq's keys start "streaq:"
+    if keys:
+        await redis.delete(*keys)
+    await redis.aclose()
+
+
+async def run_until(settings: Settings, perform, done: asyncio.Event, jobs: list[Job]) -> None:
+    """Queue `jobs` from a front-end's queue, run a worker's until `done`."""
+    async with TurnQueue(settings) as front:
+        for job in jobs:
+            await front.put(job)
+    worker = asyncio.create_task(TurnQueue(settings, perform).run())
+    try:
+        await asyncio.wait_for(done.wait(), 30)
+        await asyncio.sleep(0.5)  # the last job's acknowledgement
+    finally:
+        worker.cancel()  # a worker process stops on a signal; here the task is cancelled
+        with suppress(asyncio.CancelledError, BaseExceptionGroup):
+            await worker
+
+
+async def test_jobs_of_a_conversation_run_in_order_others_alongside(settings: Settings) -> None:
+    log: list[str] = []
+    done = asyncio.Event()
+
+    async def perform(job: Job) -> None:
+        log.append(f"{job.payload['n']} in")
+        await asyncio.sleep(0.3 if job.payload["n"] == "a1" else 0.05)
+        log.append(f"{job.payload['n']} out")
+        if len(log) == 8:
+            done.set()
+
+    jobs = [Job("slack", "message", {"n": n}, key) for n, key in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b")]]
+    await run_until(settings, perform, done, jobs)
+    conversation_a = [entry for entry in log if entry.startswith("a")]
+    assert conversation_a == ["a1 in", "a1 out", "a2 in", "a2 out", "a3 in", "a3 out"]
+    assert log.index("b1 out") < log.index("a1 out")  # another conversation did not wait
+
+
+async def test_an_outage_is_retried_and_a_failing_job_does_not_stop_the_next(settings: Settings) -> None:
+    attempts: dict[str, list[int]] = {}
+    done = asyncio.Event()
+
+    async def perform(job: Job) -> None:
+        n = job.payload["n"]
+        delivery = current_delivery.get()
+        assert delivery is not None
+        attempts.setdefault(n, []).append(delivery.attempt)
+        if n == "outage" and delivery.attempt == 1:
+            raise ServiceUnavailable("postgres is away")
+        if n == "bug":
+            raise KeyError("a bug in this job")
+        if n == "after the bug":
+            done.set()
+
+    jobs = [Job("slack", "message", {"n": n}, "a") for n in ("outage", "bug", "after the bug")]
+    await run_until(settings, perform, done, jobs)
+    assert attempts == {"outage": [1, 2], "bug": [1], "after the bug": [1]}
