@@ -388,3 +388,28 @@ async def test_a_clarification_and_its_click_go_through_the_queue(stack: Stack) 
     assert update["ts"] == ask["ts"] and "chose" in str(update["blocks"])
     assert answer["thread_ts"] == "1710000400.000001" and "it/vpn.md" in str(answer["blocks"])
     assert worker.stop()[0] == 0
+
+
+async def test_a_turn_that_kills_every_worker_is_apologised_for_and_the_thread_goes_on(stack: Stack) -> None:
+    front, doomed = stack.start("serve"), stack.start("worker", THREADSAGE_TURN_MAX_TRIES="1")
+    async with aiohttp.ClientSession() as http:
+        await stack.ready(http, front, doomed)
+        root = "1710000500.000001"
+        assert await front.mention(http, SECRET, QUESTION, ts=root) == 200
+        deadline = time.monotonic() + 60
+        while not stack.llm.chat_kinds():  # inside the graph
+            assert time.monotonic() < deadline, stack.output()
+            await asyncio.sleep(0.02)
+        doomed.process.kill()  # its one try
+        assert await front.mention(http, SECRET, "And the VPN password?", ts="1710000500.000002", thread_ts=root) == 200
+        rescuer = stack.start("worker", THREADSAGE_TURN_MAX_TRIES="1")
+        await stack.ready(http, rescuer)
+        deadline = time.monotonic() + 60
+        while len(stack.slack.posted()) < 2:
+            assert time.monotonic() < deadline, stack.slack.posted()
+            await asyncio.sleep(0.1)
+    apology, answer = stack.slack.posted()
+    assert apology["text"] == "Sorry — something went wrong while answering. Please try again in a moment."
+    assert apology["thread_ts"] == root and turn_of(answer) == "C1:1710000500.000002"
+    code, output = rescuer.stop()
+    assert code == 0 and "given up after 1 tries" in output, output[-3000:]

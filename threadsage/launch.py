@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 
 import uvicorn
@@ -24,7 +24,7 @@ from threadsage.bots.tokens import Signer, load_secret
 from threadsage.config import Settings
 from threadsage.memory.outages import ServiceUnavailable, first_leaf
 from threadsage.memory.retention import prune_periodically
-from threadsage.memory.turn_queue import Job, TurnQueue
+from threadsage.memory.turn_queue import Job, Performer, TurnQueue
 from threadsage.runtime import open_chat_service
 from threadsage.server import ReadinessCheck, create_app
 
@@ -126,26 +126,17 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
     SIGINT/SIGTERM after the turns in flight (up to 30 s); a worker that dies instead has its
     turns taken over by another after THREADSAGE_TURN_TIMEOUT."""
     signer = Signer(load_secret(settings))
-    performers: dict[str, Callable[[Job], Awaitable[None]]] = {}
+    bots = ByPlatform()
     async with AsyncExitStack() as stack:
         chat = await stack.enter_async_context(open_chat_service(settings, kb=kb))
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 
-            slack = await stack.enter_async_context(SlackBot(settings, chat, signer).running())
-            performers["slack"] = slack.perform
+            bots.add("slack", await stack.enter_async_context(SlackBot(settings, chat, signer).running()))
         if "telegram" in platforms:
             from threadsage.bots.telegram import TelegramBot
 
-            telegram = await stack.enter_async_context(TelegramBot(settings, chat, signer, receive=False))
-            performers["telegram"] = telegram.perform
-
-        async def perform(job: Job) -> None:
-            performer = performers.get(job.platform)
-            if performer is None:
-                log.error("no %s bot configured in this worker: job dropped", job.platform)
-                return
-            await performer(job)
+            bots.add("telegram", await stack.enter_async_context(TelegramBot(settings, chat, signer, receive=False)))
 
         running = asyncio.Event()
         stopped = asyncio.Event()
@@ -155,17 +146,41 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
 
         pruning = asyncio.create_task(prune_periodically(chat.graph.checkpointer, settings, stopped))
         async with http_server(settings, [], ready):
-            await _run_queue(settings, perform, running)
+            await _run_queue(settings, bots, running)
         stopped.set()
         await pruning
 
 
-async def _run_queue(settings: Settings, perform: Callable[[Job], Awaitable[None]], running: asyncio.Event) -> None:
+class ByPlatform:
+    """A worker's performer: each job to the bot of its platform."""
+
+    def __init__(self) -> None:
+        self._bots: dict[str, Performer] = {}
+
+    def add(self, platform: str, bot: Performer) -> None:
+        self._bots[platform] = bot
+
+    async def perform(self, job: Job) -> None:
+        if bot := self._bot(job):
+            await bot.perform(job)
+
+    async def give_up(self, job: Job) -> None:
+        if bot := self._bot(job):
+            await bot.give_up(job)
+
+    def _bot(self, job: Job) -> Performer | None:
+        bot = self._bots.get(job.platform)
+        if bot is None:
+            log.error("no %s bot configured in this worker: job dropped", job.platform)
+        return bot
+
+
+async def _run_queue(settings: Settings, performer: Performer, running: asyncio.Event) -> None:
     """Run the queue's worker loop; if Redis goes away, reconnect (with a growing pause) until it
     is back. Returns when a signal stopped the loop."""
     pause = 0.5
     while True:
-        queue = TurnQueue(settings, perform)
+        queue = TurnQueue(settings, performer)
         measuring = asyncio.create_task(_measure_periodically(queue, None))
         try:
             await queue.run(on_started=running.set)

@@ -30,12 +30,20 @@ async def settings() -> AsyncIterator[Settings]:
     await redis.aclose()
 
 
+class Performer:
+    def __init__(self, perform) -> None:
+        self.perform = perform
+
+    async def give_up(self, job: Job) -> None:
+        raise AssertionError(f"{job} given up")
+
+
 async def run_until(settings: Settings, perform, done: asyncio.Event, jobs: list[Job]) -> None:
     """Queue `jobs` from a front-end's queue, run a worker's until `done`."""
     async with TurnQueue(settings) as front:
         for job in jobs:
             await front.put(job)
-    worker = asyncio.create_task(TurnQueue(settings, perform).run())
+    worker = asyncio.create_task(TurnQueue(settings, Performer(perform)).run())
     try:
         await asyncio.wait_for(done.wait(), 30)
         await asyncio.sleep(0.5)  # the last job's acknowledgement

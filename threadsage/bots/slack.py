@@ -192,6 +192,13 @@ class SlackBot:
         else:
             log.error("unknown Slack job %r dropped", job.kind)
 
+    async def give_up(self, job: Job) -> None:
+        """The apology for a turn no worker could finish (each that tried died)."""
+        if job.kind == "message":
+            await self._post_quietly(Place(**job.payload["place"]), APOLOGY)
+        elif job.kind == "click":
+            await self._ephemeral(_place_of_click(job.payload["body"]), job.payload["body"]["user"]["id"], APOLOGY)
+
     @property
     def chat(self) -> ChatService:
         if self._chat is None:

@@ -248,6 +248,16 @@ class TelegramBot:
         if outage is not None:
             raise outage
 
+    async def give_up(self, job: Job) -> None:
+        """The apology for an update no worker could finish (each that tried died)."""
+        update = Update.de_json(job.payload, self.app.bot)
+        message = update.effective_message
+        if not isinstance(message, Message):
+            return
+        place = _place_after_click(message) if update.callback_query is not None else _place_of(message)
+        with suppress(TelegramError):
+            await self._send_plain(place, APOLOGY)
+
     # --- handlers --------------------------------------------------------------------------
 
     def _add_handlers(self) -> None:

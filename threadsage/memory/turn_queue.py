@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from streaq import StreaqRetry, TaskStatus, Worker
@@ -52,18 +52,25 @@ class Job:
     order_key: str
 
 
-Perform = Callable[[Job], Awaitable[None]]
+class Performer(Protocol):
+    """What a worker does with jobs: the platforms' bots."""
+
+    async def perform(self, job: Job) -> None:
+        """Handle the delivery: answer the turn, record the vote…"""
+
+    async def give_up(self, job: Job) -> None:
+        """Tell the person their turn cannot be answered: it stopped every worker that tried."""
 
 
 class TurnQueue:
     """Front-ends `put` inside `async with TurnQueue(settings) as queue`; workers call `run`
-    (which connects by itself) on a queue made with `perform`."""
+    (which connects by itself) on a queue made with a `performer`."""
 
-    def __init__(self, settings: Settings, perform: Perform | None = None) -> None:
+    def __init__(self, settings: Settings, performer: Performer | None = None) -> None:
         if not settings.redis_url:
             raise ValueError("the turn queue needs REDIS_URL")
         self.max_tries = settings.turn_max_tries
-        self._perform = perform
+        self._performer = performer
         self.worker: Worker[Any] = Worker(
             redis_url=settings.redis_url,
             queue_name=f"{settings.redis_prefix}turns",
@@ -73,7 +80,9 @@ class TurnQueue:
             deserializer=json.loads,
             grace_period=30,  # on SIGTERM, turns in flight get this long to finish
         )
-        self._turn = self.worker.task(name="turn", max_tries=self.max_tries, ttl=RESULT_TTL_S)(self._run)
+        # No max_tries for streaq: it would fail the job and, with it, the turns queued behind it in
+        # its conversation. `_run` gives up on the job itself, with an apology, and goes on.
+        self._turn = self.worker.task(name="turn", max_tries=None, ttl=RESULT_TTL_S)(self._run)
         self._last = f"{settings.redis_prefix}turns:last:"
 
     async def __aenter__(self) -> TurnQueue:
@@ -96,8 +105,8 @@ class TurnQueue:
     async def run(self, on_started: Callable[[], object] = lambda: None) -> None:
         """Take and perform jobs until SIGINT/SIGTERM (streaq's handler: turns in flight get
         30 s to finish); `on_started` runs once jobs are being taken."""
-        if self._perform is None:
-            raise ValueError("a worker needs something to perform its jobs")
+        if self._performer is None:
+            raise ValueError("a worker needs a performer for its jobs")
         async with anyio.create_task_group() as group:
             await group.start(self.worker.run_async)
             on_started()
@@ -115,14 +124,19 @@ class TurnQueue:
         QUEUE_OLDEST.set(oldest)
 
     async def _run(self, job: dict[str, Any]) -> None:
-        assert self._perform is not None
+        assert self._performer is not None
         context = self._turn.context
         delivery = Delivery(context.task_id, attempt=context.tries, final=context.tries >= self.max_tries)
+        if delivery.attempt > self.max_tries:  # its worker died at every try: a poison turn
+            log.error("job %s given up after %d tries", delivery.id, self.max_tries)
+            ERRORS.labels("job").inc()
+            await self._performer.give_up(Job(**job))
+            return
         if delivery.attempt > 1:
             log.info("job %s: attempt %d", delivery.id, delivery.attempt)
         token = current_delivery.set(delivery)
         try:
-            await self._perform(Job(**job))
+            await self._performer.perform(Job(**job))
         except ServiceUnavailable as exc:
             log.warning("job %s waits for a service (%s); retrying", delivery.id, exc)
             raise StreaqRetry(delay=2**delivery.attempt) from exc
