@@ -78,6 +78,8 @@ class Served:
     async def healthy(self, http: aiohttp.ClientSession, timeout: float = 60) -> None:
         deadline = asyncio.get_running_loop().time() + timeout
         while asyncio.get_running_loop().time() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the process on port {self.port} exited with {self.process.returncode}")
             try:
                 async with http.get(f"{self.url}/healthz") as response:
                     if response.status == 200:

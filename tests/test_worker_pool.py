@@ -195,7 +195,7 @@ async def test_two_turns_of_one_thread_are_answered_in_order_by_two_workers(stac
 async def test_redis_restarted_loses_no_turn(stack: Stack, tmp_path: Path) -> None:
     """Redis with its append-only file (as in docker-compose.yml) restarted: a turn queued before
     the restart is answered after it, a delivery refused while Redis is down is answered when Slack
-    retries it, and the processes reconnect by themselves."""
+    retries it, the processes reconnect by themselves, and a worker started meanwhile waits."""
     port = free_port()
     redis_dir = tmp_path / "redis"
     redis_dir.mkdir()
@@ -213,9 +213,14 @@ async def test_redis_restarted_loses_no_turn(stack: Stack, tmp_path: Path) -> No
             redis.send_signal(signal.SIGTERM)
             redis.wait(timeout=30)
             assert await front.mention(http, SECRET, "Who approves expenses?", ts="1710000200.000002") >= 500
+            late = stack.start("worker")  # starts while Redis is away: it must wait for it
+            await late.healthy(http)
+            async with http.get(f"{late.url}/readyz") as response:
+                assert response.status == 503
             redis = subprocess.Popen(command, stdout=subprocess.DEVNULL)
             wait_for_port(port, redis)
             worker.process.send_signal(signal.SIGCONT)
+            await late.ready(http)
             deadline = time.monotonic() + 30
             while await front.mention(http, SECRET, "Who approves expenses?", ts="1710000200.000002", retry=1) != 200:
                 assert time.monotonic() < deadline, "the front-end did not recover"  # Slack retries
@@ -223,9 +228,9 @@ async def test_redis_restarted_loses_no_turn(stack: Stack, tmp_path: Path) -> No
             await stack.wait_for_answers(2)
             await asyncio.sleep(1)
         assert sorted(turn_of(a) for a in stack.answers()) == ["C1:1710000200.000001", "C1:1710000200.000002"]
-        code, output = worker.stop()
+        code, output = late.stop()
         assert code == 0 and "turn queue unreachable" in output, output[-3000:]
-        assert front.stop()[0] == 0
+        assert worker.stop()[0] == 0 and front.stop()[0] == 0
     finally:
         redis.kill()
         redis.wait(timeout=30)

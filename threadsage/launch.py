@@ -128,7 +128,7 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
     signer = Signer(load_secret(settings))
     bots = ByPlatform()
     async with AsyncExitStack() as stack:
-        chat = await stack.enter_async_context(open_chat_service(settings, kb=kb))
+        chat = await stack.enter_async_context(open_chat_service(settings, kb=kb, check_redis=False))
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 

@@ -24,13 +24,17 @@ from threadsage.memory.feedback import FeedbackStore
 
 
 @asynccontextmanager
-async def open_chat_service(settings: Settings, kb: KnowledgeBase | None = None) -> AsyncIterator[ChatService]:
+async def open_chat_service(
+    settings: Settings, kb: KnowledgeBase | None = None, check_redis: bool = True
+) -> AsyncIterator[ChatService]:
+    """`check_redis`: fail at once when `REDIS_URL` does not answer. A worker passes False: its
+    queue loop waits for Redis, and the coordinator connects when first used."""
     own_kb = kb is None
     kb = kb or KnowledgeBase.open(settings, make_embedder(settings))
     await asyncio.to_thread(warm_up, kb)
     try:
         context = BrainContext(kb=kb, reasoner=make_reasoner(settings), policy=Policy.from_settings(settings))
-        async with open_checkpointer(settings) as checkpointer, open_coordinator(settings) as coordinator:
+        async with open_checkpointer(settings) as checkpointer, open_coordinator(settings, check_redis) as coordinator:
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
             yield ChatService(
@@ -55,7 +59,7 @@ def warm_up(kb: KnowledgeBase) -> None:
 
 
 @asynccontextmanager
-async def open_coordinator(settings: Settings) -> AsyncIterator[Coordinator]:
+async def open_coordinator(settings: Settings, check: bool = True) -> AsyncIterator[Coordinator]:
     """Redis when `REDIS_URL` is set (several processes), otherwise in-process."""
     if not settings.redis_url:
         yield LocalCoordinator()
@@ -66,7 +70,8 @@ async def open_coordinator(settings: Settings) -> AsyncIterator[Coordinator]:
 
     redis = Redis.from_url(settings.redis_url)
     try:
-        await redis.ping()
+        if check:
+            await redis.ping()
         yield RedisCoordinator(redis, prefix=settings.redis_prefix)
     finally:
         await redis.aclose()

@@ -13,6 +13,7 @@ class ServiceUnavailable(RuntimeError):
 
 
 _OUTAGES = (
+    ServiceUnavailable,
     psycopg.OperationalError,
     psycopg_pool.PoolTimeout,
     redis.exceptions.ConnectionError,

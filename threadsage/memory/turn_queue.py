@@ -29,7 +29,7 @@ from streaq import StreaqRetry, TaskStatus, Worker
 
 from threadsage.config import Settings
 from threadsage.memory.coordination import Delivery, current_delivery
-from threadsage.memory.outages import ServiceUnavailable
+from threadsage.memory.outages import first_leaf, is_outage
 from threadsage.observability import ERRORS, QUEUE_DEPTH, QUEUE_OLDEST
 
 log = logging.getLogger(__name__)
@@ -130,23 +130,31 @@ class TurnQueue:
         if delivery.attempt > self.max_tries:  # its worker died at every try: a poison turn
             log.error("job %s given up after %d tries", delivery.id, self.max_tries)
             ERRORS.labels("job").inc()
-            await self._performer.give_up(Job(**job))
+            await self._give_up(Job(**job))
             return
         if delivery.attempt > 1:
             log.info("job %s: attempt %d", delivery.id, delivery.attempt)
         token = current_delivery.set(delivery)
         try:
             await self._performer.perform(Job(**job))
-        except ServiceUnavailable as exc:
-            log.warning("job %s waits for a service (%s); retrying", delivery.id, exc)
-            raise StreaqRetry(delay=2**delivery.attempt) from exc
-        except Exception:
-            # A failed job would fail the turns queued behind it in its conversation (streaq
-            # fails a job's dependents): it is logged and counted as done instead.
+        except Exception as exc:
+            if is_outage(exc) and not delivery.final:
+                log.warning("job %s waits for a service (%s); retrying", delivery.id, first_leaf(exc))
+                raise StreaqRetry(delay=2**delivery.attempt) from exc
+            # Anything else ends the job here — with an apology, so nobody waits in silence. (A
+            # job failed in streaq would also fail the turns queued behind it.)
             log.exception("job %s failed", delivery.id)
             ERRORS.labels("job").inc()
+            await self._give_up(Job(**job))
         finally:
             current_delivery.reset(token)
+
+    async def _give_up(self, job: Job) -> None:
+        assert self._performer is not None
+        try:
+            await self._performer.give_up(job)
+        except Exception:  # noqa: BLE001 - the platform itself may be what failed
+            log.warning("could not apologise for a job of %s", job.platform, exc_info=True)
 
 
 def _to_json(data: Any) -> str:
