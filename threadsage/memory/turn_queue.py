@@ -11,9 +11,9 @@ turns of one conversation in order (each waits for the one queued before it).
 At-least-once becomes exactly one answer through idempotency further in: platform messages and
 clicks are claimed by their delivery (a redelivery of the same job may claim them again, a second
 delivery of the same message may not); the chat service finishes a redelivered turn from its last
-LangGraph checkpoint, or returns what it already produced; and front-ends look for a reply they
-already posted (Slack, by the turn id in the message metadata) or record each reply before
-sending it (Telegram) before posting.
+LangGraph checkpoint, or returns what it already produced; and before posting, the Slack bot
+looks for the parts it already posted (by the turn id in their message metadata) while the
+Telegram bot records each reply before sending it.
 """
 
 from __future__ import annotations
