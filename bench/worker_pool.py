@@ -92,7 +92,11 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
     try:
         async with aiohttp.ClientSession() as http:
             for served in processes:
-                await served.ready(http, timeout=120)
+                try:
+                    await served.ready(http, timeout=120)
+                except AssertionError:
+                    print(served.process.communicate()[0][-3000:], file=sys.stderr)
+                    raise
             rss_before = sum(rss_mb(w) for w in pool)
             pg_before = schema_bytes(schema)
             acks: list[float] = []

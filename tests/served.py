@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -60,10 +61,24 @@ def milvus_server(data: Path, documents: Path) -> Iterator[str]:
         server.wait(timeout=30)
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A port for a process to listen on. Below Linux's ephemeral range (32768–60999), where
+    outgoing connections take their local ports: a port picked there is free now but may be taken
+    by some client before the process binds it (seen: a served process exiting at start)."""
+    while True:
+        port = random.randrange(20000, 32000)
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
 
 
 @dataclass
