@@ -6,6 +6,7 @@ any process with the same database can resume it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -16,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 from threadsage.config import Settings
 
 POOL_SIZE = 10
+SCHEMA_LOCK = 0x7468726561647361  # the Postgres advisory lock key of table set-up ("threadsa")
 
 
 @asynccontextmanager
@@ -42,5 +44,23 @@ async def postgres_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
     kwargs = {"autocommit": True, "row_factory": dict_row, "prepare_threshold": None}
     async with AsyncConnectionPool(url, min_size=1, max_size=POOL_SIZE, kwargs=kwargs, open=False) as pool:
         saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
-        await saver.setup()
+        async with schema_lock(pool):
+            await saver.setup()
         yield saver
+
+
+@asynccontextmanager
+async def schema_lock(pool: AsyncConnectionPool) -> AsyncIterator[None]:
+    """One process at a time creates or migrates tables. Workers starting together on a new
+    database otherwise race through the saver's migrations (seen: a duplicate key in
+    `checkpoint_migrations`, and the worker exiting).
+
+    The others poll rather than block: a migration's `CREATE INDEX CONCURRENTLY` waits for every
+    open transaction, a blocked `pg_advisory_lock` call included — a deadlock (seen)."""
+    async with pool.connection() as conn:
+        while not (await (await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (SCHEMA_LOCK,))).fetchone())["ok"]:
+            await asyncio.sleep(0.1)
+        try:
+            yield
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))

@@ -10,6 +10,8 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from threadsage.memory.checkpoints import schema_lock
+
 _CREATE = """CREATE TABLE IF NOT EXISTS threadsage_feedback (
     session_key TEXT NOT NULL,
     answer_ref TEXT NOT NULL,
@@ -34,7 +36,11 @@ class FeedbackStore:
         self._p = "?" if self._sqlite else "%s"
 
     async def setup(self) -> None:
-        await self._execute(_CREATE, ())
+        if self._sqlite:
+            await self._execute(_CREATE, ())
+            return
+        async with schema_lock(self._conn):  # processes starting together
+            await self._execute(_CREATE, ())
 
     async def record(self, session_key: str, answer_ref: str, user_id: str, vote: int) -> None:
         params = (session_key, answer_ref, user_id, 1 if vote > 0 else -1, int(time.time()))
