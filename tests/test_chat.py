@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 
 from tests.fakes.openai_server import Failure, FakeOpenAI
 from tests.graph.test_llm_back_end import QUESTION, llm_chat, route_to
-from threadsage.chat import APOLOGY, ReplyKind, Turn
+from threadsage.chat import APOLOGY, RATE_LIMITED, ReplyKind, Turn
 from threadsage.memory.coordination import Delivery, current_delivery
 from threadsage.memory.outages import ServiceUnavailable
 from threadsage.memory.redis_coordination import RedisCoordinator
@@ -71,3 +71,16 @@ async def test_an_outage_is_raised_for_a_retry_until_the_last_try(tmp_path: Path
         assert [r.text for r in await chat.handle(TURN)] == [APOLOGY]  # no queue: apologise at once
         await unreachable.aclose()
     assert llm.chat_kinds() == []
+
+
+async def test_the_rate_limit_decides_once_per_turn(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
+    async with llm_chat(tmp_path, llm, handbook_kb, THREADSAGE_RATE_LIMIT_PER_MINUTE=1) as chat:
+        second = Turn(TURN.session_key, "U1", "m2", text=QUESTION)
+        with delivering(Delivery("job-1", attempt=1, final=False)):
+            [first] = await chat.handle(TURN)
+        with delivering(Delivery("job-2", attempt=1, final=False)):
+            assert [r.text for r in await chat.handle(second)] == [RATE_LIMITED]
+        with delivering(Delivery("job-1", attempt=2, final=False)):  # not limited by its own first try
+            assert [r.kind for r in await chat.handle(TURN)] == [first.kind] == [ReplyKind.ANSWER]
+        with delivering(Delivery("job-2", attempt=2, final=False)):  # still limited, not answered now
+            assert [r.text for r in await chat.handle(second)] == [RATE_LIMITED]

@@ -138,9 +138,7 @@ class ChatService:
         if turn.answer is None and not text:
             return [notice(EMPTY)]
         log.debug("message: %s", text or turn.answer)  # user text: DEBUG only
-        if turn.answer is None and not await self.coordinator.allow(
-            f"rate:{platform}:{turn.user_id}", self.rate_limit_per_minute, 60.0
-        ):
+        if turn.answer is None and not await self._allowed(turn, platform):
             return [notice(RATE_LIMITED)]  # clicks never count
         config = {"configurable": {"thread_id": thread_id(turn.session_key)}}
         async with self.coordinator.session_lock(turn.session_key):
@@ -209,6 +207,21 @@ class ChatService:
     async def _pending(self, config: dict) -> Interrupt | None:
         snapshot = await self.graph.aget_state(config)
         return snapshot.interrupts[0] if snapshot.interrupts else None
+
+    async def _allowed(self, turn: Turn, platform: str) -> bool:
+        """The per-person rate limit. Under the turn queue it decides once per turn: a turn
+        redelivered after its worker died neither counts twice nor changes its answer."""
+        def allow() -> Awaitable[bool]:
+            return self.coordinator.allow(f"rate:{platform}:{turn.user_id}", self.rate_limit_per_minute, 60.0)
+
+        if current_delivery.get() is None:
+            return await allow()
+        key = f"rate-decision:{turn.session_key}:{turn.message_id}"
+        decided = await self.coordinator.recall(key)
+        if decided is None:
+            decided = "allowed" if await allow() else "limited"
+            await self.coordinator.remember(key, decided, IDEMPOTENCY_TTL)
+        return decided == "allowed"
 
     def _refuse_answer(self, turn: Turn, pending: Interrupt | None) -> Reply | None:
         answer = turn.answer
