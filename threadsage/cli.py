@@ -12,13 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from threadsage.adapters.embeddings import EmbeddingsUnavailable, make_embedder

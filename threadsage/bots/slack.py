@@ -28,23 +28,8 @@ from starlette.routing import Route
 
 from threadsage.bots.background import BackgroundTasks
 from threadsage.bots.render import split_markdown, to_mrkdwn, to_plain
-from threadsage.bots.tokens import (
-    Button,
-    ButtonKind,
-    InvalidToken,
-    Signer,
-    session_digest,
-    turn_ref,
-)
-from threadsage.chat import (
-    APOLOGY,
-    ChatService,
-    Citation,
-    ClarificationAnswer,
-    Reply,
-    ReplyKind,
-    Turn,
-)
+from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest, turn_ref
+from threadsage.chat import APOLOGY, ChatService, Citation, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.memory.coordination import current_delivery
 from threadsage.memory.outages import ServiceUnavailable

@@ -55,24 +55,8 @@ from telegram.ext import (
 )
 
 from threadsage.bots.render import split_markdown, to_plain, to_telegram_html
-from threadsage.bots.tokens import (
-    Button,
-    ButtonKind,
-    InvalidToken,
-    Signer,
-    load_secret,
-    session_digest,
-    turn_ref,
-)
-from threadsage.chat import (
-    APOLOGY,
-    STALE,
-    ChatService,
-    ClarificationAnswer,
-    Reply,
-    ReplyKind,
-    Turn,
-)
+from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret, session_digest, turn_ref
+from threadsage.chat import APOLOGY, STALE, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.memory.outages import ServiceUnavailable
 from threadsage.memory.sessions import session_key
