@@ -22,7 +22,7 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 from threadsage.graph.context import BrainContext
 from threadsage.memory.coordination import Coordinator, current_delivery
 from threadsage.memory.feedback import FeedbackStore
-from threadsage.memory.outages import ServiceUnavailable, is_outage
+from threadsage.memory.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.memory.sessions import thread_id
 from threadsage.observability import CLARIFICATIONS, ERRORS, turn_scope
 
@@ -118,9 +118,8 @@ class ChatService:
             try:
                 replies = await self._handle(turn, platform, on_accepted)
             except Exception as exc:
-                delivery = current_delivery.get()
-                if delivery is not None and not delivery.final and is_outage(exc):
-                    raise ServiceUnavailable(str(exc)) from exc  # the queue retries the turn
+                if retried_by_the_queue(exc):
+                    raise ServiceUnavailable(str(exc)) from exc
                 log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
                 ERRORS.labels("turn").inc()
                 replies = [notice(APOLOGY)]

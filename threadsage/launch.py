@@ -14,7 +14,7 @@ import asyncio
 import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable
-from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import uvicorn
 from starlette.routing import Route
@@ -114,11 +114,11 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
         async def ready() -> bool:
             return await _answers(queue.worker.redis.ping())
 
-        measuring = asyncio.create_task(_measure_periodically(queue, stop))
+        measuring = asyncio.create_task(_measure_periodically(queue))
         async with http_server(settings, routes, ready):
             await stop.wait()
             log.info("stopping")
-        await measuring
+        measuring.cancel()
 
 
 async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | None = None) -> None:
@@ -181,7 +181,7 @@ async def _run_queue(settings: Settings, performer: Performer, running: asyncio.
     pause = 0.5
     while True:
         queue = TurnQueue(settings, performer)
-        measuring = asyncio.create_task(_measure_periodically(queue, None))
+        measuring = asyncio.create_task(_measure_periodically(queue))
         try:
             await queue.run(on_started=running.set)
             return
@@ -226,18 +226,15 @@ def _stop_on_signals() -> asyncio.Event:
     return stop
 
 
-async def _measure_periodically(queue: TurnQueue, stop: asyncio.Event | None, every: float = 5.0) -> None:
-    """Queue depth and age for /metrics, every few seconds; a failed reading is skipped."""
-    while stop is None or not stop.is_set():
+async def _measure_periodically(queue: TurnQueue, every: float = 5.0) -> None:
+    """Queue depth and age for /metrics, every few seconds until cancelled; a failed reading is
+    skipped."""
+    while True:
         try:
             await queue.measure()
         except Exception as exc:  # noqa: BLE001 - a missed reading must not stop the process
             log.debug("could not measure the turn queue: %s", exc)
-        if stop is None:
-            await asyncio.sleep(every)
-        else:
-            with suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), every)
+        await asyncio.sleep(every)
 
 
 async def _answers(ping: Awaitable[object]) -> bool:

@@ -58,6 +58,7 @@ from threadsage.bots.render import split_markdown, to_plain, to_telegram_html
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret, session_digest, turn_ref
 from threadsage.chat import APOLOGY, STALE, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
+from threadsage.memory.coordination import current_delivery
 from threadsage.memory.outages import ServiceUnavailable
 from threadsage.memory.sessions import session_key
 from threadsage.memory.turn_queue import Job
@@ -154,15 +155,14 @@ class TelegramBot:
     """One bot: a PTB `Application` wired to a `ChatService`. Start and stop it with
     `async with TelegramBot(...)` (or `start()` / `stop()`); the loop stays ours.
 
-    `dispatch` receives each webhook update (by default: processed in this process); a worker
-    passes `receive=False` and feeds queued updates to `perform`."""
+    A worker of the turn queue passes `receive=False` (no polling, no webhook) and feeds the
+    queued updates to `perform`."""
 
     def __init__(
         self,
         settings: Settings,
         chat: ChatService,
         signer: Signer | None = None,
-        dispatch: Callable[[Job], Awaitable[None]] | None = None,
         receive: bool = True,
     ) -> None:
         if settings.telegram_bot_token is None:
@@ -175,7 +175,7 @@ class TelegramBot:
         self.webhook_url = settings.telegram_webhook_url
         self.receive = receive
         self.app = build_application(settings, polling=receive and not self.webhook_url)
-        self.webhook = TelegramWebhook(settings, dispatch or self._process_here) if self.webhook_url else None
+        self.webhook = TelegramWebhook(settings, self._process_here) if self.webhook_url else None
         self._answering: set[tuple[int, int]] = set()  # clarification messages whose click is running
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
@@ -475,7 +475,9 @@ class TelegramBot:
         """Record reply `n` of a turn as sent before sending it: a turn redelivered after its
         worker died (possibly between sending and acknowledging) never sends it twice. Telegram
         cannot be asked what was sent, so a worker dying between this record and the send loses
-        that reply — a window of one HTTP request."""
+        that reply — a window of one HTTP request. Outside the queue nothing is redelivered."""
+        if current_delivery.get() is None:
+            return True
         key = f"telegram-sent:{turn_id}:{n}"
         if await self.chat.coordinator.recall(key) is not None:
             log.info("reply %d of %s was already sent", n, turn_id)

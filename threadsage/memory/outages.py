@@ -7,6 +7,8 @@ import psycopg
 import psycopg_pool
 import redis.exceptions
 
+from threadsage.memory.coordination import current_delivery
+
 
 class ServiceUnavailable(RuntimeError):
     """A turn stopped for want of Postgres, Redis or the network; the queue will retry it."""
@@ -32,6 +34,13 @@ def is_outage(exc: BaseException) -> bool:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
+
+
+def retried_by_the_queue(exc: BaseException) -> bool:
+    """Whether the turn queue will retry after `exc`: an outage, and not the delivery's last try
+    (outside the queue nothing is retried)."""
+    delivery = current_delivery.get()
+    return delivery is not None and not delivery.final and is_outage(exc)
 
 
 def first_leaf(exc: BaseException) -> BaseException:

@@ -29,7 +29,7 @@ from streaq import StreaqRetry, TaskStatus, Worker
 
 from threadsage.config import Settings
 from threadsage.memory.coordination import Delivery, current_delivery
-from threadsage.memory.outages import first_leaf, is_outage
+from threadsage.memory.outages import first_leaf, retried_by_the_queue
 from threadsage.observability import ERRORS, QUEUE_DEPTH, QUEUE_OLDEST
 
 log = logging.getLogger(__name__)
@@ -123,29 +123,30 @@ class TurnQueue:
                 oldest = max(oldest, now.timestamp() - enqueued_ms / 1000)
         QUEUE_OLDEST.set(oldest)
 
-    async def _run(self, job: dict[str, Any]) -> None:
+    async def _run(self, payload: dict[str, Any]) -> None:
         assert self._performer is not None
+        job = Job(**payload)
         context = self._turn.context
         delivery = Delivery(context.task_id, attempt=context.tries, final=context.tries >= self.max_tries)
         if delivery.attempt > self.max_tries:  # its worker died at every try: a poison turn
             log.error("job %s given up after %d tries", delivery.id, self.max_tries)
             ERRORS.labels("job").inc()
-            await self._give_up(Job(**job))
+            await self._give_up(job)
             return
         if delivery.attempt > 1:
             log.info("job %s: attempt %d", delivery.id, delivery.attempt)
         token = current_delivery.set(delivery)
         try:
-            await self._performer.perform(Job(**job))
+            await self._performer.perform(job)
         except Exception as exc:
-            if is_outage(exc) and not delivery.final:
+            if retried_by_the_queue(exc):
                 log.warning("job %s waits for a service (%s); retrying", delivery.id, first_leaf(exc))
                 raise StreaqRetry(delay=2**delivery.attempt) from exc
             # Anything else ends the job here — with an apology, so nobody waits in silence. (A
             # job failed in streaq would also fail the turns queued behind it.)
             log.exception("job %s failed", delivery.id)
             ERRORS.labels("job").inc()
-            await self._give_up(Job(**job))
+            await self._give_up(job)
         finally:
             current_delivery.reset(token)
 
