@@ -86,7 +86,7 @@ async def ask_all(chat: ChatService, items: list[Item], scores: dict[bool, Score
         started = time.perf_counter()
         # A new session and a person of its own: the per-person rate limit must not bite.
         who = uuid.uuid4().hex
-        replies = await chat.handle(Turn(f"eval:{who}", f"U{who}", "m1", text=item.question))
+        replies = await chat.handle(Turn("bench", f"eval:{who}", f"U{who}", "m1", text=item.question))
         score.seconds += time.perf_counter() - started
         assert len(replies) == 1, replies
         reply = replies[0]
@@ -97,7 +97,7 @@ async def ask_all(chat: ChatService, items: list[Item], scores: dict[bool, Score
         score.clarified += clarified
         hit = contains_answer(reply, item)
         score.contains += hit
-        score.cited_gold += any(c.path in item.gold for c in reply.citations)
+        score.cited_gold += any(c["path"] in item.gold for c in reply.citations)
         if (not item.ambiguous and not hit) or (item.ambiguous and not clarified):
             label = "not clarified" if item.ambiguous else ("clarified" if clarified else route)
             score.misses.append(f"[{label}] {item.question} — expected {item.answers[0]!r}; got {reply.text[:160]!r}")

@@ -33,6 +33,7 @@ from threadsage.adapters.knowledge import KnowledgeBase  # noqa: E402
 from threadsage.bots.slack import SlackBot  # noqa: E402
 from threadsage.bots.tokens import Signer, load_secret  # noqa: E402
 from threadsage.config import Settings  # noqa: E402
+from threadsage.memory.coordination import LocalCoordinator  # noqa: E402
 from threadsage.runtime import open_chat_service  # noqa: E402
 from threadsage.server import create_app  # noqa: E402
 
@@ -55,7 +56,8 @@ async def main(conversations: int, events: int, latency: float) -> None:
         )
         kb = KnowledgeBase.open(settings)
         Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([ROOT / "examples" / "handbook"])
-        async with open_chat_service(settings, kb=kb) as chat, SlackBot(settings, chat, Signer(load_secret(settings))).running() as bot:
+        coordinator = LocalCoordinator()
+        async with open_chat_service(settings, kb, coordinator) as chat, SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running() as bot:
             server = uvicorn.Server(uvicorn.Config(create_app([bot.route()]), host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
             serving = asyncio.create_task(server.serve())
             while not server.started:

@@ -123,7 +123,7 @@ class Bench:
         return f"U{self.n}"
 
     async def question(self, row: Row | None, route: str, text: str) -> None:
-        turn = Turn(self._key(route), self._user(), "m1", text=text)
+        turn = Turn("bench", self._key(route), self._user(), "m1", text=text)
         reply, wall, calls = await self._timed(turn)
         self._record(row, reply, wall, calls, (ReplyKind.ANSWER, route))
 
@@ -132,11 +132,11 @@ class Bench:
             assert self.fake is not None
             self.fake.script["RouteDecision"] = [dict(CLARIFY_FIRST), {"intent": "HOW_TO", "confidence": 0.95, "reasoning": "bench"}]
         key, user = self._key("clarify"), self._user()
-        ask, wall, calls = await self._timed(Turn(key, user, "m1", text=AMBIGUOUS))
+        ask, wall, calls = await self._timed(Turn("bench", key, user, "m1", text=AMBIGUOUS))
         self._record(ask_row, ask, wall, calls, (ReplyKind.CLARIFICATION, "clarify_needed"))
         if ask.kind is not ReplyKind.CLARIFICATION or ask.interrupt_id is None:
             return
-        click = Turn(key, user, "c1", answer=ClarificationAnswer(ask.interrupt_id, option=0))
+        click = Turn("bench", key, user, "c1", answer=ClarificationAnswer(ask.interrupt_id, option=0))
         answer, wall, calls = await self._timed(click)
         self._record(click_row, answer, wall, calls, (ReplyKind.ANSWER, "standard_retrieval"))
 

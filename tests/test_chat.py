@@ -18,7 +18,7 @@ from threadsage.memory.coordination import Delivery, current_delivery
 from threadsage.memory.outages import ServiceUnavailable
 from threadsage.memory.redis_coordination import RedisCoordinator
 
-TURN = Turn("test:ws:chan:thread", "U1", "m1", text=QUESTION)
+TURN = Turn("test", "test:ws:chan:thread", "U1", "m1", text=QUESTION)
 
 
 @contextmanager
@@ -75,7 +75,7 @@ async def test_an_outage_is_raised_for_a_retry_until_the_last_try(tmp_path: Path
 
 async def test_the_rate_limit_decides_once_per_turn(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
     async with llm_chat(tmp_path, llm, handbook_kb, THREADSAGE_RATE_LIMIT_PER_MINUTE=1) as chat:
-        second = Turn(TURN.session_key, "U1", "m2", text=QUESTION)
+        second = Turn("test", TURN.session_key, "U1", "m2", text=QUESTION)
         with delivering(Delivery("job-1", attempt=1, final=False)):
             [first] = await chat.handle(TURN)
         with delivering(Delivery("job-2", attempt=1, final=False)):

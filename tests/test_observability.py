@@ -24,7 +24,7 @@ from tests.fakes.slack_api import FakeSlack
 from tests.graph.test_conversation import AMBIGUOUS, Conversation, only, service
 from tests.graph.test_llm_back_end import llm_chat, route_to
 from tests.served import serve
-from threadsage.chat import APOLOGY, STALE, ClarificationAnswer, ReplyKind, Turn
+from threadsage.chat import ACCEPTED, APOLOGY, STALE, ClarificationAnswer, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.memory.coordination import LocalCoordinator
 from threadsage.observability import REDACTED, configure_logging
@@ -89,11 +89,13 @@ async def test_every_outcome_of_a_turn_is_counted(tmp_path: Path, handbook_kb) -
 
         before, in_flight = samples(), []
 
-        async def during_the_turn() -> None:
+        async def during_the_turn() -> bool:
             in_flight.append(REGISTRY.get_sample_value("threadsage_turns_in_flight", {"platform": "obs"}))
+            return False
 
-        click = Turn(talk.key, "U1", "click-1", answer=ClarificationAnswer(ask.interrupt_id, option=0))
-        resumed = only(await chat.handle(click, on_accepted=during_the_turn))
+        click = Turn("obs", talk.key, "U1", "click-1", answer=ClarificationAnswer(ask.interrupt_id, option=0))
+        events = [event async for event in chat.stream(click) if event is not ACCEPTED or await during_the_turn()]
+        resumed = only(events)
         assert resumed.kind is ReplyKind.ANSWER and in_flight == [1.0]
         assert moved(before) == turn("answer", resumed.route) | clarification("answered")
 
@@ -153,10 +155,10 @@ async def test_clarifications_left_for_a_new_question_or_reset_are_abandoned(tmp
 
         only(await talk.say(AMBIGUOUS))
         before = samples()
-        await chat.reset(talk.key)  # /new
+        await chat.reset(talk.key, "obs")  # /new
         assert moved(before) == clarification("abandoned")
         before = samples()
-        await chat.reset(talk.key)  # nothing pending any more
+        await chat.reset(talk.key, "obs")  # nothing pending any more
         assert moved(before) == {}
 
 

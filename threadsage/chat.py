@@ -4,22 +4,27 @@ Platforms convert their events into a neutral `Turn` and render neutral `Reply`s
 the service knows no platform. It owns what must hold whatever the platform: one turn at a time
 per session, each platform message handled once, and a clarification answered only while it is
 pending, only once, and (by default) only by the person who asked.
+
+`stream(turn)` yields the turn's events: for a clarification answer first `ACCEPTED` (the click
+won; a front-end updates the question at once), then the replies. `handle(turn)` is the same
+turn with its replies collected, for front-ends that have nothing to show in between.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
-from typing import Any
+from enum import Enum, StrEnum
+from typing import Any, cast
 
-from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
 from threadsage.graph.context import BrainContext
+from threadsage.graph.state import Citation, ClarificationRequest, TurnInput
 from threadsage.memory.coordination import Coordinator, current_delivery
 from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.outages import ServiceUnavailable, retried_by_the_queue
@@ -34,22 +39,22 @@ IDEMPOTENCY_TTL = 24 * 3600.0
 
 @dataclass(frozen=True)
 class ClarificationAnswer:
-    """A click on an option (`option`, 0-based) or a typed answer (`text`)."""
+    """A click on option `option` (0-based) of the clarification `interrupt_id` names. A typed
+    answer is an ordinary `Turn.text`: the service takes it as the answer while one is pending."""
 
     interrupt_id: str
-    option: int | None = None
-    text: str | None = None
+    option: int
 
 
 @dataclass(frozen=True)
 class Turn:
+    platform: str  # "slack", "telegram", "terminal": for metrics and rate limits
     session_key: str
     user_id: str
     message_id: str
     text: str | None = None
     answer: ClarificationAnswer | None = None
     categories: tuple[str, ...] = ()
-    metadata: dict[str, Any] = field(default_factory=dict)  # for rendering only
 
 
 class ReplyKind(StrEnum):
@@ -65,16 +70,6 @@ class Choice:
 
 
 @dataclass(frozen=True)
-class Citation:
-    number: int
-    title: str
-    heading: str
-    source: str
-    path: str
-    snippet: str
-
-
-@dataclass(frozen=True)
 class Reply:
     kind: ReplyKind
     text: str
@@ -87,8 +82,23 @@ class Reply:
     trace: tuple[dict, ...] = ()
 
 
+class Accepted(Enum):
+    """The event a clarification answer yields once it has won: before the graph resumes."""
+
+    ACCEPTED = "accepted"
+
+
+ACCEPTED = Accepted.ACCEPTED
+TurnEvent = Accepted | Reply
+
+
 def notice(text: str) -> Reply:
     return Reply(ReplyKind.NOTICE, text)
+
+
+def session_config(session_key: str) -> RunnableConfig:
+    """The graph configuration of a session: its checkpointed thread."""
+    return {"configurable": {"thread_id": thread_id(session_key)}}
 
 
 EMPTY = "Ask me a question about the documents — your message was empty."
@@ -106,86 +116,110 @@ class ChatService:
     feedback: FeedbackStore | None = None
     anyone_may_answer: bool = False
     rate_limit_per_minute: int = 20
+    description: str = ""  # what the service runs on, for banners and logs
 
-    async def handle(self, turn: Turn, on_accepted: Callable[[], Awaitable[None]] | None = None) -> list[Reply]:
-        """Exactly one list of replies per new platform message; [] for a repeat delivery.
+    async def handle(self, turn: Turn) -> list[Reply]:
+        """Exactly one list of replies per new platform message; [] for a repeat delivery."""
+        return [event async for event in self.stream(turn) if isinstance(event, Reply)]
 
-        `on_accepted` runs, under the session lock, once a clarification answer has been accepted
-        and before the graph resumes: front-ends use it to update the question at once (for one
-        click only, however many arrive together)."""
-        platform = turn.session_key.split(":", 1)[0]
-        with turn_scope(turn.session_key, turn.message_id, platform) as scope:
+    async def stream(self, turn: Turn) -> AsyncIterator[TurnEvent]:
+        """The turn's events: `ACCEPTED` when a clarification answer has won (once, however many
+        clicks arrive together), then its replies. A retriable outage under the turn queue is
+        raised as `ServiceUnavailable`; anything else ends in an apology."""
+        with turn_scope(turn.session_key, turn.message_id, turn.platform) as scope:
+            replies: list[Reply] = []
             try:
-                replies = await self._handle(turn, platform, on_accepted)
+                async for event in self._events(turn):
+                    if isinstance(event, Reply):
+                        replies.append(event)
+                    yield event
             except Exception as exc:
                 if retried_by_the_queue(exc):
                     raise ServiceUnavailable(str(exc)) from exc
                 log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
                 ERRORS.labels("turn").inc()
-                replies = [notice(APOLOGY)]
+                replies.append(notice(APOLOGY))
+                yield replies[-1]
             scope.outcome = _outcome(replies)
             scope.route = (replies[0].route if replies else None) or "none"
-            return replies
 
-    async def _handle(
-        self, turn: Turn, platform: str, on_accepted: Callable[[], Awaitable[None]] | None
-    ) -> list[Reply]:
+    async def _events(self, turn: Turn) -> AsyncIterator[TurnEvent]:
         if not await self.coordinator.claim(f"turn:{turn.session_key}:{turn.message_id}", IDEMPOTENCY_TTL):
             log.info("repeat delivery of %s ignored", turn.message_id)
-            return []
+            return
         text = (turn.text or "").strip()
         if turn.answer is None and not text:
-            return [notice(EMPTY)]
+            yield notice(EMPTY)
+            return
         log.debug("message: %s", text or turn.answer)  # user text: DEBUG only
-        if turn.answer is None and not await self._allowed(turn, platform):
-            return [notice(RATE_LIMITED)]  # clicks never count
-        config = {"configurable": {"thread_id": thread_id(turn.session_key)}}
+        if turn.answer is None and not await self._allowed(turn):
+            yield notice(RATE_LIMITED)  # clicks never count
+            return
+        config = session_config(turn.session_key)
+        if turn.answer is not None:
+            refusal = await self._accept(turn, config)
+            if refusal is not None:
+                yield refusal
+                return
+            yield ACCEPTED
         async with self.coordinator.session_lock(turn.session_key):
-            snapshot = await self.graph.aget_state(config)
-            if snapshot.values.get("turn_id") == turn.message_id:
-                return await self._redelivered(turn, snapshot, config, platform)
-            pending = snapshot.interrupts[0] if snapshot.interrupts else None
-            if turn.answer is not None:
-                refusal = self._refuse_answer(turn, pending)
-                if refusal:
-                    return [refusal]
-                if on_accepted is not None:
-                    await on_accepted()
-                CLARIFICATIONS.labels(platform, "answered").inc()
-                resume = {"option": turn.answer.option} if turn.answer.option is not None else {"text": turn.answer.text}
-                return await self._run(self._resume(turn, resume), config, platform)
-            if pending is not None and (self.anyone_may_answer or pending.value.get("asker") == turn.user_id):
-                # A typed message while a clarification is pending answers it.
-                CLARIFICATIONS.labels(platform, "answered").inc()
-                return await self._run(self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}), config, platform)
-            if pending is not None:  # someone else's question replaces the pending one
-                CLARIFICATIONS.labels(platform, "abandoned").inc()
-            return await self._run(self._question(turn, text), config, platform)
+            replies = await self._under_lock(turn, text, config)
+        for reply in replies:
+            yield reply
 
-    async def _redelivered(self, turn: Turn, snapshot: StateSnapshot, config: dict, platform: str) -> list[Reply]:
+    async def _accept(self, turn: Turn, config: RunnableConfig) -> Reply | None:
+        """Decide a click before waiting for the session lock, so that the front-end can show the
+        choice (or the refusal) at once: it must answer the pending clarification, and only the
+        first click on it wins. A redelivered click skips this: it was accepted the first time."""
+        snapshot = await self.graph.aget_state(config)
+        if snapshot.values.get("turn_id") == turn.message_id:
+            return None
+        pending = _pending(snapshot)
+        refusal = self._refuse_answer(turn, pending)
+        if refusal is not None:
+            return refusal
+        assert pending is not None
+        if not await self.coordinator.claim(f"answer:{turn.session_key}:{pending.id}", IDEMPOTENCY_TTL):
+            return notice(STALE)  # another click on the same question got in first
+        CLARIFICATIONS.labels(turn.platform, "answered").inc()
+        return None
+
+    async def _under_lock(self, turn: Turn, text: str, config: RunnableConfig) -> list[Reply]:
+        snapshot = await self.graph.aget_state(config)
+        if snapshot.values.get("turn_id") == turn.message_id:
+            return await self._redelivered(turn, snapshot, config)
+        pending = _pending(snapshot)
+        if turn.answer is not None:
+            # Checked again: a typed answer may have answered the question meanwhile.
+            refusal = self._refuse_answer(turn, pending)
+            if refusal is not None:
+                return [refusal]
+            return await self._run(self._resume(turn, {"option": turn.answer.option}), config, turn.platform)
+        if pending is not None and (self.anyone_may_answer or _request(pending)["asker"] == turn.user_id):
+            # A typed message while a clarification is pending answers it.
+            CLARIFICATIONS.labels(turn.platform, "answered").inc()
+            return await self._run(self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}), config, turn.platform)
+        if pending is not None:  # someone else's question replaces the pending one
+            CLARIFICATIONS.labels(turn.platform, "abandoned").inc()
+        return await self._run(self._question(turn, text), config, turn.platform)
+
+    async def _redelivered(self, turn: Turn, snapshot: StateSnapshot, config: RunnableConfig) -> list[Reply]:
         """This very turn again (the queue handed it to another worker): finish its run from the
         last checkpoint, or give back what the run produced — never run it a second time."""
         if snapshot.next and not snapshot.interrupts:
             log.info("turn %s resumed from its last checkpoint", turn.message_id)
-            return await self._run(None, config, platform)
+            return await self._run(None, config, turn.platform)
         log.info("turn %s had finished; its replies are given again", turn.message_id)
         return self._replies(dict(snapshot.values), snapshot.interrupts)
 
-    async def check_answer(self, turn: Turn) -> Reply | None:
-        """The notice a clarification answer would get (stale, foreign, out of range), or None —
-        read-only, so a front-end can show it as a toast before answering the click. `handle`
-        decides again under the session lock."""
-        config = {"configurable": {"thread_id": thread_id(turn.session_key)}}
-        return self._refuse_answer(turn, await self._pending(config))
-
     async def last_activity(self, session_key: str) -> datetime | None:
         """When the session last changed (its latest checkpoint), for idle expiry."""
-        snapshot = await self.graph.aget_state({"configurable": {"thread_id": thread_id(session_key)}})
+        snapshot = await self.graph.aget_state(session_config(session_key))
         return datetime.fromisoformat(snapshot.created_at) if snapshot.created_at else None
 
     async def has_conversation(self, session_key: str) -> bool:
         """Whether this session has any history: a thread the bot has taken part in."""
-        snapshot = await self.graph.aget_state({"configurable": {"thread_id": thread_id(session_key)}})
+        snapshot = await self.graph.aget_state(session_config(session_key))
         return bool(snapshot.values)
 
     async def record_feedback(self, session_key: str, answer_ref: str, user_id: str, vote: int) -> None:
@@ -193,25 +227,26 @@ class ChatService:
         if self.feedback is not None:
             await self.feedback.record(session_key, answer_ref, user_id, vote)
 
-    async def reset(self, session_key: str) -> None:
+    async def reset(self, session_key: str, platform: str) -> None:
         """Forget a session's conversation (the `/new` command)."""
-        config = {"configurable": {"thread_id": thread_id(session_key)}}
         async with self.coordinator.session_lock(session_key):
-            if await self._pending(config) is not None:
-                CLARIFICATIONS.labels(session_key.split(":", 1)[0], "abandoned").inc()
-            await self.graph.checkpointer.adelete_thread(thread_id(session_key))
+            if _pending(await self.graph.aget_state(session_config(session_key))) is not None:
+                CLARIFICATIONS.labels(platform, "abandoned").inc()
+            await self.checkpointer.adelete_thread(thread_id(session_key))
+
+    @property
+    def checkpointer(self) -> Any:
+        """The graph's checkpointer, for retention pruning beside the service."""
+        return self.graph.checkpointer
 
     # --- steps ---------------------------------------------------------------------------
 
-    async def _pending(self, config: dict) -> Interrupt | None:
-        snapshot = await self.graph.aget_state(config)
-        return snapshot.interrupts[0] if snapshot.interrupts else None
-
-    async def _allowed(self, turn: Turn, platform: str) -> bool:
+    async def _allowed(self, turn: Turn) -> bool:
         """The per-person rate limit. Under the turn queue it decides once per turn: a turn
         redelivered after its worker died neither counts twice nor changes its answer."""
+
         def allow() -> Awaitable[bool]:
-            return self.coordinator.allow(f"rate:{platform}:{turn.user_id}", self.rate_limit_per_minute, 60.0)
+            return self.coordinator.allow(f"rate:{turn.platform}:{turn.user_id}", self.rate_limit_per_minute, 60.0)
 
         if current_delivery.get() is None:
             return await allow()
@@ -227,48 +262,26 @@ class ChatService:
         assert answer is not None
         if pending is None or not pending.id.startswith(answer.interrupt_id):
             return notice(STALE)
-        if not self.anyone_may_answer and pending.value.get("asker") not in ("", turn.user_id):
+        request = _request(pending)
+        if not self.anyone_may_answer and request["asker"] not in ("", turn.user_id):
             return notice(NOT_YOURS)
-        options = pending.value.get("options", [])
-        if answer.option is not None and not 0 <= answer.option < len(options):
+        if not 0 <= answer.option < len(request["options"]):
             return notice(STALE)
-        if answer.option is None and not (answer.text or "").strip():
-            return notice(EMPTY)
         return None
 
     def _resume(self, turn: Turn, answer: dict) -> Command:
         """Input that answers the pending clarification, stamped with this turn's id."""
         return Command(resume=answer, update={"turn_id": turn.message_id})
 
-    def _question(self, turn: Turn, text: str) -> dict:
-        """Input for a new question: resets every per-turn field of the state."""
-        question = text[:MAX_QUESTION_CHARS]
-        return {
-            "turn_id": turn.message_id,
-            "messages": [HumanMessage(content=question)],
-            "question": question,
-            "asker": turn.user_id,
-            "categories": list(turn.categories),
-            "standalone": question,
-            "clarify_rounds": 0,
-            "focus": [],
-            "pinned": None,
-            "search_query": question,
-            "documents": [],
-            "sub_questions": [],
-            "answer": "",
-            "best_answer": "",
-            "best_score": -1.0,
-            "best_documents": [],
-            "hops": 0,
-            "llm_calls": 0,
-            "confidence": 0.0,
-            "low_confidence": False,
-            "citations": [],
-            "trace": [],
-        }
+    def _question(self, turn: Turn, text: str) -> TurnInput:
+        return TurnInput(
+            turn_id=turn.message_id,
+            question=text[:MAX_QUESTION_CHARS],
+            asker=turn.user_id,
+            categories=list(turn.categories),
+        )
 
-    async def _run(self, graph_input: dict | Command | None, config: dict, platform: str) -> list[Reply]:
+    async def _run(self, graph_input: TurnInput | Command | None, config: RunnableConfig, platform: str) -> list[Reply]:
         result = await self.graph.ainvoke(graph_input, config, context=self.context)
         if not await self.coordinator.still_holds():
             # The lock expired under us (a stall longer than its TTL) and another turn of this
@@ -287,6 +300,14 @@ class ChatService:
         return [_clarification(interrupts[0], state)] if interrupts else [_answer(state)]
 
 
+def _pending(snapshot: StateSnapshot) -> Interrupt | None:
+    return snapshot.interrupts[0] if snapshot.interrupts else None
+
+
+def _request(pending: Interrupt) -> ClarificationRequest:
+    return cast(ClarificationRequest, pending.value)
+
+
 def _outcome(replies: list[Reply]) -> str:
     """The `outcome` label of a turn's replies (see threadsage_turns_total)."""
     if not replies:
@@ -298,11 +319,11 @@ def _outcome(replies: list[Reply]) -> str:
 
 
 def _clarification(pending: Interrupt, state: dict) -> Reply:
-    value = pending.value
+    request = _request(pending)
     return Reply(
         kind=ReplyKind.CLARIFICATION,
-        text=value["prompt"],
-        choices=tuple(Choice(str(i), label) for i, label in enumerate(value["options"])),
+        text=request["prompt"],
+        choices=tuple(Choice(str(i), label) for i, label in enumerate(request["options"])),
         interrupt_id=pending.id,
         route="clarify_needed",
         confidence=state.get("decision", {}).get("confidence"),
@@ -314,7 +335,7 @@ def _answer(state: dict) -> Reply:
     return Reply(
         kind=ReplyKind.ANSWER,
         text=state["answer"],
-        citations=tuple(Citation(**c) for c in state.get("citations", [])),
+        citations=tuple(state.get("citations", [])),
         confidence=state.get("confidence"),
         low_confidence=state.get("low_confidence", False),
         route=state.get("route"),

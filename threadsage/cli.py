@@ -165,12 +165,8 @@ def chat(
 
 async def _chat(settings: Settings, kb: KnowledgeBase, name: str) -> None:
     async with open_chat_service(settings, kb=kb) as service:
-        search = kb.embedder.name + " + BM25 hybrid" if kb.embedder else "BM25"
-        checkpoints = "Postgres" if settings.database_url else f"SQLite under {settings.data_dir}"
         errors.print(
-            f"threadsage — reasoning: {service.context.reasoner.name}; search: {search} over "
-            f"{kb.count()} chunks; memory: {checkpoints}; session {name} "
-            f"(resume with --session {name}). /help for commands.",
+            f"threadsage — {service.description}; session {name} (resume with --session {name}). /help for commands.",
             highlight=False,
         )
         await TerminalChat(service, name, console).run()

@@ -25,7 +25,7 @@ from threadsage.config import Settings
 from threadsage.memory.outages import ServiceUnavailable, first_leaf
 from threadsage.memory.retention import prune_periodically
 from threadsage.memory.turn_queue import Job, Performer, TurnQueue
-from threadsage.runtime import open_chat_service
+from threadsage.runtime import open_chat_service, open_coordinator
 from threadsage.server import ReadinessCheck, create_app
 
 log = logging.getLogger(__name__)
@@ -46,12 +46,13 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
     signer = Signer(load_secret(settings))
     routes: list[Route] = []
     async with AsyncExitStack() as stack:
-        chat = await stack.enter_async_context(open_chat_service(settings, kb=kb))
-        pruning = asyncio.create_task(prune_periodically(chat.graph.checkpointer, settings, stop))
+        coordinator = await stack.enter_async_context(open_coordinator(settings))
+        chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
+        pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stop))
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 
-            slack = await stack.enter_async_context(SlackBot(settings, chat, signer).running())
+            slack = await stack.enter_async_context(SlackBot(settings, chat, signer, coordinator).running())
             if settings.slack_app_token is not None:
                 from slack_bolt.adapter.socket_mode.aiohttp import (
                     AsyncSocketModeHandler,
@@ -69,7 +70,7 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         if "telegram" in platforms:
             from threadsage.bots.telegram import TelegramBot
 
-            telegram = await stack.enter_async_context(TelegramBot(settings, chat, signer))
+            telegram = await stack.enter_async_context(TelegramBot(settings, chat, coordinator, signer))
             if telegram.webhook is not None:
                 routes.append(telegram.webhook_route())
         async with http_server(settings, routes):
@@ -128,15 +129,17 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
     signer = Signer(load_secret(settings))
     bots = ByPlatform()
     async with AsyncExitStack() as stack:
-        chat = await stack.enter_async_context(open_chat_service(settings, kb=kb, check_redis=False))
+        coordinator = await stack.enter_async_context(open_coordinator(settings, check=False))
+        chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 
-            bots.add("slack", await stack.enter_async_context(SlackBot(settings, chat, signer).running()))
+            bots.add("slack", await stack.enter_async_context(SlackBot(settings, chat, signer, coordinator).running()))
         if "telegram" in platforms:
             from threadsage.bots.telegram import TelegramBot
 
-            bots.add("telegram", await stack.enter_async_context(TelegramBot(settings, chat, signer, receive=False)))
+            telegram = TelegramBot(settings, chat, coordinator, signer, receive=False)
+            bots.add("telegram", await stack.enter_async_context(telegram))
 
         running = asyncio.Event()
         stopped = asyncio.Event()
@@ -144,7 +147,7 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
         async def ready() -> bool:
             return running.is_set()
 
-        pruning = asyncio.create_task(prune_periodically(chat.graph.checkpointer, settings, stopped))
+        pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stopped))
         async with http_server(settings, [], ready):
             await _run_queue(settings, bots, running)
         stopped.set()

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from threadsage.adapters import text
 from threadsage.adapters.embeddings import make_embedder
 from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.adapters.reasoning import make_reasoner
+from threadsage.adapters.reasoning import Reasoner
 from threadsage.chat import ChatService
 from threadsage.config import Settings
 from threadsage.graph.build import build_graph
@@ -25,16 +25,29 @@ from threadsage.memory.feedback import FeedbackStore
 
 @asynccontextmanager
 async def open_chat_service(
-    settings: Settings, kb: KnowledgeBase | None = None, check_redis: bool = True
+    settings: Settings,
+    kb: KnowledgeBase | None = None,
+    coordinator: Coordinator | None = None,
+    check_redis: bool = True,
 ) -> AsyncIterator[ChatService]:
-    """`check_redis`: fail at once when `REDIS_URL` does not answer. A worker passes False: its
-    queue loop waits for Redis, and the coordinator connects when first used."""
+    """The service on `settings`, with the knowledge base and coordinator given (shared with the
+    front-ends) or its own. `check_redis`: fail at once when `REDIS_URL` does not answer. A worker
+    passes False: its queue loop waits for Redis, and the coordinator connects when first used."""
     own_kb = kb is None
     kb = kb or KnowledgeBase.open(settings, make_embedder(settings))
     await asyncio.to_thread(warm_up, kb)
     try:
         context = BrainContext(kb=kb, reasoner=make_reasoner(settings), policy=Policy.from_settings(settings))
-        async with open_checkpointer(settings) as checkpointer, open_coordinator(settings, check_redis) as coordinator:
+        chunks = await asyncio.to_thread(kb.count)
+        search = f"{kb.embedder.name} + BM25 hybrid" if kb.embedder else "BM25"
+        checkpoints = "Postgres" if settings.database_url else f"SQLite under {settings.data_dir}"
+        description = (
+            f"reasoning: {context.reasoner.name}; search: {search} over {kb.count()} chunks; memory: {checkpoints}"
+        )
+        async with AsyncExitStack() as stack:
+            checkpointer = await stack.enter_async_context(open_checkpointer(settings))
+            if coordinator is None:
+                coordinator = await stack.enter_async_context(open_coordinator(settings, check_redis))
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
             yield ChatService(
@@ -44,10 +57,22 @@ async def open_chat_service(
                 feedback=feedback,
                 anyone_may_answer=settings.anyone_may_answer,
                 rate_limit_per_minute=settings.rate_limit_per_minute,
+                description=description,
             )
     finally:
         if own_kb:
             kb.close()
+
+
+def make_reasoner(settings: Settings) -> Reasoner:
+    """The language model when `OPENAI_API_KEY` is set, otherwise the offline back-end."""
+    if settings.openai_api_key is not None:
+        from threadsage.adapters.llm import LLMReasoner
+
+        return LLMReasoner(settings)
+    from threadsage.adapters.offline import OfflineReasoner
+
+    return OfflineReasoner()
 
 
 def warm_up(kb: KnowledgeBase) -> None:

@@ -23,6 +23,7 @@ from threadsage.bots.slack import INVALID_BUTTON, SlackBot
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.chat import APOLOGY, NOT_YOURS, STALE, ChatService
 from threadsage.config import Settings
+from threadsage.memory.coordination import LocalCoordinator
 from threadsage.runtime import open_chat_service
 from threadsage.server import create_app
 
@@ -88,8 +89,9 @@ async def running(tmp_path: Path, kb: KnowledgeBase, database_url: str = "", fak
         _env_file=None,
     )
     async with AsyncExitStack() as stack:
-        chat = await stack.enter_async_context(open_chat_service(settings, kb=kb))
-        bot = await stack.enter_async_context(SlackBot(settings, chat, Signer(load_secret(settings))).running())
+        coordinator = LocalCoordinator()
+        chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
+        bot = await stack.enter_async_context(SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running())
         server = uvicorn.Server(uvicorn.Config(create_app([bot.route()]), host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
         serving = asyncio.create_task(server.serve())
         while not server.started:
@@ -299,7 +301,8 @@ async def test_socket_mode_acks_envelopes_and_answers(tmp_path: Path, handbook_k
     fake.socket_url = socket.url
     settings = Settings(THREADSAGE_DATA_DIR=tmp_path / "data", SLACK_BOT_TOKEN="xoxb-test", SLACK_APP_TOKEN="xapp-test",
                         SLACK_API_URL=fake.api_url, OPENAI_API_KEY=None, DATABASE_URL=None, _env_file=None)  # fmt: skip
-    async with open_chat_service(settings, kb=handbook_kb) as chat, SlackBot(settings, chat, Signer(load_secret(settings))).running() as bot:
+    coordinator = LocalCoordinator()
+    async with open_chat_service(settings, handbook_kb, coordinator) as chat, SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running() as bot:
         handler = AsyncSocketModeHandler(bot.app, app_token="xapp-test", web_client=bot.client)
         await handler.connect_async()
         try:

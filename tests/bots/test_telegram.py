@@ -38,6 +38,7 @@ from threadsage.bots.telegram import (
 from threadsage.bots.tokens import Button, ButtonKind, Signer, load_secret, session_digest, turn_ref
 from threadsage.chat import APOLOGY, NOT_YOURS, STALE
 from threadsage.config import Settings
+from threadsage.memory.coordination import LocalCoordinator
 from threadsage.memory.sessions import session_key
 from threadsage.runtime import open_chat_service
 from threadsage.server import create_app
@@ -81,7 +82,8 @@ def bot_settings(tmp_path: Path, fake: FakeBotAPI, **extra: Any) -> Settings:
 
 @asynccontextmanager
 async def running(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[TelegramBot]:
-    async with open_chat_service(settings, kb=kb) as chat, TelegramBot(settings, chat) as bot:
+    coordinator = LocalCoordinator()
+    async with open_chat_service(settings, kb, coordinator) as chat, TelegramBot(settings, chat, coordinator) as bot:
         yield bot
 
 
@@ -380,7 +382,7 @@ def test_telegram_settings_that_cannot_work_fail_clearly(tmp_path) -> None:
     ]
     for extra, message in cases:
         with pytest.raises(TelegramConfigError, match=message):
-            TelegramBot(Settings(**{**base, **extra}), chat=None)  # type: ignore[arg-type]
+            TelegramBot(Settings(**{**base, **extra}), chat=None, coordinator=None)  # type: ignore[arg-type]
 
 
 @pytest.fixture(params=["sqlite-private", "postgres-group"])

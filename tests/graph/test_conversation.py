@@ -64,15 +64,16 @@ class Conversation:
 
     def __init__(self, chat: ChatService, key: str = "test:ws:chan:thread") -> None:
         self.chat, self.key, self.n = chat, key, 0
+        self.platform = key.split(":", 1)[0]  # the tests name their platform in the key
 
     async def say(self, text: str, user: str = "U1") -> list[Reply]:
         self.n += 1
-        return await self.chat.handle(Turn(self.key, user, f"m{self.n}", text=text))
+        return await self.chat.handle(Turn(self.platform, self.key, user, f"m{self.n}", text=text))
 
     async def click(self, interrupt_id: str, option: int, user: str = "U1", click_id: str | None = None) -> list[Reply]:
         self.n += 1
         answer = ClarificationAnswer(interrupt_id, option=option)
-        return await self.chat.handle(Turn(self.key, user, click_id or f"c{self.n}", answer=answer))
+        return await self.chat.handle(Turn(self.platform, self.key, user, click_id or f"c{self.n}", answer=answer))
 
 
 def only(replies: list[Reply]) -> Reply:
@@ -90,7 +91,7 @@ async def test_ambiguous_question_clarify_click_and_answer(tmp_path: Path, backe
         vpn = next(i for i, label in enumerate(labels) if "VPN" in label)
         answer = only(await talk.click(ask.interrupt_id[:12], vpn))
         assert answer.kind is ReplyKind.ANSWER
-        assert answer.citations and answer.citations[0].path == "it/vpn.md"
+        assert answer.citations and answer.citations[0]["path"] == "it/vpn.md"
         assert "Gatekeeper" in answer.text
         assert [s["node"] for s in answer.trace][:3] == ["contextualise", "route", "clarify"]
 
@@ -112,8 +113,8 @@ from threadsage.runtime import open_chat_service
 async def main():
     async with open_chat_service(Settings()) as chat:
         answer = ClarificationAnswer({ask.interrupt_id!r}, option={email})
-        replies = await chat.handle(Turn("test:ws:chan:thread", "U1", "click-1", answer=answer))
-        print(json.dumps([[r.kind, r.text, [c.path for c in r.citations]] for r in replies]))
+        replies = await chat.handle(Turn("test", "test:ws:chan:thread", "U1", "click-1", answer=answer))
+        print(json.dumps([[r.kind, r.text, [c["path"] for c in r.citations]] for r in replies]))
 
 asyncio.run(main())
 """
@@ -155,17 +156,17 @@ async def test_typing_instead_of_clicking_answers_the_clarification(tmp_path: Pa
         assert by_number.kind is ReplyKind.ANSWER
         only(await talk.say(AMBIGUOUS))
         by_words = only(await talk.say("the VPN one, Larkspur Connect"))
-        assert by_words.citations[0].path == "it/vpn.md"
+        assert by_words.citations[0]["path"] == "it/vpn.md"
         assert any(s["node"] == "clarify" for s in by_words.trace)
         # someone else typing in the thread asks their own question instead
         only(await talk.say(AMBIGUOUS))
         other = only(await talk.say("Which cabin class may I book for a flight of 6 hours or more?", user="U2"))
-        assert other.kind is ReplyKind.ANSWER and other.citations[0].path == "finance/travel.md"
+        assert other.kind is ReplyKind.ANSWER and other.citations[0]["path"] == "finance/travel.md"
 
 
 async def test_repeat_delivery_gets_no_second_answer(tmp_path: Path, handbook_kb) -> None:
     async with service(tmp_path, "", handbook_kb) as chat:
-        turn = Turn("test:ws:c:t", "U1", "same-id", text="What is the rate limit per API key?")
+        turn = Turn("test", "test:ws:c:t", "U1", "same-id", text="What is the rate limit per API key?")
         assert only(await chat.handle(turn)).kind is ReplyKind.ANSWER
         assert await chat.handle(turn) == []
 
@@ -175,7 +176,7 @@ async def test_empty_and_huge_messages(tmp_path: Path, handbook_kb) -> None:
         talk = Conversation(chat)
         assert only(await talk.say("   ")).text == EMPTY
         huge = only(await talk.say("Which cabin class may I book for a flight of 6 hours or more? " * 800))
-        assert huge.kind is ReplyKind.ANSWER and huge.citations[0].path == "finance/travel.md"
+        assert huge.kind is ReplyKind.ANSWER and huge.citations[0]["path"] == "finance/travel.md"
 
 
 async def test_follow_up_in_the_same_thread_uses_its_memory(tmp_path: Path, handbook_kb) -> None:
@@ -184,17 +185,17 @@ async def test_follow_up_in_the_same_thread_uses_its_memory(tmp_path: Path, hand
         only(await talk.say("What is the rate limit per API key for the Tidewater API?"))
         follow = only(await talk.say("and what happens when it is exceeded?"))
         assert "Tidewater API" in follow.trace[0]["detail"]  # the standalone question
-        assert follow.citations[0].path == "engineering/api-style-guide.md"
+        assert follow.citations[0]["path"] == "engineering/api-style-guide.md"
         without_memory = only(await Conversation(chat, "test:ws:chan:other").say("and what happens when it is exceeded?"))
         assert without_memory.trace[0]["detail"] == "first question"
-        assert without_memory.citations[0].path != "engineering/api-style-guide.md"
+        assert without_memory.citations[0]["path"] != "engineering/api-style-guide.md"
 
 
 async def test_new_forgets_the_session(tmp_path: Path, handbook_kb) -> None:
     async with service(tmp_path, "", handbook_kb) as chat:
         talk = Conversation(chat)
         ask = only(await talk.say(AMBIGUOUS))
-        await chat.reset(talk.key)
+        await chat.reset(talk.key, talk.platform)
         assert only(await talk.click(ask.interrupt_id, 0)).text == STALE
 
 

@@ -23,11 +23,11 @@ async def test_anaphora_follow_ups_cite_the_gold_file(tmp_path: Path, eval_dir: 
             gold = {path for entry in row["retrieval"][1:] for path in entry}  # [0] is a decoy
             thread = f"eval:gitlab:anaphora:{i}"
             asker = f"U{i}"  # one person per conversation: the rate limit is per person
-            await chat.handle(Turn(thread, asker, f"{i}-context", text=row["context"]))
-            [reply] = await chat.handle(Turn(thread, asker, f"{i}-question", text=row["question"]))
-            with_memory += any(c.path in gold for c in reply.citations)
-            [fresh] = await chat.handle(Turn(f"{thread}:fresh", f"V{i}", f"{i}-fresh", text=row["question"]))
-            without += any(c.path in gold for c in fresh.citations)
+            await chat.handle(Turn("test", thread, asker, f"{i}-context", text=row["context"]))
+            [reply] = await chat.handle(Turn("test", thread, asker, f"{i}-question", text=row["question"]))
+            with_memory += any(c["path"] in gold for c in reply.citations)
+            [fresh] = await chat.handle(Turn("test", f"{thread}:fresh", f"V{i}", f"{i}-fresh", text=row["question"]))
+            without += any(c["path"] in gold for c in fresh.citations)
     assert len(rows) == 25
     assert with_memory >= 0.7 * len(rows), (with_memory, without)
     assert without <= 0.3 * len(rows), (with_memory, without)

@@ -58,7 +58,7 @@ async def test_each_route_and_its_model_calls(tmp_path: Path, llm: FakeOpenAI, h
     assert llm.chat_kinds() == calls
     if route in ("fast_retrieval", "standard_retrieval", "deep_search"):
         assert reply.text == "Premium economy is allowed [1]." and len(reply.citations) == 1
-        assert reply.citations[0].path == "finance/travel.md"
+        assert reply.citations[0]["path"] == "finance/travel.md"
 
 
 async def test_fast_retrieval_within_two_calls_and_standard_within_four(tmp_path, llm, handbook_kb) -> None:
@@ -165,7 +165,7 @@ async def test_citations_that_point_nowhere_are_removed(tmp_path, llm, handbook_
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         reply = only(await Conversation(chat).say(QUESTION))
     assert reply.text == "Economy under 6 hours [1], premium economy above [2]. See also."
-    assert [c.number for c in reply.citations] == [1, 2]
+    assert [c["number"] for c in reply.citations] == [1, 2]
 
 
 async def test_follow_up_is_contextualised_with_the_threads_history(tmp_path, llm, handbook_kb) -> None:

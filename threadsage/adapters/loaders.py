@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -45,7 +45,6 @@ class Document:
     content_hash: str
     category: str = ""
     updated_at: int = 0
-    metadata: dict[str, str] = field(default_factory=dict)
 
     @property
     def doc_id(self) -> str:

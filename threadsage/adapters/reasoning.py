@@ -13,7 +13,6 @@ from typing import Literal, Protocol, TypedDict
 from pydantic import BaseModel, Field
 
 from threadsage.adapters.knowledge import Hit
-from threadsage.config import Settings
 
 Intent = Literal["CHIT_CHAT", "FACT_LOOKUP", "HOW_TO", "COMPARISON", "CODE_SEARCH", "UNKNOWN"]
 
@@ -104,14 +103,3 @@ class Reasoner(Protocol):
 
     async def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
         """A short conversational reply that needs no documents."""
-
-
-def make_reasoner(settings: Settings) -> Reasoner:
-    """The language model when `OPENAI_API_KEY` is set, otherwise the offline back-end."""
-    if settings.openai_api_key is not None:
-        from threadsage.adapters.llm import LLMReasoner
-
-        return LLMReasoner(settings)
-    from threadsage.adapters.offline import OfflineReasoner
-
-    return OfflineReasoner()

@@ -29,9 +29,9 @@ from starlette.routing import Route
 from threadsage.bots.background import BackgroundTasks
 from threadsage.bots.render import split_markdown, to_mrkdwn, to_plain
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest, turn_ref
-from threadsage.chat import APOLOGY, ChatService, Citation, ClarificationAnswer, Reply, ReplyKind, Turn
+from threadsage.chat import ACCEPTED, APOLOGY, ChatService, Citation, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
-from threadsage.memory.coordination import current_delivery
+from threadsage.memory.coordination import Coordinator, current_delivery
 from threadsage.memory.outages import ServiceUnavailable
 from threadsage.memory.sessions import session_key
 from threadsage.memory.turn_queue import Job
@@ -71,6 +71,7 @@ class SlackBot:
         settings: Settings,
         chat: ChatService | None,
         signer: Signer,
+        coordinator: Coordinator | None = None,
         client: AsyncWebClient | None = None,
         dispatch: Callable[[Job], Awaitable[None]] | None = None,
     ) -> None:
@@ -79,6 +80,9 @@ class SlackBot:
         token = settings.slack_bot_token.get_secret_value()
         self.settings = settings
         self._chat = chat
+        self._coordinator = coordinator
+        if chat is not None and coordinator is None:
+            raise ValueError("a Slack bot that answers needs the coordinator its chat service uses")
         self.signer = signer
         self.tasks = BackgroundTasks()
         self.dispatch = dispatch or self._work_here
@@ -197,10 +201,12 @@ class SlackBot:
         if is_thread_reply and not await self.chat.has_conversation(place.session):
             return  # a thread the bot is not part of: there it speaks only when mentioned
         # app_mention and message arrive both for a mention; Slack retries re-deliver: once only.
-        if not await self.chat.coordinator.claim(f"slack-event:{event['channel']}:{event['ts']}", 24 * 3600):
+        assert self._coordinator is not None
+        if not await self._coordinator.claim(f"slack-event:{event['channel']}:{event['ts']}", 24 * 3600):
             return
         text = _MENTION.sub("", event.get("text") or "").strip()
         turn = Turn(
+            "slack",
             place.session,
             event["user"],
             f"{event['channel']}:{event['ts']}",
@@ -226,20 +232,22 @@ class SlackBot:
             return
         place, user, button = pressed
         turn = Turn(
+            "slack",
             place.session,
             user,
             f"action:{body.get('container', {}).get('message_ts')}:{action.get('action_ts')}",
-            answer=ClarificationAnswer(button.ref, option=button.value),
+            answer=ClarificationAnswer(button.ref, button.value),
             categories=self.settings.categories_for("" if place.is_dm else place.channel),
         )
         label = action.get("text", {}).get("text", "")
         try:
-            replies = await self.chat.handle(turn, on_accepted=lambda: self._show_choice(body, label, user))
-            for reply in replies:
-                if reply.kind is ReplyKind.NOTICE:
-                    await self._ephemeral(place, user, reply.text)
-                else:
-                    await self.post(place, reply, turn)
+            async for event in self.chat.stream(turn):
+                if event is ACCEPTED:
+                    await self._show_choice(body, label, user)
+                elif isinstance(event, Reply) and event.kind is ReplyKind.NOTICE:
+                    await self._ephemeral(place, user, event.text)
+                elif isinstance(event, Reply):
+                    await self.post(place, event, turn)
         except ServiceUnavailable:
             raise
         except Exception:
@@ -418,11 +426,11 @@ def _context(mrkdwn: str) -> dict:
 def _sources(citations: tuple[Citation, ...]) -> str:
     parts = []
     for c in citations:
-        name = to_mrkdwn(" › ".join(p for p in (c.title, c.heading) if p))
-        if c.source.startswith(("http://", "https://")):
-            parts.append(f"[{c.number}] <{c.source}|{name}>")
+        name = to_mrkdwn(" › ".join(p for p in (c["title"], c["heading"]) if p))
+        if c["source"].startswith(("http://", "https://")):
+            parts.append(f"[{c['number']}] <{c['source']}|{name}>")
         else:
-            parts.append(f"[{c.number}] {name} — `{to_mrkdwn(c.path)}`")
+            parts.append(f"[{c['number']}] {name} — `{to_mrkdwn(c['path'])}`")
     return "*Sources:* " + " · ".join(parts)
 
 

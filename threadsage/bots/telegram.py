@@ -21,7 +21,7 @@ import html
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -56,9 +56,9 @@ from telegram.ext import (
 
 from threadsage.bots.render import split_markdown, to_plain, to_telegram_html
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret, session_digest, turn_ref
-from threadsage.chat import APOLOGY, STALE, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
+from threadsage.chat import ACCEPTED, APOLOGY, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
-from threadsage.memory.coordination import current_delivery
+from threadsage.memory.coordination import Coordinator, current_delivery
 from threadsage.memory.outages import ServiceUnavailable
 from threadsage.memory.sessions import session_key
 from threadsage.memory.turn_queue import Job
@@ -162,6 +162,7 @@ class TelegramBot:
         self,
         settings: Settings,
         chat: ChatService,
+        coordinator: Coordinator,
         signer: Signer | None = None,
         receive: bool = True,
     ) -> None:
@@ -169,6 +170,7 @@ class TelegramBot:
             raise TelegramConfigError("TELEGRAM_BOT_TOKEN is not set (get one from @BotFather)")
         self.settings = settings
         self.chat = chat
+        self.coordinator = coordinator
         self.signer = signer or Signer(load_secret(settings))
         # A private conversation idle this long starts afresh.
         self.idle_after = timedelta(hours=settings.telegram_idle_hours)
@@ -176,7 +178,6 @@ class TelegramBot:
         self.receive = receive
         self.app = build_application(settings, polling=receive and not self.webhook_url)
         self.webhook = TelegramWebhook(settings, self._process_here) if self.webhook_url else None
-        self._answering: set[tuple[int, int]] = set()  # clarification messages whose click is running
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
 
@@ -275,7 +276,7 @@ class TelegramBot:
         if message.chat.type != ChatType.PRIVATE:
             await self._send_plain(_place_of(message), NEW_IN_GROUP)
             return
-        await self.chat.reset(_private_key(message.chat_id))
+        await self.chat.reset(_private_key(message.chat_id), "telegram")
         await self._send_plain(_place_of(message), NEW_STARTED)
 
     async def _on_ask(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -341,13 +342,14 @@ class TelegramBot:
     async def _ask_in_private(self, message: Message, text: str) -> None:
         key = _private_key(message.chat_id)
         if await self._idle_too_long(key):
-            await self.chat.reset(key)
+            await self.chat.reset(key, "telegram")
         await self._ask(message, key, text)
 
     async def _ask(self, message: Message, key: str, text: str) -> None:
         assert message.from_user is not None
         channel = "" if message.chat.type == ChatType.PRIVATE else str(message.chat_id)
         turn = Turn(
+            "telegram",
             key,
             str(message.from_user.id),
             f"{message.chat_id}:{message.message_id}",
@@ -361,31 +363,28 @@ class TelegramBot:
         await self._deliver(replies, place, key, turn.message_id)
 
     async def _choose(self, query: CallbackQuery, message: Message, key: str, button: Button) -> None:
-        """A clarification option: toast for refusals; otherwise show the choice, resume, answer."""
-        where = (message.chat_id, message.message_id)
-        turn = Turn(key, str(query.from_user.id), query.id, answer=ClarificationAnswer(button.ref, option=button.value))
-        refusal = STALE if where in self._answering else await self._refusal(turn)
-        if refusal is None and where in self._answering:  # another click got in meanwhile
-            refusal = STALE
-        if refusal is not None:
-            await _answer_query(query, refusal)
-            return
-        self._answering.add(where)
-        try:
+        """A clarification option. The callback query is answered once: with the refusal as a
+        toast, or, as soon as the click is accepted, silently — then the choice is shown and the
+        answer follows."""
+        turn = Turn("telegram", key, str(query.from_user.id), query.id, answer=ClarificationAnswer(button.ref, button.value))
+        place = _place_after_click(message)
+        replies: list[Reply] = []
+        answered = False
+        async with AsyncExitStack() as stack:
+            async for event in self.chat.stream(turn):
+                if event is ACCEPTED:
+                    answered = True
+                    await _answer_query(query, None)
+                    await self._show_choice(query, message)
+                    await stack.enter_async_context(self._typing(place))
+                elif isinstance(event, Reply) and not answered and event.kind is ReplyKind.NOTICE:
+                    answered = True
+                    await _answer_query(query, event.text)
+                elif isinstance(event, Reply):
+                    replies.append(event)
+        if not answered:  # a repeat delivery: nothing to say, but the query must be answered
             await _answer_query(query, None)
-            await self._show_choice(query, message)
-            place = _place_after_click(message)
-            async with self._typing(place):
-                replies = await self.chat.handle(turn)
-            await self._deliver(replies, place, key, turn.message_id)
-        finally:
-            self._answering.discard(where)
-
-    async def _refusal(self, turn: Turn) -> str | None:
-        """The notice the chat service would give this click, read before the callback query is
-        answered so that it can be a toast."""
-        refusal = await self.chat.check_answer(turn)
-        return refusal.text if refusal else None
+        await self._deliver(replies, place, key, turn.message_id)
 
     async def _show_choice(self, query: CallbackQuery, message: Message) -> None:
         """Edit the clarification: the hint gives way to the choice, and the keyboard goes."""
@@ -419,7 +418,7 @@ class TelegramBot:
         quotes (true for a first question)."""
         if message.chat.type == ChatType.PRIVATE:
             return _private_key(message.chat_id)
-        known = await self.chat.coordinator.recall(f"telegram-message:{message.chat_id}:{message.message_id}")
+        known = await self.coordinator.recall(f"telegram-message:{message.chat_id}:{message.message_id}")
         if known is not None:
             return known
         root = message.reply_to_message.message_id if message.reply_to_message else message.message_id
@@ -428,7 +427,7 @@ class TelegramBot:
     async def _remember(self, key: str, sent: Sequence[Message]) -> None:
         for message in sent:
             if message.chat.type != ChatType.PRIVATE:
-                await self.chat.coordinator.remember(f"telegram-message:{message.chat_id}:{message.message_id}", key, REMEMBERED_FOR)
+                await self.coordinator.remember(f"telegram-message:{message.chat_id}:{message.message_id}", key, REMEMBERED_FOR)
 
     def _replies_to_me(self, message: Message) -> bool:
         replied = message.reply_to_message
@@ -479,10 +478,10 @@ class TelegramBot:
         if current_delivery.get() is None:
             return True
         key = f"telegram-sent:{turn_id}:{n}"
-        if await self.chat.coordinator.recall(key) is not None:
+        if await self.coordinator.recall(key) is not None:
             log.info("reply %d of %s was already sent", n, turn_id)
             return False
-        await self.chat.coordinator.remember(key, "1", 24 * 3600.0)
+        await self.coordinator.remember(key, "1", 24 * 3600.0)
         return True
 
     async def _send_markdown(self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup) -> list[Message]:
@@ -558,11 +557,11 @@ def answer_markdown(reply: Reply) -> str:
     if reply.citations:
         lines = ["**Sources**"]
         for c in reply.citations:
-            name = " › ".join(p for p in (c.title, c.heading) if p) or c.path
-            if c.source.startswith(("http://", "https://")):
-                lines.append(f"[{c.number}] [{name}]({c.source})")
+            name = " › ".join(p for p in (c["title"], c["heading"]) if p) or c["path"]
+            if c["source"].startswith(("http://", "https://")):
+                lines.append(f"[{c['number']}] [{name}]({c['source']})")
             else:
-                lines.append(f"[{c.number}] {name} — `{c.path}`")
+                lines.append(f"[{c['number']}] {name} — `{c['path']}`")
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
 

@@ -53,7 +53,7 @@ class TerminalChat:
             if line == "/help":
                 self._say(HELP)
             elif line == "/new":
-                await self.chat.reset(self.key)
+                await self.chat.reset(self.key, "terminal")
                 self._pending = None
                 self._say("Started a new conversation.")
             elif line:
@@ -64,9 +64,9 @@ class TerminalChat:
         message_id = uuid.uuid4().hex
         pending = self._pending
         if pending and pending.interrupt_id and line.isdigit() and 1 <= int(line) <= len(pending.choices):
-            answer = ClarificationAnswer(pending.interrupt_id, option=int(line) - 1)
-            return Turn(self.key, self.user, message_id, answer=answer)
-        return Turn(self.key, self.user, message_id, text=line)
+            answer = ClarificationAnswer(pending.interrupt_id, int(line) - 1)
+            return Turn("terminal", self.key, self.user, message_id, answer=answer)
+        return Turn("terminal", self.key, self.user, message_id, text=line)
 
     def show(self, reply: Reply) -> None:
         self._pending = reply if reply.kind is ReplyKind.CLARIFICATION else None
@@ -79,7 +79,7 @@ class TerminalChat:
         if reply.citations:
             lines.append("Sources:")
             lines += [
-                f"  [{c.number}] {' › '.join(p for p in (c.title, c.heading) if p)} — {c.path}"
+                f"  [{c['number']}] {' › '.join(p for p in (c['title'], c['heading']) if p)} — {c['path']}"
                 for c in reply.citations
             ]
         if self.fancy:

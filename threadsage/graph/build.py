@@ -1,13 +1,13 @@
 """The conversation graph: nodes, explicit path maps, and the brakes on every loop.
 
-    contextualise → route ─┬─ clarify ──(resume)──→ route            (≤ max_clarify_rounds)
-                           ├─ direct_reply ───────────────→ compose
-                           ├─ fallback ───────────────────→ compose
-                           ├─ fast_retrieval ─→ generate ─→ compose
-                           ├─ standard_retrieval ─→ grade ─→ generate ─→ judge ─┬→ compose
-                           ├─ code_search ─→ retrieve ─┘          ↑             ├→ rewrite → retrieve
-                           └─ deep_search ─→ plan → research ─→ grade            └→ settle → compose
-                                                                 (≤ max_hops, ≤ llm_budget)
+    begin → contextualise → route ─┬─ clarify ──(resume)──→ route            (≤ max_clarify_rounds)
+                                   ├─ direct_reply ───────────────→ compose
+                                   ├─ fallback ───────────────────→ compose
+                                   ├─ fast_retrieval ─→ generate ─→ compose
+                                   ├─ standard_retrieval ─→ grade ─→ generate ─→ judge ─┬→ compose
+                                   ├─ code_search ─→ retrieve ─┘          ↑             ├→ rewrite → retrieve
+                                   └─ deep_search ─→ plan → research ─→ grade            └→ settle → compose
+                                                                         (≤ max_hops, ≤ llm_budget)
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from threadsage.graph.context import BrainContext
+from threadsage.graph.nodes.begin import begin
 from threadsage.graph.nodes.clarify import clarify
 from threadsage.graph.nodes.compose import compose
 from threadsage.graph.nodes.retrieval import (
@@ -34,7 +35,7 @@ from threadsage.graph.nodes.retrieval import (
 )
 from threadsage.graph.nodes.simple import direct_reply, fallback
 from threadsage.graph.nodes.understand import contextualise, route
-from threadsage.graph.state import ConversationState
+from threadsage.graph.state import ConversationState, TurnInput
 
 
 def strategy(state: ConversationState) -> str:
@@ -42,8 +43,9 @@ def strategy(state: ConversationState) -> str:
 
 
 def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
-    graph = StateGraph(ConversationState, context_schema=BrainContext)
+    graph = StateGraph(ConversationState, input_schema=TurnInput, context_schema=BrainContext)
     for name, node in [
+        ("begin", begin),
         ("contextualise", contextualise),
         ("route", route),
         ("clarify", clarify),
@@ -61,7 +63,8 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     ]:
         graph.add_node(name, node)
 
-    graph.add_edge(START, "contextualise")
+    graph.add_edge(START, "begin")
+    graph.add_edge("begin", "contextualise")
     graph.add_edge("contextualise", "route")
     graph.add_conditional_edges(
         "route",

@@ -1,7 +1,8 @@
 """The typed state of one conversation thread.
 
 `messages` is the thread's memory across turns (a reducer appends); everything else describes the
-current turn and is reset by the input of each new question. Documents are plain dicts so that
+current turn. A new question comes in as a small `TurnInput`; the graph's first node, `begin`,
+resets the per-turn fields, so callers never need to know them. Documents are plain dicts so that
 checkpoints stay readable and portable between checkpointer back-ends.
 """
 
@@ -51,6 +52,24 @@ class Citation(TypedDict):
     source: str
     path: str
     snippet: str
+
+
+class ClarificationRequest(TypedDict):
+    """What the clarify node's interrupt carries to the front-ends (and back, as `asker`)."""
+
+    prompt: str
+    options: list[str]
+    asker: str  # who may answer (unless anyone may)
+    question: str  # the question being clarified
+
+
+class TurnInput(TypedDict):
+    """A new question: the graph's input schema."""
+
+    turn_id: str  # the platform message this run serves: a retried delivery finds it
+    question: str
+    asker: str
+    categories: list[str]  # the categories this place may read (empty: all)
 
 
 class Step(TypedDict, total=False):

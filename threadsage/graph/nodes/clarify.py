@@ -9,19 +9,19 @@ from __future__ import annotations
 from langgraph.types import interrupt
 
 from threadsage.graph.nodes.common import traced
-from threadsage.graph.state import ConversationState
+from threadsage.graph.state import ClarificationRequest, ConversationState
 
 
 def clarify(state: ConversationState) -> dict:
     decision = state["decision"]
     options = decision["clarify_options"]
     reply = interrupt(
-        {
-            "prompt": decision["clarify_prompt"],
-            "options": options,
-            "asker": state.get("asker", ""),
-            "question": state["standalone"],
-        }
+        ClarificationRequest(
+            prompt=decision["clarify_prompt"],
+            options=options,
+            asker=state.get("asker", ""),
+            question=state["standalone"],
+        )
     )
     choice = chosen_text(reply, options)
     source = decision["clarify_sources"][options.index(choice)] if choice in options else None
