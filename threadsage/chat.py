@@ -23,13 +23,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
+from threadsage.adapters.reasoning import ModelBusy
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import Citation, ClarificationRequest, TurnInput
 from threadsage.memory.coordination import Coordinator, current_delivery
 from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.memory.sessions import thread_id
-from threadsage.observability import CLARIFICATIONS, ERRORS, turn_scope
+from threadsage.observability import CLARIFICATIONS, ERRORS, TurnScope, turn_scope
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,7 @@ APOLOGY = "Sorry — something went wrong while answering. Please try again in a
 STALE = "That question has already been answered or is no longer open."
 NOT_YOURS = "Only the person who asked can answer this clarification."
 RATE_LIMITED = "You're asking faster than I can keep up — please wait a minute and ask again."
+BUSY = "I'm answering a lot of questions right now — please ask again in a minute."
 
 
 @dataclass
@@ -129,10 +131,14 @@ class ChatService:
         with turn_scope(turn.session_key, turn.message_id, turn.platform) as scope:
             replies: list[Reply] = []
             try:
-                async for event in self._events(turn):
+                async for event in self._events(turn, scope):
                     if isinstance(event, Reply):
                         replies.append(event)
                     yield event
+            except ModelBusy:
+                log.warning("model-call budget spent: turn %s answered with a busy notice", turn.message_id)
+                replies.append(notice(BUSY))
+                yield replies[-1]
             except Exception as exc:
                 if retried_by_the_queue(exc):
                     raise ServiceUnavailable(str(exc)) from exc
@@ -140,20 +146,24 @@ class ChatService:
                 ERRORS.labels("turn").inc()
                 replies.append(notice(APOLOGY))
                 yield replies[-1]
-            scope.outcome = _outcome(replies)
+            scope.outcome = _outcome(replies) if replies or scope.outcome == "error" else scope.outcome
             scope.route = (replies[0].route if replies else None) or "none"
 
-    async def _events(self, turn: Turn) -> AsyncIterator[TurnEvent]:
+    async def _events(self, turn: Turn, scope: TurnScope) -> AsyncIterator[TurnEvent]:
         if not await self.coordinator.claim(f"turn:{turn.session_key}:{turn.message_id}", IDEMPOTENCY_TTL):
             log.info("repeat delivery of %s ignored", turn.message_id)
+            scope.outcome = "duplicate"
             return
         text = (turn.text or "").strip()
         if turn.answer is None and not text:
             yield notice(EMPTY)
             return
         log.debug("message: %s", text or turn.answer)  # user text: DEBUG only
-        if turn.answer is None and not await self._allowed(turn):
-            yield notice(RATE_LIMITED)  # clicks never count
+        if turn.answer is None and not await self._allowed(turn):  # clicks never count
+            scope.outcome = "rate_limited"
+            # One notice per person and minute: a flood of messages is not answered by a flood.
+            if await self.coordinator.claim(f"rate-notice:{turn.platform}:{turn.user_id}", 60.0):
+                yield notice(RATE_LIMITED)
             return
         config = session_config(turn.session_key)
         if turn.answer is not None:
@@ -315,7 +325,7 @@ def _outcome(replies: list[Reply]) -> str:
     reply = replies[0]
     if reply.kind is not ReplyKind.NOTICE:
         return reply.kind.value
-    return {RATE_LIMITED: "rate_limited", APOLOGY: "error"}.get(reply.text, "notice")
+    return {RATE_LIMITED: "rate_limited", APOLOGY: "error", BUSY: "busy"}.get(reply.text, "notice")
 
 
 def _clarification(pending: Interrupt, state: dict) -> Reply:
@@ -332,6 +342,11 @@ def _clarification(pending: Interrupt, state: dict) -> Reply:
 
 
 def _answer(state: dict) -> Reply:
+    if not state.get("answer", "").strip():
+        # A bug upstream (or a model returning nothing): never post an empty message.
+        log.error("the %s route produced an empty answer; apologising instead", state.get("route"))
+        ERRORS.labels("empty_answer").inc()
+        return notice(APOLOGY)
     return Reply(
         kind=ReplyKind.ANSWER,
         text=state["answer"],

@@ -81,6 +81,8 @@ class Settings(BaseSettings):
         default_factory=list, validation_alias="THREADSAGE_DEFAULT_CATEGORIES"
     )  # JSON list for DMs and unmapped channels; [] means every category
     rate_limit_per_minute: int = Field(20, validation_alias="THREADSAGE_RATE_LIMIT_PER_MINUTE", ge=1)
+    # Model calls per minute for all processes together (0: no limit); past it people get "busy".
+    max_model_calls_per_minute: int = Field(0, validation_alias="THREADSAGE_MAX_MODEL_CALLS_PER_MINUTE", ge=0)
     anyone_may_answer: bool = Field(False, validation_alias="THREADSAGE_ANYONE_MAY_ANSWER")
     secret: SecretStr | None = Field(None, validation_alias="THREADSAGE_SECRET")
 

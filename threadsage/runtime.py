@@ -37,39 +37,47 @@ async def open_chat_service(
     kb = kb or KnowledgeBase.open(settings, make_embedder(settings))
     await asyncio.to_thread(warm_up, kb)
     try:
-        context = BrainContext(kb=kb, reasoner=make_reasoner(settings), policy=Policy.from_settings(settings))
-        chunks = await asyncio.to_thread(kb.count)
-        search = f"{kb.embedder.name} + BM25 hybrid" if kb.embedder else "BM25"
-        checkpoints = "Postgres" if settings.database_url else f"SQLite under {settings.data_dir}"
-        description = (
-            f"reasoning: {context.reasoner.name}; search: {search} over {kb.count()} chunks; memory: {checkpoints}"
-        )
         async with AsyncExitStack() as stack:
             checkpointer = await stack.enter_async_context(open_checkpointer(settings))
             if coordinator is None:
                 coordinator = await stack.enter_async_context(open_coordinator(settings, check_redis))
+            reasoner = make_reasoner(settings, coordinator)
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
             yield ChatService(
                 build_graph(checkpointer),
-                context,
+                BrainContext(kb=kb, reasoner=reasoner, policy=Policy.from_settings(settings)),
                 coordinator,
                 feedback=feedback,
                 anyone_may_answer=settings.anyone_may_answer,
                 rate_limit_per_minute=settings.rate_limit_per_minute,
-                description=description,
+                description=await describe(settings, kb, reasoner),
             )
     finally:
         if own_kb:
             kb.close()
 
 
-def make_reasoner(settings: Settings) -> Reasoner:
-    """The language model when `OPENAI_API_KEY` is set, otherwise the offline back-end."""
+async def describe(settings: Settings, kb: KnowledgeBase, reasoner: Reasoner) -> str:
+    """What a service runs on, in one line for banners and logs."""
+    chunks = await asyncio.to_thread(kb.count)
+    search = f"{kb.embedder.name} + BM25 hybrid" if kb.embedder else "BM25"
+    checkpoints = "Postgres" if settings.database_url else f"SQLite under {settings.data_dir}"
+    return f"reasoning: {reasoner.name}; search: {search} over {chunks} chunks; memory: {checkpoints}"
+
+
+def make_reasoner(settings: Settings, coordinator: Coordinator) -> Reasoner:
+    """The language model when `OPENAI_API_KEY` is set (within the process-wide budget of model
+    calls per minute, when one is set), otherwise the offline back-end."""
     if settings.openai_api_key is not None:
         from threadsage.adapters.llm import LLMReasoner
 
-        return LLMReasoner(settings)
+        limit = settings.max_model_calls_per_minute
+
+        async def budget() -> bool:
+            return await coordinator.allow("model-calls", limit, 60.0)
+
+        return LLMReasoner(settings, budget if limit else None)
     from threadsage.adapters.offline import OfflineReasoner
 
     return OfflineReasoner()

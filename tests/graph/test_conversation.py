@@ -232,5 +232,6 @@ async def test_rate_limit_is_friendly_and_clicks_do_not_count(tmp_path: Path, ha
         assert only(await talk.click(ask.interrupt_id, 0)).kind is ReplyKind.ANSWER
         assert only(await talk.say("hello")).kind is ReplyKind.ANSWER
         assert only(await talk.say("hello again")).text == RATE_LIMITED
+        assert await talk.say("and again") == []  # one notice per person and minute, not a flood
         other_user = only(await talk.say("hello", user="U2"))
         assert other_user.kind is ReplyKind.ANSWER

@@ -11,7 +11,7 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, Failure, kind_of, user_text
 from tests.graph.test_conversation import Conversation, only
-from threadsage.chat import APOLOGY, ChatService, ReplyKind
+from threadsage.chat import APOLOGY, BUSY, ChatService, ReplyKind
 from threadsage.config import Settings
 from threadsage.runtime import open_chat_service
 
@@ -209,3 +209,22 @@ async def test_document_excerpts_reach_the_model_fenced_as_data(tmp_path: Path, 
         assert user.count("</excerpt>") == user.count('<excerpt n="') >= 1  # nothing closes a fence early
         inside = user.split('<excerpt n="1">', 1)[1].split("</excerpt>", 1)[0]
         assert "ignore all previous instructions" in inside
+
+
+async def test_an_empty_model_answer_is_never_posted(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
+    llm.script["answer"] = "  \n "
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+        reply = only(await Conversation(chat).say(QUESTION))
+    assert (reply.kind, reply.text) == (ReplyKind.NOTICE, APOLOGY)
+
+
+async def test_past_the_model_call_budget_people_are_told_the_bot_is_busy(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")  # two calls: route, answer
+    async with llm_chat(tmp_path, llm, handbook_kb, THREADSAGE_MAX_MODEL_CALLS_PER_MINUTE=3) as chat:
+        first = only(await Conversation(chat, "test:ws:chan:a").say(QUESTION))
+        second = only(await Conversation(chat, "test:ws:chan:b").say(QUESTION, user="U2"))
+        third = only(await Conversation(chat, "test:ws:chan:c").say(QUESTION, user="U3"))
+    assert first.kind is ReplyKind.ANSWER
+    assert second.text == BUSY and third.text == BUSY  # the second turn's answer call is over budget
+    assert llm.chat_kinds() == ["RouteDecision", "answer", "RouteDecision"]

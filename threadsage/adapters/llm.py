@@ -8,7 +8,7 @@ and 5xx with backoff, and every request has a timeout.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -17,7 +17,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
 from threadsage.adapters import prompts
-from threadsage.adapters.reasoning import Passage, RouteDecision, Verdict
+from threadsage.adapters.reasoning import ModelBusy, Passage, RouteDecision, Verdict
 from threadsage.config import Settings
 from threadsage.observability import ERRORS, LLM_CALLS, count_tokens
 
@@ -34,7 +34,11 @@ class SubQuestions(BaseModel):
 
 
 class LLMReasoner:
-    def __init__(self, settings: Settings) -> None:
+    """`budget`, when given, is asked before every model call and answers whether one more call
+    fits this minute's process-wide budget."""
+
+    def __init__(self, settings: Settings, budget: Callable[[], Awaitable[bool]] | None = None) -> None:
+        self._budget = budget
         def model(name: str) -> ChatOpenAI:
             return ChatOpenAI(
                 model=name,
@@ -122,7 +126,9 @@ class LLMReasoner:
     async def _invoke(
         self, model: ChatOpenAI, kind: str, messages: list[BaseMessage], runnable: Runnable | None = None
     ) -> Any:
-        """Every model call goes through here, to be counted with the tokens it reports."""
+        """Every model call goes through here: within the budget, counted with its tokens."""
+        if self._budget is not None and not await self._budget():
+            raise ModelBusy(f"no model call left this minute for {kind}")
         LLM_CALLS.labels(model.model_name, kind).inc()
         try:
             output = await (runnable or model).ainvoke(messages)

@@ -103,3 +103,8 @@ class Reasoner(Protocol):
 
     async def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
         """A short conversational reply that needs no documents."""
+
+
+class ModelBusy(Exception):
+    """The process-wide budget of model calls for this minute is spent (see
+    THREADSAGE_MAX_MODEL_CALLS_PER_MINUTE): the turn ends with a "busy" notice."""

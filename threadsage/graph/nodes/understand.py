@@ -6,7 +6,7 @@ import logging
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning import MAX_OPTION_CHARS, Passage, RouteDecision, passage, passage_label
+from threadsage.adapters.reasoning import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage, passage_label
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.graph.nodes.common import calls, history, traced
 from threadsage.graph.state import INTENT_STRATEGY, ConversationState, Decision, Strategy
@@ -49,6 +49,8 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> dic
     try:
         proposal = await ctx.reasoner.route(question, evidence)
         failure = ""
+    except ModelBusy:
+        raise  # not a router failure: the turn ends with a "busy" notice
     except Exception as exc:  # a router failure degrades to a clarification, never a crash
         log.warning("router failed (%s): asking the user instead", exc.__class__.__name__)
         proposal, failure = _clarify_from_evidence(evidence), f"router failed: {exc.__class__.__name__}; "
