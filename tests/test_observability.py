@@ -107,12 +107,12 @@ async def test_every_outcome_of_a_turn_is_counted(tmp_path: Path, handbook_kb) -
         assert only(await talk.click(ask.interrupt_id, 0)).text == STALE
         assert moved(before) == turn("notice")
 
-        chat.rate_limit_per_minute = 2  # U1 has asked twice this minute
+        talk.chat = dataclasses.replace(chat, rate_limit_per_minute=2)  # U1 has asked twice this minute
         before = samples()
         assert only(await talk.say(QUESTION)).kind is ReplyKind.NOTICE
         assert moved(before) == turn("rate_limited")
 
-        chat.context = dataclasses.replace(chat.context, kb=BrokenKnowledgeBase())
+        talk.chat = dataclasses.replace(chat, context=dataclasses.replace(chat.context, kb=BrokenKnowledgeBase()))
         before = samples()
         assert only(await talk.say(QUESTION, user="U3")).text == APOLOGY
         assert moved(before) == turn("error") | {"threadsage_errors_total{where=turn}": 1.0}
@@ -132,12 +132,12 @@ class BrokenCoordinator(LocalCoordinator):
 async def test_failures_around_the_graph_are_errors_too(tmp_path: Path, handbook_kb) -> None:
     async with service(tmp_path, "", handbook_kb) as chat:
         talk = Conversation(chat, "obs:ws:chan:failures")
-        chat.coordinator = LockLosingCoordinator()
+        talk.chat = dataclasses.replace(chat, coordinator=LockLosingCoordinator())
         before = samples()
         assert only(await talk.say(QUESTION)).text == APOLOGY
         assert moved(before) == turn("error") | {"threadsage_errors_total{where=session_lock}": 1.0}
 
-        chat.coordinator = BrokenCoordinator()
+        talk.chat = dataclasses.replace(chat, coordinator=BrokenCoordinator())
         before = samples()
         assert only(await talk.say(QUESTION)).text == APOLOGY  # outside a queue: apologise at once
         assert moved(before) == turn("error") | {"threadsage_errors_total{where=turn}": 1.0}
@@ -267,7 +267,7 @@ async def test_json_log_lines_carry_the_turn_and_no_user_text(tmp_path: Path, ha
     async with service(tmp_path, "", handbook_kb) as chat:
         talk = Conversation(chat, "obs:ws:chan:logs")
         await talk.say(QUESTION)
-        chat.context = dataclasses.replace(chat.context, kb=BrokenKnowledgeBase())
+        talk.chat = dataclasses.replace(chat, context=dataclasses.replace(chat.context, kb=BrokenKnowledgeBase()))
         await talk.say(QUESTION)
     logging.getLogger("threadsage.test").info("outside any turn")
     err = logs.getvalue()

@@ -3,6 +3,8 @@ checkpointed in SQLite and in a real Postgres."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 import subprocess
@@ -54,9 +56,7 @@ def settings_for(tmp_path: Path, database_url: str) -> Settings:
 @asynccontextmanager
 async def service(tmp_path: Path, database_url: str, kb: KnowledgeBase, **options) -> AsyncIterator[ChatService]:
     async with open_chat_service(settings_for(tmp_path, database_url), kb=kb) as chat:
-        for name, value in options.items():
-            setattr(chat, name, value)
-        yield chat
+        yield dataclasses.replace(chat, **options)
 
 
 class Conversation:
