@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # threadsage: one image for every process of the stack — `serve` (the default), `worker`,
-# `ingest`, `search`, `prune` — see docker-compose.yml and the README's "Deployment".
+# `ingest`, `search`, `prune` — see docker-compose.yml and docs/operations.md, "Deployment".
 # Dependencies are pinned in deploy/requirements.lock (regenerate with `make lock`).
 
 # --- build: a virtualenv with the locked dependencies and the package --------------------------

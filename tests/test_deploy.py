@@ -21,14 +21,14 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 from pydantic import SecretStr
 
-from threadsage.config import Settings
+from threadsage.config import Settings, env_names
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
 SERVICES: dict[str, dict] = COMPOSE["services"]
 # Services that are started with `docker compose up` and stay up (ingest is a one-off tool).
 LONG_RUNNING = {name for name, service in SERVICES.items() if not service.get("profiles")}
-ALIASES = {field.validation_alias for field in Settings.model_fields.values()}
+ALIASES = set(env_names().values())
 COMPOSE_ONLY = {"POSTGRES_PASSWORD"}  # read by docker-compose.yml, not by threadsage
 ENV_LINE = re.compile(r"^(#\s*)?([A-Z][A-Z0-9_]*)=(.*)$")
 PIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$")
@@ -290,9 +290,7 @@ def test_env_example_sets_nothing_by_accident():
     for commented, name, value in env_example():
         assert commented, f"{name} is set in .env.example; comment it out"
     secret_fields = {
-        field.validation_alias
-        for field in Settings.model_fields.values()
-        if "SecretStr" in str(field.annotation)
+        env_names()[name] for name, field in Settings.model_fields.items() if "SecretStr" in str(field.annotation)
     }
     assert "SLACK_BOT_TOKEN" in secret_fields
     for _, name, value in env_example():
@@ -301,7 +299,7 @@ def test_env_example_sets_nothing_by_accident():
 
 
 def test_env_example_shows_the_real_defaults(monkeypatch):
-    by_alias = {field.validation_alias: (name, field) for name, field in Settings.model_fields.items()}
+    by_alias = {env_names()[name]: (name, field) for name, field in Settings.model_fields.items()}
     for alias in ALIASES:
         monkeypatch.delenv(alias, raising=False)
     shown = [(name, value) for _, name, value in env_example() if value and name in by_alias]

@@ -191,7 +191,7 @@ def run(
 def slack() -> None:
     """Run the Slack bot: Socket Mode with SLACK_APP_TOKEN, else the Events API over HTTP."""
     if get_settings().slack_bot_token is None:
-        raise fail("SLACK_BOT_TOKEN is not set (see README, 'Slack')")
+        raise fail("SLACK_BOT_TOKEN is not set (see docs/slack.md)")
     _serve(["slack"], None)
 
 
@@ -199,7 +199,7 @@ def slack() -> None:
 def telegram() -> None:
     """Run the Telegram bot: long polling, or a webhook with TELEGRAM_WEBHOOK_URL."""
     if get_settings().telegram_bot_token is None:
-        raise fail("TELEGRAM_BOT_TOKEN is not set (see README, 'Telegram')")
+        raise fail("TELEGRAM_BOT_TOKEN is not set (see docs/telegram.md)")
     _serve(["telegram"], None)
 
 

@@ -1,94 +1,224 @@
 """Settings: the one place where the environment contract lives.
 
-Every value comes from the environment (or a `.env` file in the working directory); the names are
-fixed by the environment contract in the design notes, so operators and tests can rely on them.
+Every value comes from the environment (or a `.env` file in the working directory). A setting is read
+from `THREADSAGE_` + its name in capitals (`data_dir` ← `THREADSAGE_DATA_DIR`), except the standard
+names shared with other tools (`DATABASE_URL`, `SLACK_BOT_TOKEN`, …), which the environment contract
+in the design notes fixes. The descriptions are the operator's reference: docs/configuration.md and
+`.env.example` are generated from them (`threadsage/config_reference.py`).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 EmbeddingsKind = Literal["none", "openai", "local"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+ENV_PREFIX = "THREADSAGE_"
+
+
+def section(title: str) -> dict[str, Any]:
+    """Marks the first field of a group in the generated reference."""
+    return {"section": title}
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
+        env_prefix=ENV_PREFIX,
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        validate_by_name=True,
+        validate_by_alias=True,
     )
 
-    # Storage and services
-    data_dir: Path = Field(Path("data"), validation_alias="THREADSAGE_DATA_DIR")
-    database_url: str | None = Field(None, validation_alias="DATABASE_URL")
-    redis_url: str | None = Field(None, validation_alias="REDIS_URL")
-    redis_prefix: str = Field("threadsage:", validation_alias="THREADSAGE_REDIS_PREFIX")
-    milvus_uri: str | None = Field(None, validation_alias="MILVUS_URI")
-    milvus_token: SecretStr | None = Field(None, validation_alias="MILVUS_TOKEN")
-    collection: str = Field("threadsage", validation_alias="THREADSAGE_COLLECTION")
-    # Checkpoint retention (`threadsage prune`): off unless set, since it deletes conversations
-    prune_older_than_days: float = Field(0, validation_alias="THREADSAGE_PRUNE_OLDER_THAN_DAYS", ge=0)
-    prune_every_hours: float = Field(24, validation_alias="THREADSAGE_PRUNE_EVERY_HOURS", gt=0)
+    data_dir: Path = Field(
+        Path("data"),
+        description="Local state: the Milvus Lite file, SQLite checkpoints, the generated button secret "
+        "(the Docker image uses `/data`)",
+        json_schema_extra=section("Storage and services"),
+    )
+    database_url: str | None = Field(
+        None,
+        validation_alias="DATABASE_URL",
+        description="Postgres for checkpoints and feedback instead of SQLite; docker-compose.yml sets it for "
+        "its services",
+    )
+    redis_url: str | None = Field(
+        None,
+        validation_alias="REDIS_URL",
+        description="Redis for coordination and the serve → worker turn queue; docker-compose.yml sets it",
+    )
+    redis_prefix: str = Field("threadsage:", description="Prefix of every Redis key")
+    milvus_uri: str | None = Field(
+        None,
+        validation_alias="MILVUS_URI",
+        description="A Milvus server instead of Milvus Lite; docker-compose.yml sets it (`http://milvus:19530`)",
+    )
+    milvus_token: SecretStr | None = Field(
+        None, validation_alias="MILVUS_TOKEN", description="Token of that Milvus server, when it has authentication on"
+    )
+    collection: str = Field("threadsage", description="Milvus collection of the knowledge base")
+    prune_older_than_days: float = Field(
+        0,
+        ge=0,
+        description="Running bots prune sessions idle longer than this many days; 0 = never (it deletes conversations)",
+    )
+    prune_every_hours: float = Field(24, gt=0, description="Hours between two automatic prunes")
 
-    # Reasoning and embeddings
-    openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
-    openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
-    chat_model: str = Field("gpt-4o-mini", validation_alias="THREADSAGE_CHAT_MODEL")
-    router_model: str | None = Field(None, validation_alias="THREADSAGE_ROUTER_MODEL")
-    embeddings: EmbeddingsKind = Field("none", validation_alias="THREADSAGE_EMBEDDINGS")
-    embedding_model: str | None = Field(None, validation_alias="THREADSAGE_EMBEDDING_MODEL")
-    llm_timeout: float = Field(30.0, validation_alias="THREADSAGE_LLM_TIMEOUT", gt=0)
-    llm_retries: int = Field(2, validation_alias="THREADSAGE_LLM_RETRIES", ge=0)
+    openai_api_key: SecretStr | None = Field(
+        None,
+        validation_alias="OPENAI_API_KEY",
+        description="Key of an OpenAI-compatible API; unset = the offline, extractive back-end",
+        json_schema_extra=section("Reasoning and embeddings"),
+    )
+    openai_base_url: str | None = Field(
+        None, validation_alias="OPENAI_BASE_URL", description="Base URL of that API; unset = OpenAI's"
+    )
+    chat_model: str = Field("gpt-4o-mini", description="Model for answers")
+    router_model: str | None = Field(
+        None, description="Cheaper model for routing, grading, judging and rewriting; unset = the chat model"
+    )
+    embeddings: EmbeddingsKind = Field(
+        "none",
+        description="`none` (BM25 only), `openai`, or `local` (needs the `local` extra, which the Docker image "
+        "leaves out)",
+    )
+    embedding_model: str | None = Field(
+        None, description="Embedding model for `openai` embeddings; unset = `text-embedding-3-small`"
+    )
+    llm_timeout: float = Field(30.0, gt=0, description="Timeout of one model request, in seconds")
+    llm_retries: int = Field(2, ge=0, description="Retries of a model request on 429/5xx")
 
-    # The conversation graph's brakes
-    clarify_threshold: float = Field(0.6, validation_alias="THREADSAGE_CLARIFY_THRESHOLD", ge=0, le=1)
-    max_clarify_rounds: int = Field(2, validation_alias="THREADSAGE_MAX_CLARIFY_ROUNDS", ge=0)
-    max_hops: int = Field(2, validation_alias="THREADSAGE_MAX_HOPS", ge=1)
-    llm_budget: int = Field(8, validation_alias="THREADSAGE_LLM_BUDGET", ge=2)
+    clarify_threshold: float = Field(
+        0.6,
+        ge=0,
+        le=1,
+        description="Router confidence below which the bot asks back",
+        json_schema_extra=section("The conversation graph's brakes"),
+    )
+    max_clarify_rounds: int = Field(
+        2, ge=0, description="Clarification rounds per question, then the best-effort answer"
+    )
+    max_hops: int = Field(2, ge=1, description="Retrieve-again rounds of the self-check loop")
+    llm_budget: int = Field(8, ge=2, description="Reasoning calls per turn")
 
-    # Chunking: defaults chosen from measured recall (see README, "Performance")
-    chunk_chars: int = Field(1200, validation_alias="THREADSAGE_CHUNK_CHARS", gt=100)
-    chunk_overlap: int = Field(200, validation_alias="THREADSAGE_CHUNK_OVERLAP", ge=0)
+    # Defaults chosen from measured recall (docs/performance.md, docs/decisions.md)
+    chunk_chars: int = Field(
+        1200,
+        gt=100,
+        description="Chunk size, in characters",
+        json_schema_extra=section("Chunking (changing it re-chunks every document on the next ingest)"),
+    )
+    chunk_overlap: int = Field(200, ge=0, description="Overlap of split chunks, in characters")
 
-    # Platforms
-    slack_bot_token: SecretStr | None = Field(None, validation_alias="SLACK_BOT_TOKEN")
-    slack_signing_secret: SecretStr | None = Field(None, validation_alias="SLACK_SIGNING_SECRET")
-    slack_app_token: SecretStr | None = Field(None, validation_alias="SLACK_APP_TOKEN")
-    slack_api_url: str | None = Field(None, validation_alias="SLACK_API_URL")
-    telegram_bot_token: SecretStr | None = Field(None, validation_alias="TELEGRAM_BOT_TOKEN")
-    telegram_api_url: str | None = Field(None, validation_alias="TELEGRAM_API_URL")
-    telegram_webhook_url: str | None = Field(None, validation_alias="TELEGRAM_WEBHOOK_URL")
+    slack_bot_token: SecretStr | None = Field(
+        None,
+        validation_alias="SLACK_BOT_TOKEN",
+        description="Slack bot token (`xoxb-…`); turns the Slack bot on",
+        json_schema_extra=section("Platforms"),
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        None,
+        validation_alias="SLACK_SIGNING_SECRET",
+        description="Slack signing secret: verifies `POST /slack/events`; required by `threadsage serve`",
+    )
+    slack_app_token: SecretStr | None = Field(
+        None,
+        validation_alias="SLACK_APP_TOKEN",
+        description="App-level token (`xapp-…`) for Socket Mode with `threadsage run`/`slack`; leave unset with "
+        "`serve`/`worker`",
+    )
+    slack_api_url: str | None = Field(
+        None, validation_alias="SLACK_API_URL", description="Slack Web API base URL; unset = `https://slack.com/api/`"
+    )
+    telegram_bot_token: SecretStr | None = Field(
+        None,
+        validation_alias="TELEGRAM_BOT_TOKEN",
+        description="Telegram bot token from BotFather; turns the Telegram bot on",
+    )
+    telegram_api_url: str | None = Field(
+        None,
+        validation_alias="TELEGRAM_API_URL",
+        description="Telegram Bot API server; unset = `https://api.telegram.org`",
+    )
+    telegram_webhook_url: str | None = Field(
+        None,
+        validation_alias="TELEGRAM_WEBHOOK_URL",
+        description="Public HTTPS URL of `/telegram/webhook` (e.g. `https://bot.example.com/telegram/webhook`); "
+        "unset = long polling",
+    )
     telegram_webhook_secret: SecretStr | None = Field(
-        None, validation_alias="TELEGRAM_WEBHOOK_SECRET"
+        None,
+        validation_alias="TELEGRAM_WEBHOOK_SECRET",
+        description="Checked on every webhook request, 1–256 of `A–Z a–z 0–9 _ -`; required with a webhook",
     )
-    telegram_idle_hours: float = Field(24, validation_alias="THREADSAGE_TELEGRAM_IDLE_HOURS", gt=0)
-    http_port: int = Field(8080, validation_alias="THREADSAGE_HTTP_PORT")
+    telegram_idle_hours: float = Field(
+        24, gt=0, description="A private Telegram chat idle this many hours starts afresh"
+    )
+    http_port: int = Field(
+        8080,
+        description="Port of the webhooks, `/healthz`, `/readyz` and `/metrics`; docker-compose.yml fixes 8080 in "
+        "its containers",
+    )
 
-    # The turn queue between `threadsage serve` and `threadsage worker` (REDIS_URL)
-    turn_timeout: float = Field(60, validation_alias="THREADSAGE_TURN_TIMEOUT", ge=5)  # seconds
-    worker_concurrency: int = Field(16, validation_alias="THREADSAGE_WORKER_CONCURRENCY", ge=1)
-    turn_max_tries: int = Field(3, validation_alias="THREADSAGE_TURN_MAX_TRIES", ge=1)
+    turn_timeout: float = Field(
+        60,
+        ge=5,
+        description="Seconds after which a turn whose worker stopped renewing it goes to another worker",
+        json_schema_extra=section("The turn queue between `threadsage serve` and `threadsage worker` (REDIS_URL)"),
+    )
+    worker_concurrency: int = Field(16, ge=1, description="Turns one worker runs at once")
+    turn_max_tries: int = Field(3, ge=1, description="Tries of one turn, the first included, before it is given up")
 
-    # Who sees what, and how often
     channel_categories: dict[str, list[str]] = Field(
-        default_factory=dict, validation_alias="THREADSAGE_CHANNEL_CATEGORIES"
-    )  # JSON: {"C0123": ["it", "people"], "-1001234": ["engineering"]}
+        default_factory=dict,
+        description='Categories each channel / chat id may retrieve from, JSON, e.g. `{"C0123": ["it", "people"]}`',
+        json_schema_extra=section("Who sees what, and how often"),
+    )
     default_categories: list[str] = Field(
-        default_factory=list, validation_alias="THREADSAGE_DEFAULT_CATEGORIES"
-    )  # JSON list for DMs and unmapped channels; [] means every category
-    rate_limit_per_minute: int = Field(20, validation_alias="THREADSAGE_RATE_LIMIT_PER_MINUTE", ge=1)
-    # Model calls per minute for all processes together (0: no limit); past it people get "busy".
-    max_model_calls_per_minute: int = Field(0, validation_alias="THREADSAGE_MAX_MODEL_CALLS_PER_MINUTE", ge=0)
-    anyone_may_answer: bool = Field(False, validation_alias="THREADSAGE_ANYONE_MAY_ANSWER")
-    secret: SecretStr | None = Field(None, validation_alias="THREADSAGE_SECRET")
+        default_factory=list, description="Categories for DMs and unmapped channels, JSON list; `[]` = every category"
+    )
+    rate_limit_per_minute: int = Field(20, ge=1, description="Questions per person per minute (clicks don't count)")
+    max_model_calls_per_minute: int = Field(
+        0,
+        ge=0,
+        description="Model calls per minute for all processes together; 0 = no limit. Past it, people are told "
+        "the bot is busy",
+    )
+    anyone_may_answer: bool = Field(
+        False, description="`true` = anyone in the thread may answer someone else's clarification"
+    )
+    secret: SecretStr | None = Field(
+        None,
+        description="Signs button values; unset = generated under the data dir. Required by docker-compose.yml: "
+        "every serve and worker must share it. Generate one with "
+        '`python -c "import secrets; print(secrets.token_urlsafe(32))"`',
+    )
 
-    # Logs of the servers (`run`, `slack`, `telegram`); the terminal chat keeps a quiet console
-    log_format: Literal["json", "text"] = Field("json", validation_alias="THREADSAGE_LOG_FORMAT")
-    log_level: LogLevel = Field("INFO", validation_alias="THREADSAGE_LOG_LEVEL")  # DEBUG shows user text
+    log_format: Literal["json", "text"] = Field(
+        "json",
+        description="`json`: one object per line; `text`: `time level logger [session turn]: message`",
+        json_schema_extra=section("Logs (the terminal chat keeps a quiet console)"),
+    )
+    log_level: LogLevel = Field(
+        "INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`; `DEBUG` also logs what users wrote"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_variable_names(cls, data: Any) -> Any:
+        """`Settings(THREADSAGE_DATA_DIR=…)` means `Settings(data_dir=…)`: callers may name a setting as
+        the environment does (the standard names are aliases, so only the prefixed ones need this)."""
+        if not isinstance(data, dict):
+            return data
+        fields = {variable: name for name, variable in env_names().items() if variable.startswith(ENV_PREFIX)}
+        renamed = {fields[key.upper()]: value for key, value in data.items() if key.upper() in fields}
+        return {key: value for key, value in data.items() if key.upper() not in fields} | renamed
 
     def categories_for(self, channel: str) -> tuple[str, ...]:
         """The knowledge categories a channel (or a DM, channel "") may retrieve from."""
@@ -98,6 +228,15 @@ class Settings(BaseSettings):
     def milvus_lite_path(self) -> Path:
         """The Milvus Lite file used when `MILVUS_URI` is unset."""
         return self.data_dir / "milvus.db"
+
+
+@lru_cache(maxsize=1)
+def env_names() -> dict[str, str]:
+    """Each setting's environment variable, by field name."""
+    return {
+        name: field.validation_alias if isinstance(field.validation_alias, str) else ENV_PREFIX + name.upper()
+        for name, field in Settings.model_fields.items()
+    }
 
 
 @lru_cache(maxsize=1)
