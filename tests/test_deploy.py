@@ -136,7 +136,7 @@ def test_compose_has_the_whole_stack():
     assert SERVICES["worker"]["command"] == ["worker"]
     assert SERVICES["ingest"]["command"][0] == "ingest"
     assert SERVICES["ingest"]["profiles"] == ["tools"], "ingest must not start with `docker compose up`"
-    assert "./docs:/docs:ro" in SERVICES["ingest"]["volumes"]
+    assert "./knowledge:/knowledge:ro" in SERVICES["ingest"]["volumes"]
     assert {"serve", "worker", "postgres", "redis", "milvus", "etcd", "minio"} <= LONG_RUNNING
 
 
