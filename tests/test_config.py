@@ -140,3 +140,23 @@ def test_the_reference_shows_each_setting_with_its_type_and_default() -> None:
     assert "| `THREADSAGE_CHANNEL_CATEGORIES` | JSON object | `{}` |" in reference
     for variable in env_names().values():
         assert reference.count(f"| `{variable}` |") == 1, variable
+
+
+@pytest.mark.parametrize(
+    ("channel_map", "default", "place", "expected"),
+    [
+        ({}, [], "C1", None),  # nothing configured: every category
+        ({}, [], "", None),
+        ({}, ["people"], "", ("people",)),  # a default alone narrows every place
+        ({}, ["people"], "C1", ("people",)),
+        ({"C1": ["it"]}, ["people"], "C1", ("it",)),
+        ({"C1": ["it"]}, ["people"], "C2", ("people",)),  # unmapped: exactly the default
+        ({"C1": ["it"]}, ["people"], "", ("people",)),  # a DM: the default
+        ({"C1": ["it"]}, [], "C2", ()),  # a map and no default: unmapped places read nothing
+        ({"C1": ["it"]}, [], "", ()),
+        ({"C1": []}, ["people"], "C1", ()),  # a channel mapped to nothing reads nothing
+    ],
+)
+def test_channel_scoping_fails_closed(channel_map, default, place, expected) -> None:
+    settings = Settings(channel_categories=channel_map, default_categories=default, _env_file=None)
+    assert settings.categories_for(place) == expected

@@ -55,7 +55,7 @@ class Turn:
     message_id: str
     text: str | None = None
     answer: ClarificationAnswer | None = None
-    categories: tuple[str, ...] = ()
+    categories: tuple[str, ...] | None = None  # what this place may read: None = every category, () = none
 
 
 class ReplyKind(StrEnum):
@@ -108,6 +108,10 @@ STALE = "That question has already been answered or is no longer open."
 NOT_YOURS = "Only the person who asked can answer this clarification."
 RATE_LIMITED = "You're asking faster than I can keep up — please wait a minute and ask again."
 BUSY = "I'm answering a lot of questions right now — please ask again in a minute."
+NO_DOCUMENTS = (
+    "There are no documents I may use here, so I can't answer in this conversation. An operator can allow "
+    "categories for it (THREADSAGE_CHANNEL_CATEGORIES, THREADSAGE_DEFAULT_CATEGORIES)."
+)
 
 
 @dataclass
@@ -157,6 +161,9 @@ class ChatService:
         text = (turn.text or "").strip()
         if turn.answer is None and not text:
             yield notice(EMPTY)
+            return
+        if turn.answer is None and turn.categories == ():
+            yield notice(NO_DOCUMENTS)  # refused before any model call
             return
         log.debug("message: %s", text or turn.answer)  # user text: DEBUG only
         if turn.answer is None and not await self._allowed(turn):  # clicks never count
@@ -288,7 +295,7 @@ class ChatService:
             turn_id=turn.message_id,
             question=text[:MAX_QUESTION_CHARS],
             asker=turn.user_id,
-            categories=list(turn.categories),
+            categories=None if turn.categories is None else list(turn.categories),
         )
 
     async def _run(self, graph_input: TurnInput | Command | None, config: RunnableConfig, platform: str) -> list[Reply]:

@@ -181,7 +181,9 @@ class Settings(BaseSettings):
         json_schema_extra=section("Who sees what, and how often"),
     )
     default_categories: list[str] = Field(
-        default_factory=list, description="Categories for DMs and unmapped channels, JSON list; `[]` = every category"
+        default_factory=list,
+        description="Categories for DMs and unmapped channels, JSON list. While no channel map is set, `[]` = every "
+        "category; once one is, unmapped places see exactly these, and `[]` = no documents (fail closed)",
     )
     rate_limit_per_minute: int = Field(20, ge=1, description="Questions per person per minute (clicks don't count)")
     max_model_calls_per_minute: int = Field(
@@ -220,9 +222,15 @@ class Settings(BaseSettings):
         renamed = {fields[key.upper()]: value for key, value in data.items() if key.upper() in fields}
         return {key: value for key, value in data.items() if key.upper() not in fields} | renamed
 
-    def categories_for(self, channel: str) -> tuple[str, ...]:
-        """The knowledge categories a channel (or a DM, channel "") may retrieve from."""
-        return tuple(self.channel_categories.get(channel, self.default_categories))
+    def categories_for(self, channel: str) -> tuple[str, ...] | None:
+        """The knowledge categories a channel (or a DM, channel "") may read: None = every one,
+        () = none. Access control: once a channel map exists, a place it does not name sees only
+        the default categories — nothing when there are none — never everything."""
+        if channel and channel in self.channel_categories:
+            return tuple(self.channel_categories[channel])
+        if self.default_categories or self.channel_categories:
+            return tuple(self.default_categories)
+        return None
 
     @property
     def milvus_lite_path(self) -> Path:

@@ -171,3 +171,12 @@ def test_a_second_process_on_the_same_lite_file_is_told_why(settings: Settings, 
     finally:
         holder.kill()
         holder.wait()
+
+
+async def test_no_categories_means_no_documents_not_all(kb) -> None:
+    from threadsage.adapters.ingest import Ingestor
+    from tests.conftest import HANDBOOK
+
+    assert Ingestor(kb, 1200, 200).ingest_paths([HANDBOOK]).ok
+    assert await kb.search("password reset", k=5, categories=None)
+    assert await kb.search("password reset", k=5, categories=[]) == []

@@ -11,7 +11,7 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, Failure, kind_of, user_text
 from tests.graph.test_conversation import Conversation, only
-from threadsage.chat import APOLOGY, BUSY, ChatService, ReplyKind
+from threadsage.chat import APOLOGY, BUSY, NO_DOCUMENTS, ChatService, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.runtime import open_chat_service
 
@@ -228,3 +228,12 @@ async def test_past_the_model_call_budget_people_are_told_the_bot_is_busy(tmp_pa
     assert first.kind is ReplyKind.ANSWER
     assert second.text == BUSY and third.text == BUSY  # the second turn's answer call is over budget
     assert llm.chat_kinds() == ["RouteDecision", "answer", "RouteDecision"]
+
+
+async def test_a_place_allowed_no_documents_is_told_so_without_a_model_call(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+        [reply] = await chat.handle(Turn("test", "test:ws:dm:-", "U1", "m1", text=QUESTION, categories=()))
+        [other] = await chat.handle(Turn("test", "test:ws:open:-", "U1", "m2", text=QUESTION, categories=None))
+    assert (reply.kind, reply.text) == (ReplyKind.NOTICE, NO_DOCUMENTS)
+    assert other.kind is ReplyKind.ANSWER
+    assert llm.chat_kinds() == ["RouteDecision", "answer"]  # only the second question reached the model

@@ -304,10 +304,11 @@ class KnowledgeBase:
         categories: Sequence[str] | None = None,
         paths: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """The k best chunks; `categories` and `paths` (document paths) narrow the search."""
+        """The k best chunks; `categories` (None: every one; empty: none) and `paths` (document
+        paths) narrow the search."""
         query = " ".join(query.split())[:MAX_QUERY_CHARS]
         indexed = index_form(query)  # the form BM25 sees; the dense model gets the query as written
-        if not indexed or k <= 0 or self._dense_dim is None:
+        if not indexed or k <= 0 or self._dense_dim is None or (categories is not None and not categories):
             return []
         filter_expr = " and ".join(
             f for f in (_category_filter(categories), f"path in {_quoted_list(paths)}" if paths else "") if f

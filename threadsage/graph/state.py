@@ -69,7 +69,7 @@ class TurnInput(TypedDict):
     turn_id: str  # the platform message this run serves: a retried delivery finds it
     question: str
     asker: str
-    categories: list[str]  # the categories this place may read (empty: all)
+    categories: list[str] | None  # the categories this place may read (None: all)
 
 
 class Step(TypedDict, total=False):

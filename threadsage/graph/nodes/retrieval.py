@@ -29,7 +29,7 @@ async def retrieve(state: ConversationState, runtime: Runtime[BrainContext]) -> 
     hits = await ctx.kb.search(
         state["search_query"],
         ctx.policy.retrieve_k * (2 if code_only else 1),
-        state.get("categories") or None,
+        state.get("categories"),
         state.get("focus") or None,
     )
     documents = [passage(h) for h in hits]
@@ -164,7 +164,7 @@ async def research(state: ConversationState, runtime: Runtime[BrainContext]) -> 
     per_question = max(2, ctx.policy.retrieve_k // len(state["sub_questions"]))
     results = await asyncio.gather(
         *(
-            ctx.kb.search(q, per_question, state.get("categories") or None, state.get("focus") or None)
+            ctx.kb.search(q, per_question, state.get("categories"), state.get("focus") or None)
             for q in state["sub_questions"]
         )
     )

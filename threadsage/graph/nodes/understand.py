@@ -41,7 +41,7 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> dic
     ctx = runtime.context
     question = state["standalone"]
     hits = await ctx.kb.search(
-        question, ctx.policy.retrieve_k, state.get("categories") or None, state.get("focus") or None
+        question, ctx.policy.retrieve_k, state.get("categories"), state.get("focus") or None
     )
     evidence = [passage(h) for h in hits]
     if pinned := state.get("pinned"):
