@@ -244,6 +244,29 @@ async def test_bad_signature_and_stale_timestamp_are_refused(slack: Harness) -> 
     assert slack.fake.posted() == []
 
 
+async def test_the_token_is_checked_once_at_start_up_and_not_per_event(slack: Harness) -> None:
+    assert len(slack.fake.of("auth.test")) == 1  # before any event
+    ts = await slack.mention(AMBIGUOUS)
+    await slack.settle()
+    [ask] = thread_messages(slack.fake, ts)
+    await slack.click(ask, 0)
+    follow_ts = next_ts()
+    await slack.event({"type": "message", "channel": CHANNEL, "user": "U222", "text": "and the VPN?", "ts": follow_ts,
+                       "event_ts": follow_ts, "thread_ts": ts, "channel_type": "channel"})  # fmt: skip
+    await slack.settle()
+    assert len(thread_messages(slack.fake, ts)) == 3
+    assert len(slack.fake.of("auth.test")) == 1
+
+
+async def test_a_refused_token_fails_at_start_up_in_one_clear_line(tmp_path: Path, handbook_kb) -> None:
+    fake = FakeSlack().start()
+    fake.revoked.add("xoxb-test")
+    with pytest.raises(ValueError, match=r"^Slack refused SLACK_BOT_TOKEN \(invalid_auth\)$"):
+        async with running(tmp_path, handbook_kb, fake=fake):
+            pass
+    fake.stop()
+
+
 async def test_feedback_votes_are_stored_once_per_person(slack: Harness) -> None:
     ts = await slack.mention("Which cabin class may I book for a flight of 6 hours or more?")
     await slack.settle()

@@ -1,7 +1,8 @@
 """A fake Slack: the Web API over real HTTP, signed event requests, and a Socket Mode websocket.
 
 The real slack_sdk client talks to `FakeSlack.api_url`; tests read what it sent from `calls`.
-`rate_limit_next(method)` answers the next call of a method with HTTP 429 and Retry-After: 1.
+`rate_limit_next(method)` answers the next call of a method with HTTP 429 and Retry-After: 1;
+a token in `revoked` is refused (`invalid_auth`) by every method.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ class FakeSlack:
     calls: list[tuple[str, dict]] = field(default_factory=list)
     _rate_limited: dict[str, int] = field(default_factory=dict)
     hold: dict[str, float] = field(default_factory=dict)  # method → seconds to wait after recording
+    revoked: set[str] = field(default_factory=set)
     _server: JsonServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ts: int = 0
@@ -153,6 +155,9 @@ class FakeSlack:
                 self._rate_limited[method] -= 1
                 self.calls.append((f"{method}#429", params))
                 return 429, {"Retry-After": "1"}, {"ok": False, "error": "ratelimited"}
+            if authorization.removeprefix("Bearer ") in self.revoked:
+                self.calls.append((f"{method}#invalid_auth", params))
+                return 200, {}, {"ok": False, "error": "invalid_auth"}
             if method == "apps.connections.open":
                 self.calls.append((method, {"authorization": authorization}))
                 return 200, {}, {"ok": True, "url": self.socket_url}

@@ -1,0 +1,29 @@
+"""What every front-end says the same way about a reply: where its answer comes from, that it may
+be incomplete, and which knowledge the place it was asked in may read. The platforms only style
+these (mrkdwn, Telegram HTML, plain lines), so an answer reads alike wherever it is asked."""
+
+from __future__ import annotations
+
+from threadsage.config import Settings
+from threadsage.graph.state import Citation
+
+LOW_CONFIDENCE = "Low confidence: the documents may not fully answer this."
+
+
+def citation_label(citation: Citation) -> str:
+    """'title › heading', or the path of a document that has neither."""
+    return " › ".join(part for part in (citation["title"], citation["heading"]) if part) or citation["path"]
+
+
+def source_markdown(citation: Citation) -> str:
+    """One source as a Markdown line: a web source links its label; a file names its path."""
+    label = citation_label(citation)
+    if citation["source"].startswith(("http://", "https://")):
+        return f"[{citation['number']}] [{label}]({citation['source']})"
+    return f"[{citation['number']}] {label} — `{citation['path']}`"
+
+
+def place_categories(settings: Settings, channel: str, private: bool) -> tuple[str, ...]:
+    """The knowledge categories a place may read. Private conversations (DMs) are one place,
+    channel "", whatever their id, so that one setting covers them all."""
+    return settings.categories_for("" if private else channel)

@@ -1,0 +1,242 @@
+"""The Slack bot: bolt listeners turn events into `Job`s, and the work behind them turns a job
+into a `Turn` for the chat service and its `Reply`s into messages.
+
+Listeners acknowledge first and hand the work on as a `Job`: to a background task in one process,
+or to the turn queue on a `threadsage serve` front-end (then `threadsage worker` calls `perform`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import asdict
+from typing import Any
+
+import aiohttp
+from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.middleware.authorization.async_single_team_authorization import AsyncSingleTeamAuthorization
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
+from starlette.requests import Request
+from starlette.routing import Route
+
+from threadsage.bots.background import BackgroundTasks
+from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
+from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
+from threadsage.chat import ACCEPTED, APOLOGY, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
+from threadsage.config import Settings
+from threadsage.memory.coordination import Coordinator
+from threadsage.memory.outages import ServiceUnavailable
+from threadsage.memory.turn_queue import Job
+
+log = logging.getLogger(__name__)
+
+INVALID_BUTTON = "This button is not valid here."
+THANKS = {1: "Thanks — your 👍 is recorded.", 0: "Thanks — your 👎 is recorded. Rephrasing the question may help."}
+_MENTION = re.compile(r"<@[A-Z0-9]+>")
+
+
+class SlackBot:
+    """Listeners and the work behind them. A front-end of the turn queue passes `dispatch` (and
+    no chat service: it holds no conversation state); its listeners then finish queueing before
+    Slack gets its acknowledgement."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        chat: ChatService | None,
+        signer: Signer,
+        coordinator: Coordinator | None = None,
+        client: AsyncWebClient | None = None,
+        dispatch: Callable[[Job], Awaitable[None]] | None = None,
+    ) -> None:
+        if settings.slack_bot_token is None:
+            raise ValueError("SLACK_BOT_TOKEN is not set")
+        signing_secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
+        if signing_secret is None and settings.slack_app_token is None:
+            raise ValueError("SLACK_SIGNING_SECRET is required for the HTTP Events API (or set SLACK_APP_TOKEN for Socket Mode)")
+        if chat is not None and coordinator is None:
+            raise ValueError("a Slack bot that answers needs the coordinator its chat service uses")
+        self.settings = settings
+        self._chat = chat
+        self._coordinator = coordinator
+        self.signer = signer
+        self.tasks = BackgroundTasks()
+        self.dispatch = dispatch or self._work_here
+        # One HTTP session for every Web API call: slack_sdk otherwise opens a session (and builds
+        # a TLS context, ~10 ms of CPU on the event loop) per call, which shows in ack latency.
+        self._session = aiohttp.ClientSession()
+        self.client = client or AsyncWebClient(
+            token=settings.slack_bot_token.get_secret_value(),
+            base_url=settings.slack_api_url or AsyncWebClient.BASE_URL,
+            session=self._session,
+            retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
+        )
+        self.send = SlackSender(self.client, signer)
+        # The client carries the token, so bolt authorizes with its single-team authorization.
+        self.app = AsyncApp(
+            client=self.client,
+            signing_secret=signing_secret or "socket-mode",
+            request_verification_enabled=signing_secret is not None,
+            process_before_response=dispatch is not None,
+        )
+        self.app.event("app_mention")(self._on_mention)
+        self.app.event("message")(self._on_message)
+        self.app.action(re.compile(r"^clarify:\d+$"))(self._on_clarify)
+        self.app.action(re.compile(r"^feedback:(up|down)$"))(self._on_feedback)
+        self._http = AsyncSlackRequestHandler(self.app)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[SlackBot]:
+        """Check the token once at start-up (a refused one fails here, clearly), and on the way
+        out finish the turns in flight and close the HTTP session."""
+        try:
+            _share_identity(self.app, await self._identity())
+            yield self
+        finally:
+            await self.tasks.drain(30)
+            await self._session.close()
+
+    async def _identity(self) -> AsyncSlackResponse:
+        try:
+            return await self.client.auth_test()
+        except SlackApiError as exc:
+            raise ValueError(f"Slack refused SLACK_BOT_TOKEN ({exc.response.get('error')})") from None
+
+    def route(self) -> Route:
+        async def events(request: Request):
+            return await self._http.handle(request)
+
+        return Route("/slack/events", events, methods=["POST"])
+
+    @property
+    def chat(self) -> ChatService:
+        if self._chat is None:
+            raise RuntimeError("this Slack bot only queues work; a worker answers")
+        return self._chat
+
+    # --- listeners: acknowledge, then work in the background ---------------------------------
+
+    async def _on_mention(self, event: dict, body: dict) -> None:
+        await self._message_job(event, place_of_mention(event, body))
+
+    async def _on_message(self, event: dict, body: dict, context: Any) -> None:
+        if event.get("subtype") or event.get("bot_id") or event.get("user") in (None, context.get("bot_user_id")):
+            return  # edits, joins, bots (ourselves included), other non-user messages
+        place = place_of_message(event, body)
+        if place is not None:
+            await self._message_job(event, place)
+
+    async def _on_clarify(self, ack: Any, body: dict, action: dict) -> None:
+        await ack()
+        await self.dispatch(Job("slack", "click", {"body": body, "action": action}, place_of_click(body).session))
+
+    async def _on_feedback(self, ack: Any, body: dict, action: dict) -> None:
+        await ack()
+        await self.dispatch(Job("slack", "vote", {"body": body, "action": action}, place_of_click(body).session))
+
+    async def _message_job(self, event: dict, place: Place) -> None:
+        await self.dispatch(Job("slack", "message", {"event": event, "place": asdict(place)}, place.session))
+
+    async def _work_here(self, job: Job) -> None:
+        self.tasks.spawn(self.perform(job), name=f"slack-{job.kind}")
+
+    # --- work ------------------------------------------------------------------------------
+
+    async def perform(self, job: Job) -> None:
+        """Do the work behind one listener (here, or on a worker of the turn queue)."""
+        if job.kind == "message":
+            await self._answer_message(job.payload["event"], Place(**job.payload["place"]))
+        elif job.kind == "click":
+            await self._answer_click(job.payload["body"], job.payload["action"])
+        elif job.kind == "vote":
+            await self._record_vote(job.payload["body"], job.payload["action"])
+        else:
+            log.error("unknown Slack job %r dropped", job.kind)
+
+    async def give_up(self, job: Job) -> None:
+        """The apology for a turn no worker could finish (each that tried died)."""
+        if job.kind == "message":
+            await self.send.post_quietly(Place(**job.payload["place"]), APOLOGY)
+        elif job.kind == "click":
+            await self.send.ephemeral(place_of_click(job.payload["body"]), job.payload["body"]["user"]["id"], APOLOGY)
+
+    async def _answer_message(self, event: dict, place: Place) -> None:
+        is_thread_reply = event.get("type") == "message" and not place.is_dm
+        if is_thread_reply and not await self.chat.has_conversation(place.session):
+            return  # a thread the bot is not part of: there it speaks only when mentioned
+        # app_mention and message arrive both for a mention; Slack retries re-deliver: once only.
+        assert self._coordinator is not None
+        if not await self._coordinator.claim(f"slack-event:{event['channel']}:{event['ts']}", 24 * 3600):
+            return
+        text = _MENTION.sub("", event.get("text") or "").strip()
+        message_id = f"{event['channel']}:{event['ts']}"
+        turn = Turn("slack", place.session, event["user"], message_id, text=text, categories=place.categories(self.settings))
+        async with self.send.eyes_on(place.channel, event["ts"]):
+            try:
+                for reply in await self.chat.handle(turn):
+                    await self.send.post(place, reply, turn)
+            except ServiceUnavailable:
+                raise  # the turn queue retries it
+            except Exception:
+                log.exception("answering %s failed", turn.message_id)
+                await self.send.post_quietly(place, APOLOGY)
+
+    async def _answer_click(self, body: dict, action: dict) -> None:
+        pressed = await self._pressed(body, action, ButtonKind.CLARIFY)
+        if pressed is None:
+            return
+        place, user, button = pressed
+        message_id = f"action:{body.get('container', {}).get('message_ts')}:{action.get('action_ts')}"
+        answer = ClarificationAnswer(button.ref, button.value)
+        turn = Turn("slack", place.session, user, message_id, answer=answer, categories=place.categories(self.settings))
+        try:
+            async for event in self.chat.stream(turn):
+                if event is ACCEPTED:
+                    await self.send.show_choice(body, action.get("text", {}).get("text", ""), user)
+                elif isinstance(event, Reply) and event.kind is ReplyKind.NOTICE:
+                    await self.send.ephemeral(place, user, event.text)
+                elif isinstance(event, Reply):
+                    await self.send.post(place, event, turn)
+        except ServiceUnavailable:
+            raise
+        except Exception:
+            log.exception("resuming %s failed", turn.message_id)
+            await self.send.post_quietly(place, APOLOGY)
+
+    async def _record_vote(self, body: dict, action: dict) -> None:
+        pressed = await self._pressed(body, action, ButtonKind.FEEDBACK)
+        if pressed is None:
+            return
+        place, user, button = pressed
+        await self.chat.record_feedback(place.session, button.ref, user, 1 if button.value else -1)
+        await self.send.ephemeral(place, user, THANKS[1 if button.value else 0])
+
+    async def _pressed(self, body: dict, action: dict, kind: ButtonKind) -> tuple[Place, str, Button] | None:
+        """Where a button was pressed, by whom, and what its verified value names — or None,
+        after telling the person, when the value is forged, altered or from elsewhere."""
+        place, user = place_of_click(body), body["user"]["id"]
+        try:
+            button = self.signer.verify(action.get("value", ""), place.session)
+        except InvalidToken as exc:
+            log.warning("rejected a button in %s: %s", place.channel, exc)
+            button = None
+        if button is None or button.kind is not kind:
+            await self.send.ephemeral(place, user, INVALID_BUTTON)
+            return None
+        return place, user, button
+
+
+def _share_identity(app: AsyncApp, identity: AsyncSlackResponse) -> None:
+    """Give the start-up auth.test to bolt's single-team authorization, which caches it; it
+    would otherwise make the same call in the first event's acknowledgement path. bolt has no
+    public way in: should its internals change, that one call is all that is lost."""
+    for middleware in getattr(app, "_async_middleware_list", ()):
+        if isinstance(middleware, AsyncSingleTeamAuthorization) and middleware.auth_test_result is None:
+            middleware.auth_test_result = identity

@@ -1,0 +1,93 @@
+"""Replies as Block Kit: sections of mrkdwn within Slack's limits, the sources and the
+low-confidence note as context, signed buttons for clarifications and feedback."""
+
+from __future__ import annotations
+
+from threadsage.bots.render import split_markdown, to_mrkdwn, to_plain
+from threadsage.bots.replies import LOW_CONFIDENCE, source_markdown
+from threadsage.bots.slack.places import Place
+from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest, turn_ref
+from threadsage.chat import Citation, Reply, ReplyKind, Turn
+
+SECTION_CHARS = 2800  # under Block Kit's 3,000 per section, leaving room for escaping
+MAX_BLOCKS = 50
+TEXT_FALLBACK_CHARS = 3000
+
+Message = tuple[list[dict], str]  # blocks and the plain-text fallback (notifications, old clients)
+
+
+def reply_messages(reply: Reply, place: Place, turn: Turn, signer: Signer) -> list[Message]:
+    """The messages a reply takes: long answers are split, and the sources, the note and the
+    feedback buttons go under the last part."""
+    if reply.kind is ReplyKind.CLARIFICATION:
+        return [(clarification_blocks(reply, place, signer), fallback(reply.text))]
+    sections = [section(to_mrkdwn(piece)) for piece in split_markdown(reply.text, SECTION_CHARS)]
+    tail: list[dict] = []
+    if reply.kind is ReplyKind.ANSWER:
+        if reply.low_confidence:
+            tail.append(context(f"_{LOW_CONFIDENCE}_"))
+        if reply.citations:
+            tail.append(context(sources(reply.citations)))
+        tail.append(feedback_block(place, turn, signer))
+    messages = []
+    room = MAX_BLOCKS - len(tail)
+    for start in range(0, len(sections), room):
+        last = start + room >= len(sections)
+        messages.append((sections[start : start + room] + (tail if last else []), fallback(reply.text)))
+    return messages
+
+
+def clarification_blocks(reply: Reply, place: Place, signer: Signer) -> list[dict]:
+    """The question, one button per option, and a hint that a typed answer works too."""
+    digest = session_digest(place.session)
+    buttons = [
+        {
+            "type": "button",
+            "action_id": f"clarify:{choice.id}",
+            "text": {"type": "plain_text", "text": choice.label[:75], "emoji": True},
+            "value": signer.sign(Button(ButtonKind.CLARIFY, digest, reply.interrupt_id or "", int(choice.id))),
+        }
+        for choice in reply.choices
+    ]
+    blocks = [section(to_mrkdwn(reply.text))]
+    if buttons:
+        blocks.append({"type": "actions", "block_id": f"clarify-{(reply.interrupt_id or '')[:8]}", "elements": buttons})
+    blocks.append(context("…or reply in this thread in your own words." if buttons else "Reply in this thread in your own words."))
+    return blocks
+
+
+def feedback_block(place: Place, turn: Turn, signer: Signer) -> dict:
+    ref = turn_ref(turn.message_id)
+
+    def button(action: str, emoji: str, vote: int) -> dict:
+        token = signer.sign(Button(ButtonKind.FEEDBACK, session_digest(place.session), ref, vote))
+        return {"type": "button", "action_id": f"feedback:{action}", "text": {"type": "plain_text", "text": emoji, "emoji": True}, "value": token}
+
+    return {"type": "actions", "block_id": f"feedback-{ref}", "elements": [button("up", "👍", 1), button("down", "👎", 0)]}
+
+
+def choice_shown(body: dict, label: str, user: str) -> Message:
+    """A clicked clarification as it stays in the thread: its question, no buttons, the choice."""
+    question = next(
+        (b["text"]["text"] for b in body.get("message", {}).get("blocks", []) if b.get("type") == "section"),
+        body.get("message", {}).get("text", ""),
+    )
+    choice = f"<@{user}> chose: *{to_mrkdwn(label)}*"
+    return [section(question), context(choice)], f"{question} — {label}"
+
+
+def sources(citations: tuple[Citation, ...]) -> str:
+    return to_mrkdwn("**Sources:** " + " · ".join(source_markdown(c) for c in citations))
+
+
+def section(mrkdwn: str) -> dict:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn[:3000]}}
+
+
+def context(mrkdwn: str) -> dict:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": mrkdwn[:3000]}]}
+
+
+def fallback(markdown: str) -> str:
+    plain = to_plain(markdown)
+    return plain if len(plain) <= TEXT_FALLBACK_CHARS else plain[: TEXT_FALLBACK_CHARS - 1] + "…"

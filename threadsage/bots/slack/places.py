@@ -1,0 +1,60 @@
+"""Where a Slack message lives, and so which session it continues.
+
+A thread is a session: a mention in a channel is answered in a thread under it, later messages in
+that thread continue it without a mention; a DM is a session, and a thread inside a DM is a
+session of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from threadsage.bots.replies import place_categories
+from threadsage.config import Settings
+from threadsage.memory.sessions import session_key
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a message was written: enough to answer there and to name its session."""
+
+    team: str
+    channel: str
+    thread_ts: str  # the thread to answer in ("" for the top level of a DM)
+    is_dm: bool
+
+    @property
+    def session(self) -> str:
+        return session_key("slack", self.team, self.channel, self.thread_ts if self.thread_ts else "-")
+
+    def categories(self, settings: Settings) -> tuple[str, ...]:
+        return place_categories(settings, self.channel, self.is_dm)
+
+
+def place_of_mention(event: dict, body: dict) -> Place:
+    """A mention is answered in its thread, or in a new thread under it."""
+    return Place(body.get("team_id", ""), event["channel"], event.get("thread_ts") or event["ts"], False)
+
+
+def place_of_message(event: dict, body: dict) -> Place | None:
+    """A DM (or a thread in one), or a reply in a channel thread; None for top-level channel
+    chatter, where only mentions are for the bot."""
+    team = body.get("team_id", "")
+    if event.get("channel_type") == "im":
+        return Place(team, event["channel"], event.get("thread_ts", ""), True)
+    if event.get("thread_ts"):
+        return Place(team, event["channel"], event["thread_ts"], False)
+    return None
+
+
+def place_of_click(body: dict) -> Place:
+    """The place of the message holding a clicked button."""
+    container = body.get("container", {})
+    message = body.get("message", {})
+    channel = container.get("channel_id") or body.get("channel", {}).get("id", "")
+    thread = container.get("thread_ts") or message.get("thread_ts") or ""
+    is_dm = channel.startswith("D")
+    if not thread and not is_dm:
+        thread = container.get("message_ts") or message.get("ts", "")
+    team = body.get("team", {}).get("id", "") if isinstance(body.get("team"), dict) else ""
+    return Place(team, channel, thread, is_dm)
