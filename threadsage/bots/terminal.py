@@ -14,6 +14,8 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.markdown import Markdown
 
+from threadsage.bots.render import to_plain
+from threadsage.bots.replies import LOW_CONFIDENCE, source_markdown
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.memory.sessions import session_key
 
@@ -75,13 +77,10 @@ class TerminalChat:
             lines += [f"  {i}. {choice.label}" for i, choice in enumerate(reply.choices, start=1)]
             lines.append("(type a number, or answer in your own words)")
         if reply.low_confidence:
-            lines.append("(low confidence: the documents may not fully answer this)")
+            lines.append(LOW_CONFIDENCE)
         if reply.citations:
             lines.append("Sources:")
-            lines += [
-                f"  [{c['number']}] {' › '.join(p for p in (c['title'], c['heading']) if p)} — {c['path']}"
-                for c in reply.citations
-            ]
+            lines += [f"  {to_plain(source_markdown(c))}" for c in reply.citations]
         if self.fancy:
             self.console.print(Markdown(reply.text) if reply.kind is ReplyKind.ANSWER else reply.text)
             for line in lines[1:]:

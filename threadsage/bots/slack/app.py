@@ -60,7 +60,9 @@ class SlackBot:
             raise ValueError("SLACK_BOT_TOKEN is not set")
         signing_secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
         if signing_secret is None and settings.slack_app_token is None:
-            raise ValueError("SLACK_SIGNING_SECRET is required for the HTTP Events API (or set SLACK_APP_TOKEN for Socket Mode)")
+            raise ValueError(
+                "SLACK_SIGNING_SECRET is required for the HTTP Events API (or set SLACK_APP_TOKEN for Socket Mode)"
+            )
         if chat is not None and coordinator is None:
             raise ValueError("a Slack bot that answers needs the coordinator its chat service uses")
         self.settings = settings
@@ -177,7 +179,8 @@ class SlackBot:
             return
         text = _MENTION.sub("", event.get("text") or "").strip()
         message_id = f"{event['channel']}:{event['ts']}"
-        turn = Turn("slack", place.session, event["user"], message_id, text=text, categories=place.categories(self.settings))
+        categories = place.categories(self.settings)
+        turn = Turn("slack", place.session, event["user"], message_id, text=text, categories=categories)
         async with self.send.eyes_on(place.channel, event["ts"]):
             try:
                 for reply in await self.chat.handle(turn):

@@ -52,7 +52,8 @@ def clarification_blocks(reply: Reply, place: Place, signer: Signer) -> list[dic
     blocks = [section(to_mrkdwn(reply.text))]
     if buttons:
         blocks.append({"type": "actions", "block_id": f"clarify-{(reply.interrupt_id or '')[:8]}", "elements": buttons})
-    blocks.append(context("…or reply in this thread in your own words." if buttons else "Reply in this thread in your own words."))
+    hint = "…or reply in this thread in your own words." if buttons else "Reply in this thread in your own words."
+    blocks.append(context(hint))
     return blocks
 
 
@@ -61,9 +62,11 @@ def feedback_block(place: Place, turn: Turn, signer: Signer) -> dict:
 
     def button(action: str, emoji: str, vote: int) -> dict:
         token = signer.sign(Button(ButtonKind.FEEDBACK, session_digest(place.session), ref, vote))
-        return {"type": "button", "action_id": f"feedback:{action}", "text": {"type": "plain_text", "text": emoji, "emoji": True}, "value": token}
+        text = {"type": "plain_text", "text": emoji, "emoji": True}
+        return {"type": "button", "action_id": f"feedback:{action}", "text": text, "value": token}
 
-    return {"type": "actions", "block_id": f"feedback-{ref}", "elements": [button("up", "👍", 1), button("down", "👎", 0)]}
+    elements = [button("up", "👍", 1), button("down", "👎", 0)]
+    return {"type": "actions", "block_id": f"feedback-{ref}", "elements": elements}
 
 
 def choice_shown(body: dict, label: str, user: str) -> Message:

@@ -58,12 +58,15 @@ class SlackSender:
                     channel=place.channel, ts=place.thread_ts, include_all_metadata=True, limit=200
                 )
             else:
-                response = await self.client.conversations_history(channel=place.channel, include_all_metadata=True, limit=50)
+                response = await self.client.conversations_history(
+                    channel=place.channel, include_all_metadata=True, limit=50
+                )
         except SlackApiError as exc:
             log.warning("could not read back the replies to %s: %s", turn.message_id, exc.response.get("error"))
             return set()
+        messages: list[dict] = response.get("messages", [])
         parts = set()
-        for message in response.get("messages", []):
+        for message in messages:
             payload = (message.get("metadata") or {}).get("event_payload") or {}
             if payload.get("turn") == turn.message_id:
                 parts.add(int(payload.get("part", 0)))
@@ -75,14 +78,19 @@ class SlackSender:
         blocks, text = choice_shown(body, label, user)
         try:
             await self.client.chat_update(
-                channel=container.get("channel_id") or body["channel"]["id"], ts=container["message_ts"], text=text, blocks=blocks
+                channel=container.get("channel_id") or body["channel"]["id"],
+                ts=container["message_ts"],
+                text=text,
+                blocks=blocks,
             )
         except SlackApiError as exc:
             log.warning("could not update the clarification message: %s", exc.response.get("error"))
 
     async def ephemeral(self, place: Place, user: str, text: str) -> None:
         try:
-            await self.client.chat_postEphemeral(channel=place.channel, user=user, text=text, thread_ts=place.thread_ts or None)
+            await self.client.chat_postEphemeral(
+                channel=place.channel, user=user, text=text, thread_ts=place.thread_ts or None
+            )
         except SlackApiError as exc:
             log.warning("could not send an ephemeral notice: %s", exc.response.get("error"))
 

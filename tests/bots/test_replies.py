@@ -1,0 +1,82 @@
+"""What every front-end says alike: the sources' labels, the low-confidence note, a place's
+categories — and that Slack, Telegram and the terminal each show them."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from threadsage.bots.render import to_telegram_html
+from threadsage.bots.replies import LOW_CONFIDENCE, citation_label, place_categories, source_markdown
+from threadsage.bots.slack.blocks import reply_messages
+from threadsage.bots.slack.places import Place
+from threadsage.bots.telegram.sending import answer_markdown
+from threadsage.bots.terminal import TerminalChat
+from threadsage.bots.tokens import Signer
+from threadsage.chat import Citation, Reply, ReplyKind, Turn
+from threadsage.config import Settings
+
+
+def citation(number: int, title: str, heading: str, source: str, path: str) -> Citation:
+    return Citation(number=number, title=title, heading=heading, source=source, path=path, snippet="")
+
+
+FILE = citation(1, "Business travel policy", "Flights", "/kb/finance/travel.md", "finance/travel.md")
+WEB = citation(2, "Status page", "", "https://status.example/api", "status.example/api")
+BARE = citation(3, "", "", "/kb/notes.txt", "notes.txt")
+
+
+@pytest.mark.parametrize(
+    ("cited", "label", "markdown"),
+    [
+        (FILE, "Business travel policy › Flights", "[1] Business travel policy › Flights — `finance/travel.md`"),
+        (WEB, "Status page", "[2] [Status page](https://status.example/api)"),
+        (BARE, "notes.txt", "[3] notes.txt — `notes.txt`"),
+    ],
+)
+def test_a_source_is_labelled_and_linked_or_located(cited: Citation, label: str, markdown: str) -> None:
+    assert citation_label(cited) == label
+    assert source_markdown(cited) == markdown
+
+
+@pytest.mark.parametrize(
+    ("channel", "private", "expected"),
+    [("C1", False, ("it",)), ("C2", False, ("hr",)), ("C1", True, ("people",)), ("D9", True, ("people",))],
+)
+def test_a_place_reads_its_channels_categories_and_private_chats_the_default(channel: str, private: bool, expected: tuple) -> None:
+    settings = Settings(_env_file=None, THREADSAGE_CHANNEL_CATEGORIES={"C1": ["it"], "": ["people"]}, THREADSAGE_DEFAULT_CATEGORIES=["hr"])
+    assert place_categories(settings, channel, private) == expected
+
+
+REPLY = Reply(ReplyKind.ANSWER, "Economy, or premium economy above 6 hours.", citations=(FILE, WEB), low_confidence=True)
+
+
+def slack_text() -> str:
+    place = Place("T1", "C1", "1.0", False)
+    [(blocks, _fallback)] = reply_messages(REPLY, place, Turn("slack", place.session, "U1", "C1:1.0"), Signer(b"0" * 32))
+    return "\n".join(e["text"] for b in blocks if b["type"] == "context" for e in b["elements"])
+
+
+def telegram_text() -> str:
+    return to_telegram_html(answer_markdown(REPLY))
+
+
+def terminal_text() -> str:
+    out = io.StringIO()
+    TerminalChat(None, "s", Console(file=out, force_terminal=False)).show(REPLY)  # type: ignore[arg-type]
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("shown", "note", "file", "web"),
+    [
+        (slack_text, f"_{LOW_CONFIDENCE}_", "[1] Business travel policy › Flights — `finance/travel.md`", "[2] <https://status.example/api|Status page>"),
+        (telegram_text, f"<i>{LOW_CONFIDENCE}</i>", "[1] Business travel policy › Flights — <code>finance/travel.md</code>", '[2] <a href="https://status.example/api">Status page</a>'),
+        (terminal_text, LOW_CONFIDENCE, "[1] Business travel policy › Flights — finance/travel.md", "[2] Status page (https://status.example/api)"),
+    ],
+)
+def test_every_front_end_shows_the_note_and_the_same_sources(shown, note: str, file: str, web: str) -> None:
+    text = shown()
+    assert note in text and file in text and web in text

@@ -1,0 +1,35 @@
+"""The python-telegram-bot `Application` as threadsage configures it, and the configuration
+errors it (and the webhook) refuse to start with."""
+
+from __future__ import annotations
+
+from telegram import LinkPreviewOptions, Update
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, Defaults
+
+from threadsage.config import Settings
+
+ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
+
+
+class TelegramConfigError(ValueError):
+    """The Telegram settings cannot work; the message says which variable to fix."""
+
+
+def build_application(settings: Settings, polling: bool) -> Application:
+    """Rate-limited (Telegram's flood limits are retried), concurrent updates, no link previews;
+    pointed at `TELEGRAM_API_URL` when set. Without polling it has no updater."""
+    if settings.telegram_bot_token is None:
+        raise TelegramConfigError("TELEGRAM_BOT_TOKEN is not set (get one from @BotFather)")
+    builder = (
+        ApplicationBuilder()
+        .token(settings.telegram_bot_token.get_secret_value())
+        .rate_limiter(AIORateLimiter(max_retries=3))
+        .concurrent_updates(True)
+        .defaults(Defaults(link_preview_options=LinkPreviewOptions(is_disabled=True)))
+    )
+    if settings.telegram_api_url:
+        api = settings.telegram_api_url.rstrip("/")
+        builder = builder.base_url(f"{api}/bot").base_file_url(f"{api}/file/bot")
+    if not polling:
+        builder = builder.updater(None)
+    return builder.build()

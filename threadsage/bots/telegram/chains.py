@@ -1,0 +1,87 @@
+"""Which messages are for the bot, and which session each continues.
+
+A private chat is one session. In groups the session is the reply chain: a mention or `/ask`
+starts one at the question, and a reply to one of the bot's messages continues the session that
+message belongs to — remembered when it was sent, through the coordinator, so that every process
+knows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from telegram import Bot, Message, MessageEntity
+from telegram.constants import ChatType
+
+from threadsage.memory.coordination import Coordinator
+from threadsage.memory.sessions import session_key
+
+REMEMBERED_FOR = 30 * 24 * 3600.0  # seconds a bot message's session is known
+
+
+class ReplyChains:
+    def __init__(self, bot: Bot, coordinator: Coordinator) -> None:
+        self.bot = bot  # who "me" is: known once the application has called getMe
+        self.coordinator = coordinator
+
+    async def group_session(self, message: Message) -> str:
+        """A reply to the bot continues that message's session; anything else starts a chain."""
+        replied = message.reply_to_message
+        if replied is not None and self.replies_to_me(message):
+            return await self.session_of_bot_message(replied)
+        return chain_key(message.chat_id, message.message_id)
+
+    async def session_of_bot_message(self, message: Message) -> str:
+        """The session a bot message belongs to, as recorded when it was sent. Unknown —
+        forgotten, or sent without a coordinator that outlives the process — the chain is taken
+        to start at the question the message quotes (true for a first question)."""
+        if message.chat.type == ChatType.PRIVATE:
+            return private_key(message.chat_id)
+        known = await self.coordinator.recall(_message_key(message))
+        if known is not None:
+            return known
+        root = message.reply_to_message.message_id if message.reply_to_message else message.message_id
+        return chain_key(message.chat_id, root)
+
+    async def remember(self, key: str, sent: Sequence[Message]) -> None:
+        """Record the session of the bot's messages in groups, for replies to them."""
+        for message in sent:
+            if message.chat.type != ChatType.PRIVATE:
+                await self.coordinator.remember(_message_key(message), key, REMEMBERED_FOR)
+
+    def replies_to_me(self, message: Message) -> bool:
+        replied = message.reply_to_message
+        return replied is not None and replied.from_user is not None and replied.from_user.id == self.bot.id
+
+    def mentions_me(self, message: Message) -> bool:
+        me = f"@{self.bot.username}".lower()
+        for entity, text in message.parse_entities([MessageEntity.MENTION, MessageEntity.TEXT_MENTION]).items():
+            if text.lower() == me or (entity.user is not None and entity.user.id == self.bot.id):
+                return True
+        return False
+
+    def question_text(self, message: Message) -> str:
+        """The message without the bot's @mention or the leading /ask command."""
+        me = f"@{self.bot.username}".lower()
+        entities = message.parse_entities([MessageEntity.MENTION, MessageEntity.BOT_COMMAND])
+        drop = [
+            entity
+            for entity, value in entities.items()
+            if value.lower() == me or (entity.type == MessageEntity.BOT_COMMAND and entity.offset == 0)
+        ]
+        text = (message.text or "").encode("utf-16-le")  # entity offsets count UTF-16 code units
+        for entity in sorted(drop, key=lambda e: -e.offset):
+            text = text[: entity.offset * 2] + b" \x00" + text[(entity.offset + entity.length) * 2 :]
+        return " ".join(text.decode("utf-16-le").split())
+
+
+def private_key(chat_id: int) -> str:
+    return session_key("telegram", "-", str(chat_id))
+
+
+def chain_key(chat_id: int, root_message_id: int) -> str:
+    return session_key("telegram", "-", str(chat_id), str(root_message_id))
+
+
+def _message_key(message: Message) -> str:
+    return f"telegram-message:{message.chat_id}:{message.message_id}"

@@ -1,0 +1,183 @@
+"""Everything the Telegram bot sends: replies as HTML pieces within Telegram's limit, inline
+keyboards of signed buttons, "typing…" while a turn runs, the edited clarification and the
+answers to callback queries."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
+
+from telegram import Bot, CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, ReplyParameters
+from telegram.constants import ChatAction, ChatType, MessageLimit, ParseMode
+from telegram.error import BadRequest, TelegramError
+
+from threadsage.bots.render import split_markdown, to_plain, to_telegram_html
+from threadsage.bots.replies import LOW_CONFIDENCE, source_markdown
+from threadsage.bots.telegram.chains import ReplyChains
+from threadsage.bots.telegram.texts import HINT_GROUP, HINT_PRIVATE
+from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest, turn_ref
+from threadsage.chat import Choice, Reply, ReplyKind
+from threadsage.memory.coordination import Coordinator, current_delivery
+
+log = logging.getLogger(__name__)
+
+PIECE_CHARS = MessageLimit.MAX_TEXT_LENGTH - 96  # Markdown per message; rendering never lengthens it
+TYPING_EVERY = 4.5  # seconds; Telegram shows "typing…" for about 5 s
+SENT_FOR = 24 * 3600.0  # seconds a sent reply is remembered, against sending it twice
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a reply goes: the chat, the forum topic, and (in groups) the message it quotes."""
+
+    chat_id: int
+    private: bool
+    topic: int | None = None
+    quote: int | None = None
+
+    def send_kwargs(self) -> dict[str, Any]:
+        reply = ReplyParameters(self.quote, allow_sending_without_reply=True) if self.quote else None
+        return {"message_thread_id": self.topic, "reply_parameters": reply}
+
+
+def place_of(message: Message) -> Place:
+    """Replies to a person's message: quoted in groups, in the same forum topic."""
+    private = message.chat.type == ChatType.PRIVATE
+    topic = message.message_thread_id if message.is_topic_message else None
+    return Place(message.chat_id, private, topic, None if private else message.message_id)
+
+
+def place_after_click(clarification: Message) -> Place:
+    """After a click the answer quotes the question the clarification asked about."""
+    place = place_of(clarification)
+    if place.private or clarification.reply_to_message is None:
+        return place
+    return Place(place.chat_id, False, place.topic, clarification.reply_to_message.message_id)
+
+
+class TelegramSender:
+    def __init__(self, bot: Bot, signer: Signer, coordinator: Coordinator, chains: ReplyChains) -> None:
+        self.bot = bot
+        self.signer = signer
+        self.coordinator = coordinator
+        self.chains = chains
+
+    async def deliver(self, replies: list[Reply], place: Place, key: str, turn_id: str) -> None:
+        """A turn's replies, each remembered as part of the session `key` (for reply chains)."""
+        for n, reply in enumerate(replies):
+            if not await self._first_sending(turn_id, n):
+                continue
+            if reply.kind is ReplyKind.ANSWER:
+                sent = await self.send_markdown(place, answer_markdown(reply), self._feedback_keyboard(key, turn_id))
+            elif reply.kind is ReplyKind.CLARIFICATION:
+                markdown = f"{reply.text}\n\n_{HINT_PRIVATE if place.private else HINT_GROUP}_"
+                sent = await self.send_markdown(place, markdown, self._choices_keyboard(key, reply))
+            else:
+                sent = [await self.send_plain(place, reply.text)]
+            await self.chains.remember(key, sent)
+
+    async def _first_sending(self, turn_id: str, n: int) -> bool:
+        """Record reply `n` of a turn as sent before sending it: a turn redelivered after its
+        worker died (possibly between sending and acknowledging) never sends it twice. Telegram
+        cannot be asked what was sent, so a worker dying between this record and the send loses
+        that reply — a window of one HTTP request. Outside the queue nothing is redelivered."""
+        if current_delivery.get() is None:
+            return True
+        key = f"telegram-sent:{turn_id}:{n}"
+        if await self.coordinator.recall(key) is not None:
+            log.info("reply %d of %s was already sent", n, turn_id)
+            return False
+        await self.coordinator.remember(key, "1", SENT_FOR)
+        return True
+
+    async def send_markdown(self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup) -> list[Message]:
+        """As HTML, split to Telegram's limit; the keyboard goes under the last piece."""
+        pieces = split_markdown(markdown, PIECE_CHARS)
+        sent = []
+        for i, piece in enumerate(pieces):
+            kwargs = {"reply_markup": keyboard if i == len(pieces) - 1 else None, **place.send_kwargs()}
+            try:
+                message = await self.bot.send_message(
+                    place.chat_id, to_telegram_html(piece), parse_mode=ParseMode.HTML, **kwargs
+                )
+            except BadRequest as exc:
+                if "can't parse entities" not in exc.message.lower():
+                    raise
+                log.warning("Telegram rejected the formatting (%s); sending plain text", exc.message)
+                message = await self.bot.send_message(place.chat_id, to_plain(piece), **kwargs)
+            sent.append(message)
+        return sent
+
+    async def send_plain(self, place: Place, text: str) -> Message:
+        return await self.bot.send_message(place.chat_id, text, **place.send_kwargs())
+
+    async def show_choice(self, query: CallbackQuery, message: Message) -> None:
+        """Edit the clarification: the hint gives way to the choice, and the keyboard goes."""
+        rows = message.reply_markup.inline_keyboard if message.reply_markup else ()
+        label = next((b.text for row in rows for b in row if b.callback_data == query.data), "")
+        prompt = message.text_html.rpartition("\n\n")[0] or message.text_html
+        try:
+            await query.edit_message_text(f"{prompt}\n\n✅ <b>{html.escape(label)}</b>", parse_mode=ParseMode.HTML)
+        except BadRequest as exc:  # e.g. too old to edit: the answer matters more
+            log.warning("could not edit the clarification message: %s", exc.message)
+
+    @asynccontextmanager
+    async def typing(self, place: Place) -> AsyncIterator[None]:
+        """Show "typing…" while the body runs, renewed before Telegram hides it; failures don't matter."""
+
+        async def keep_typing() -> None:
+            while True:
+                with suppress(TelegramError):
+                    await self.bot.send_chat_action(place.chat_id, ChatAction.TYPING, message_thread_id=place.topic)
+                await asyncio.sleep(TYPING_EVERY)
+
+        task = asyncio.create_task(keep_typing(), name=f"typing:{place.chat_id}")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+
+    def _choices_keyboard(self, key: str, reply: Reply) -> InlineKeyboardMarkup:
+        """One option per row; each button's data names the session, the interrupt and the option."""
+        assert reply.interrupt_id is not None
+        ref = reply.interrupt_id
+
+        def row(choice: Choice) -> list[InlineKeyboardButton]:
+            data = self._token(ButtonKind.CLARIFY, key, ref, int(choice.id))
+            return [InlineKeyboardButton(choice.label, callback_data=data)]
+
+        return InlineKeyboardMarkup([row(c) for c in reply.choices])
+
+    def _feedback_keyboard(self, key: str, turn_id: str) -> InlineKeyboardMarkup:
+        ref = turn_ref(turn_id)
+        up = InlineKeyboardButton("👍", callback_data=self._token(ButtonKind.FEEDBACK, key, ref, 1))
+        down = InlineKeyboardButton("👎", callback_data=self._token(ButtonKind.FEEDBACK, key, ref, 0))
+        return InlineKeyboardMarkup([[up, down]])
+
+    def _token(self, kind: ButtonKind, key: str, ref: str, value: int) -> str:
+        return self.signer.sign(Button(kind, session_digest(key), ref, value))
+
+
+async def answer_query(query: CallbackQuery, text: str | None) -> None:
+    """A query too old to answer (the bot was down) must not stop the click from working."""
+    try:
+        await query.answer(text)
+    except BadRequest as exc:
+        log.warning("could not answer callback query %s: %s", query.id, exc.message)
+
+
+def answer_markdown(reply: Reply) -> str:
+    """The answer, the low-confidence note when due, and the sources."""
+    parts = [reply.text]
+    if reply.low_confidence:
+        parts.append(f"_{LOW_CONFIDENCE}_")
+    if reply.citations:
+        parts.append("\n".join(["**Sources**", *(source_markdown(c) for c in reply.citations)]))
+    return "\n\n".join(parts)

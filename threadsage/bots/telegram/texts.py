@@ -1,0 +1,17 @@
+"""What the Telegram bot says in its own words (answers come from the chat service)."""
+
+INVALID_BUTTON = "This button is not valid."
+THANKS = {1: "Thanks for the feedback! 👍", 0: "Thanks — noted. 👎"}
+HINT_PRIVATE = "Tap an option, or just type your answer."
+HINT_GROUP = "Tap an option, or reply to this message with your answer."
+NEW_STARTED = "Started a new conversation — ask away."
+NEW_IN_GROUP = "In a group every new mention starts a fresh conversation; reply to one of my messages to continue one."
+START = (
+    "Hi! I answer questions from your organisation's documents, with sources. "
+    "Just type a question. /help shows what else I can do."
+)
+HELP = """Ask me a question about the documents and I answer with sources.
+• Here in a private chat, just type. /new starts a fresh conversation.
+• In a group, mention me (@{username}), use /ask <question>, or reply to one of my messages to follow up.
+• When a question is ambiguous I ask back: tap an option or answer in your own words.
+• 👍/👎 under an answer tell the maintainers whether it helped."""

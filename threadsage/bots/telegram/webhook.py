@@ -1,0 +1,66 @@
+"""The receiving end of Telegram's webhook: checks the secret, parses the update, hands it on as
+a `Job` and answers at once. `threadsage serve` runs only this (the job goes to the turn queue,
+in order per chat); a bot in one process hands it to its own application."""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Awaitable, Callable
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from telegram import Bot, Update
+
+from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfigError
+from threadsage.config import Settings
+from threadsage.memory.turn_queue import Job
+
+WEBHOOK_PATH = "/telegram/webhook"
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+_WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+
+
+class TelegramWebhook:
+    def __init__(self, settings: Settings, dispatch: Callable[[Job], Awaitable[None]]) -> None:
+        secret = webhook_secret(settings)
+        if secret is None or settings.telegram_webhook_url is None:
+            raise TelegramConfigError("the webhook needs TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET")
+        self.url = settings.telegram_webhook_url
+        self.dispatch = dispatch
+        self._secret = secret
+
+    async def register(self, bot: Bot) -> None:
+        """Tell Telegram where to post updates (setWebhook), with the secret it must send."""
+        await bot.set_webhook(self.url, secret_token=self._secret, allowed_updates=ALLOWED_UPDATES)
+
+    def route(self) -> Route:
+        return Route(WEBHOOK_PATH, self._receive, methods=["POST"])
+
+    async def _receive(self, request: Request) -> Response:
+        given = request.headers.get(SECRET_HEADER, "")
+        if not hmac.compare_digest(given.encode(), self._secret.encode()):
+            return Response(status_code=403)
+        try:
+            data = await request.json()
+            update = Update.de_json(data, None) if isinstance(data, dict) else None
+        except (ValueError, KeyError, TypeError):
+            update = None
+        if update is None:
+            return Response(status_code=400)
+        chat = update.effective_chat.id if update.effective_chat else "-"
+        await self.dispatch(Job("telegram", "update", data, order_key=f"telegram:{chat}"))
+        return Response(status_code=200)
+
+
+def webhook_secret(settings: Settings) -> str | None:
+    """The secret Telegram must send with each update; None without a webhook URL."""
+    if not settings.telegram_webhook_url:
+        return None
+    if settings.telegram_webhook_secret is None:
+        raise TelegramConfigError("TELEGRAM_WEBHOOK_URL is set but TELEGRAM_WEBHOOK_SECRET is not: set a random secret")
+    secret = settings.telegram_webhook_secret.get_secret_value()
+    if not _WEBHOOK_SECRET.fullmatch(secret):
+        raise TelegramConfigError("TELEGRAM_WEBHOOK_SECRET must be 1–256 characters of A–Z, a–z, 0–9, _ and -")
+    return secret
