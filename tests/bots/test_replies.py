@@ -23,6 +23,8 @@ def citation(number: int, title: str, heading: str, source: str, path: str) -> C
     return Citation(number=number, title=title, heading=heading, source=source, path=path, snippet="")
 
 
+URL = "https://status.example/api"
+LABEL = "[1] Business travel policy › Flights"
 FILE = citation(1, "Business travel policy", "Flights", "/kb/finance/travel.md", "finance/travel.md")
 WEB = citation(2, "Status page", "", "https://status.example/api", "status.example/api")
 BARE = citation(3, "", "", "/kb/notes.txt", "notes.txt")
@@ -43,19 +45,22 @@ def test_a_source_is_labelled_and_linked_or_located(cited: Citation, label: str,
 
 @pytest.mark.parametrize(
     ("channel", "private", "expected"),
-    [("C1", False, ("it",)), ("C2", False, ("hr",)), ("C1", True, ("people",)), ("D9", True, ("people",))],
+    [("C1", False, ("it",)), ("C2", False, ("hr",)), ("C1", True, ("hr",)), ("D9", True, ("hr",))],
 )
-def test_a_place_reads_its_channels_categories_and_private_chats_the_default(channel: str, private: bool, expected: tuple) -> None:
-    settings = Settings(_env_file=None, THREADSAGE_CHANNEL_CATEGORIES={"C1": ["it"], "": ["people"]}, THREADSAGE_DEFAULT_CATEGORIES=["hr"])
+def test_a_place_reads_its_channels_categories_and_private_chats_the_default(
+    channel: str, private: bool, expected: tuple
+) -> None:
+    settings = Settings(_env_file=None, channel_categories={"C1": ["it"], "D9": ["secret"]}, default_categories=["hr"])
     assert place_categories(settings, channel, private) == expected
 
 
-REPLY = Reply(ReplyKind.ANSWER, "Economy, or premium economy above 6 hours.", citations=(FILE, WEB), low_confidence=True)
+REPLY = Reply(ReplyKind.ANSWER, "Economy, or premium economy over 6 hours.", citations=(FILE, WEB), low_confidence=True)
 
 
 def slack_text() -> str:
     place = Place("T1", "C1", "1.0", False)
-    [(blocks, _fallback)] = reply_messages(REPLY, place, Turn("slack", place.session, "U1", "C1:1.0"), Signer(b"0" * 32))
+    turn = Turn("slack", place.session, "U1", "C1:1.0")
+    [(blocks, _fallback)] = reply_messages(REPLY, place, turn, Signer(b"0" * 32))
     return "\n".join(e["text"] for b in blocks if b["type"] == "context" for e in b["elements"])
 
 
@@ -72,9 +77,14 @@ def terminal_text() -> str:
 @pytest.mark.parametrize(
     ("shown", "note", "file", "web"),
     [
-        (slack_text, f"_{LOW_CONFIDENCE}_", "[1] Business travel policy › Flights — `finance/travel.md`", "[2] <https://status.example/api|Status page>"),
-        (telegram_text, f"<i>{LOW_CONFIDENCE}</i>", "[1] Business travel policy › Flights — <code>finance/travel.md</code>", '[2] <a href="https://status.example/api">Status page</a>'),
-        (terminal_text, LOW_CONFIDENCE, "[1] Business travel policy › Flights — finance/travel.md", "[2] Status page (https://status.example/api)"),
+        (slack_text, f"_{LOW_CONFIDENCE}_", f"{LABEL} — `finance/travel.md`", f"[2] <{URL}|Status page>"),
+        (
+            telegram_text,
+            f"<i>{LOW_CONFIDENCE}</i>",
+            f"{LABEL} — <code>finance/travel.md</code>",
+            f'[2] <a href="{URL}">Status page</a>',
+        ),
+        (terminal_text, LOW_CONFIDENCE, f"{LABEL} — finance/travel.md", f"[2] Status page ({URL})"),
     ],
 )
 def test_every_front_end_shows_the_note_and_the_same_sources(shown, note: str, file: str, web: str) -> None:

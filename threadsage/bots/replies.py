@@ -23,7 +23,7 @@ def source_markdown(citation: Citation) -> str:
     return f"[{citation['number']}] {label} — `{citation['path']}`"
 
 
-def place_categories(settings: Settings, channel: str, private: bool) -> tuple[str, ...]:
-    """The knowledge categories a place may read. Private conversations (DMs) are one place,
-    channel "", whatever their id, so that one setting covers them all."""
+def place_categories(settings: Settings, channel: str, private: bool) -> tuple[str, ...] | None:
+    """The knowledge categories a place may read (None: every one). Private conversations (DMs)
+    are all one place, channel "", whatever their id: the default categories cover them."""
     return settings.categories_for("" if private else channel)

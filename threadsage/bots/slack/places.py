@@ -27,7 +27,7 @@ class Place:
     def session(self) -> str:
         return session_key("slack", self.team, self.channel, self.thread_ts if self.thread_ts else "-")
 
-    def categories(self, settings: Settings) -> tuple[str, ...]:
+    def categories(self, settings: Settings) -> tuple[str, ...] | None:
         return place_categories(settings, self.channel, self.is_dm)
 
 
