@@ -240,7 +240,7 @@ def configure() -> Iterator[Callable[..., io.StringIO]]:
     """configure_logging(...) as the servers call it, its handler writing to a buffer instead of
     stderr (a buffer stays open for library threads that log late); logging is restored after."""
     root = logging.getLogger()
-    saved = (root.handlers[:], root.level, {name: logging.getLogger(name).level for name in ("httpx", "httpcore")})
+    saved = (root.handlers[:], root.level, {name: logging.getLogger(name).level for name in ("httpx", "httpcore", "slack_bolt")})
 
     def apply(**env: str) -> io.StringIO:
         configure_logging(Settings(_env_file=None, **env))

@@ -1,9 +1,9 @@
 """What operators watch: JSON log lines that name the turn they belong to, and Prometheus metrics.
 
 Logs carry no secrets: user text is logged only at DEBUG, the loggers that print URLs holding the
-Telegram token are kept at WARNING, and every line is scrubbed of anything shaped like a Slack,
-Telegram or OpenAI token and of the configured secrets. Metrics live in prometheus-client's
-process-wide registry, created once at import; `GET /metrics` serves them.
+Telegram token or request bodies are kept at WARNING, and every line is scrubbed of anything shaped
+like a Slack, Telegram or OpenAI token and of the configured secrets. Metrics live in
+prometheus-client's process-wide registry, created once at import; `GET /metrics` serves them.
 """
 
 from __future__ import annotations
@@ -111,8 +111,9 @@ _TOKEN = re.compile(
     r"|\d+:[A-Za-z0-9_-]{30,}"  # Telegram bot tokens (in URLs: .../bot<token>/getMe)
     r"|\bsk-[A-Za-z0-9_-]{16,}"  # OpenAI-style API keys
 )
-# httpx and httpcore print request URLs, and Telegram's hold the bot token; faiss chatters on import.
-_QUIET = ("httpx", "httpcore", "faiss")
+# httpx and httpcore print request URLs, and Telegram's hold the bot token; faiss chatters on import;
+# slack_bolt logs request bodies at INFO (on a bad signature, the whole body: anyone could flood the log).
+_QUIET = ("httpx", "httpcore", "faiss", "slack_bolt")
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:

@@ -1,7 +1,8 @@
 """One ASGI app for every HTTP entry point: platform webhooks, health, readiness and metrics.
 
 Each front-end contributes its routes (`/slack/events`, `/telegram/webhook`); the app itself
-knows no platform. Endpoints acknowledge at once and leave the work to background tasks.
+knows no platform. Endpoints acknowledge at once and leave the work to background tasks. No
+body over `MAX_BODY_BYTES` reaches an endpoint (413).
 """
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from threadsage.http_limits import BodyLimit
 from threadsage.observability import render_metrics
 
 ReadinessCheck = Callable[[], Awaitable[bool]]
@@ -36,5 +39,6 @@ def create_app(routes: Sequence[Route], ready: ReadinessCheck | None = None) -> 
             Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
             *routes,
-        ]
+        ],
+        middleware=[Middleware(BodyLimit)],
     )

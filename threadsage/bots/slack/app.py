@@ -15,17 +15,17 @@ from dataclasses import asdict
 from typing import Any
 
 import aiohttp
-from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.middleware.authorization.async_single_team_authorization import AsyncSingleTeamAuthorization
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
-from starlette.requests import Request
 from starlette.routing import Route
 
 from threadsage.bots.background import BackgroundTasks
+from threadsage.bots.slack.intake import events_route, from_a_person, on_error
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
@@ -66,6 +66,7 @@ class SlackBot:
         if chat is not None and coordinator is None:
             raise ValueError("a Slack bot that answers needs the coordinator its chat service uses")
         self.settings = settings
+        self._verifier = SignatureVerifier(signing_secret) if signing_secret else None
         self._chat = chat
         self._coordinator = coordinator
         self.signer = signer
@@ -85,14 +86,16 @@ class SlackBot:
         self.app = AsyncApp(
             client=self.client,
             signing_secret=signing_secret or "socket-mode",
-            request_verification_enabled=signing_secret is not None,
+            request_verification_enabled=False,  # `route` checks signatures, before bolt parses a body
+            raise_error_for_unhandled_request=True,  # → `on_error`, instead of a 404 that Slack retries
             process_before_response=dispatch is not None,
+            logger=logging.getLogger("slack_bolt"),  # its loggers follow this one's level (see observability)
         )
         self.app.event("app_mention")(self._on_mention)
         self.app.event("message")(self._on_message)
         self.app.action(re.compile(r"^clarify:\d+$"))(self._on_clarify)
         self.app.action(re.compile(r"^feedback:(up|down)$"))(self._on_feedback)
-        self._http = AsyncSlackRequestHandler(self.app)
+        self.app.error(on_error)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[SlackBot]:
@@ -112,10 +115,9 @@ class SlackBot:
             raise ValueError(f"Slack refused SLACK_BOT_TOKEN ({exc.response.get('error')})") from None
 
     def route(self) -> Route:
-        async def events(request: Request):
-            return await self._http.handle(request)
-
-        return Route("/slack/events", events, methods=["POST"])
+        if self._verifier is None:
+            raise ValueError("the Events API needs SLACK_SIGNING_SECRET")
+        return events_route(self.app, self._verifier)
 
     @property
     def chat(self) -> ChatService:
@@ -125,11 +127,12 @@ class SlackBot:
 
     # --- listeners: acknowledge, then work in the background ---------------------------------
 
-    async def _on_mention(self, event: dict, body: dict) -> None:
-        await self._message_job(event, place_of_mention(event, body))
+    async def _on_mention(self, event: dict, body: dict, context: Any) -> None:
+        if from_a_person(event, context):
+            await self._message_job(event, place_of_mention(event, body))
 
     async def _on_message(self, event: dict, body: dict, context: Any) -> None:
-        if event.get("subtype") or event.get("bot_id") or event.get("user") in (None, context.get("bot_user_id")):
+        if not from_a_person(event, context):
             return  # edits, joins, bots (ourselves included), other non-user messages
         place = place_of_message(event, body)
         if place is not None:

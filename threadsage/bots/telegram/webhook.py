@@ -39,13 +39,17 @@ class TelegramWebhook:
         return Route(WEBHOOK_PATH, self._receive, methods=["POST"])
 
     async def _receive(self, request: Request) -> Response:
+        """403 without the secret; 400 for anything but an Update posted as JSON (never a 500:
+        Telegram would re-deliver it, and the updates after it wait)."""
         given = request.headers.get(SECRET_HEADER, "")
         if not hmac.compare_digest(given.encode(), self._secret.encode()):
             return Response(status_code=403)
+        if request.headers.get("content-type", "").partition(";")[0].strip().lower() != "application/json":
+            return Response(status_code=400)
         try:
             data = await request.json()
-            update = Update.de_json(data, None) if isinstance(data, dict) else None
-        except (ValueError, KeyError, TypeError):
+            update = Update.de_json(data, None) if isinstance(data, dict) and isinstance(data.get("update_id"), int) else None
+        except Exception:  # noqa: BLE001 - PTB raises whatever a body not shaped like an Update makes it raise
             update = None
         if update is None:
             return Response(status_code=400)

@@ -1,0 +1,83 @@
+"""What Slack posts to us, and what of it the bot takes.
+
+The signature is checked before bolt parses a body (bolt parses first, so garbage from anyone was
+a 500, and its failed-signature message logged the whole body). A signed body that is not a Slack
+payload is a 400, which Slack does not retry; an event nobody listens to is acknowledged.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.error import BoltUnhandledRequestError
+from slack_bolt.response import BoltResponse
+from slack_sdk.signature import SignatureVerifier
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+log = logging.getLogger(__name__)
+
+
+def events_route(app: AsyncApp, verifier: SignatureVerifier) -> Route:
+    """POST /slack/events for the Events API and interactivity."""
+
+    async def events(request: Request) -> Response:
+        body = await request.body()  # at most 1 MiB (threadsage.http_limits)
+        if not _signed(verifier, body, request):
+            return JSONResponse({"error": "invalid request"}, status_code=401)
+        try:
+            bolt_request = to_async_bolt_request(request, body)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError):  # neither JSON nor a form Slack sends
+            return JSONResponse({"error": "malformed payload"}, status_code=400)
+        if not _is_payload(bolt_request.body):
+            return JSONResponse({"error": "malformed payload"}, status_code=400)
+        return to_starlette_response(await app.async_dispatch(bolt_request))
+
+    return Route("/slack/events", events, methods=["POST"])
+
+
+async def on_error(error: Exception, body: dict) -> BoltResponse | None:
+    """Bolt's error handler. A request no listener takes is acknowledged if it is an event (an
+    event type we do not listen to: a 404 would have Slack retry it) and refused otherwise; any
+    other error is logged and stays a 500, so that Slack retries it."""
+    if isinstance(error, BoltUnhandledRequestError):
+        kind = body.get("type")
+        log.debug("no listener for a Slack %s payload", kind)
+        return BoltResponse(status=200 if kind in ("event_callback", "app_rate_limited") else 400, body="")
+    log.error("a Slack request failed: %s", error, exc_info=error)
+    return None
+
+
+def from_a_person(event: dict, context: Any) -> bool:
+    """A message someone wrote: not an edit, a join or the like; not from a bot (ourselves, or
+    another bot that would answer us back, and so on for ever); with the fields we answer by. A
+    message with files, or a thread reply also sent to the channel, is a message like any other."""
+    return (
+        event.get("subtype") in (None, "file_share", "thread_broadcast")
+        and not event.get("bot_id")
+        and all(isinstance(event.get(field), str) for field in ("user", "channel", "ts"))
+        and event["user"] != context.get("bot_user_id")
+    )
+
+
+def _signed(verifier: SignatureVerifier, body: bytes, request: Request) -> bool:
+    """Slack's v0 signature, within its five minutes; slack_sdk checks text, and Slack sends UTF-8."""
+    timestamp = request.headers.get("x-slack-request-timestamp", "")
+    signature = request.headers.get("x-slack-signature", "")
+    try:
+        return timestamp.isdigit() and verifier.is_valid(body.decode(), timestamp, signature)
+    except UnicodeDecodeError:
+        return False
+
+
+def _is_payload(body: object) -> bool:
+    """Shaped like what Slack posts, as far as bolt's routing relies on it: an object, and an
+    event in it (if any) an object with a type."""
+    if not isinstance(body, dict):
+        return False
+    event = body.get("event")
+    return event is None or (isinstance(event, dict) and isinstance(event.get("type"), str))
