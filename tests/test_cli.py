@@ -36,6 +36,19 @@ def test_bad_files_are_reported_skipped_and_fail_the_run(cli, tmp_path: Path) ->
     assert search.exit_code == 0 and "vpn.md" in search.stdout
 
 
+def test_a_link_out_of_the_ingested_folder_is_one_skipped_line_and_never_searchable(cli, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("DATABASE_PASSWORD=hunter2-canary\n")
+    docs = tmp_path / "docs"
+    shutil.copytree(HANDBOOK / "it", docs)
+    (docs / "x.txt").symlink_to("../.env")
+    result = cli("ingest", str(docs))
+    assert result.exit_code == 1
+    skipped = re.findall(r"^skipped .*$", result.stderr, re.M)
+    assert skipped == [f"skipped {docs.resolve() / 'x.txt'}: symbolic link to outside {docs.resolve()}"]
+    search = cli("search", "DATABASE_PASSWORD hunter2-canary")
+    assert search.exit_code == 0 and "hunter2" not in search.stdout
+
+
 def test_search_shows_source_heading_and_score(cli) -> None:
     cli("ingest", str(HANDBOOK))
     result = cli("search", "how do I reset my VPN password", "-k", "3")
