@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -47,6 +48,16 @@ def test_a_link_out_of_the_ingested_folder_is_one_skipped_line_and_never_searcha
     assert skipped == [f"skipped {docs.resolve() / 'x.txt'}: symbolic link to outside {docs.resolve()}"]
     search = cli("search", "DATABASE_PASSWORD hunter2-canary")
     assert search.exit_code == 0 and "hunter2" not in search.stdout
+
+
+def test_the_data_directory_is_created_private(cli, tmp_path: Path) -> None:
+    previous = os.umask(0)  # the mode must not depend on it
+    try:
+        result = cli("ingest", str(HANDBOOK / "it"))
+    finally:
+        os.umask(previous)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "data").stat().st_mode & 0o777 == 0o700
 
 
 def test_search_shows_source_heading_and_score(cli) -> None:
