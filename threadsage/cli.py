@@ -234,6 +234,11 @@ def _queue_settings() -> Settings:
         raise fail("REDIS_URL is not set: serve and worker share their turns through Redis")
     if not configured_platforms(settings):
         raise fail("neither SLACK_BOT_TOKEN nor TELEGRAM_BOT_TOKEN is set")
+    if settings.secret is None:  # a secret generated per host would fail the buttons of the others
+        raise fail(
+            "THREADSAGE_SECRET is not set: every serve and worker must sign buttons with the same secret "
+            "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+        )
     return settings
 
 
