@@ -58,7 +58,8 @@ def test_a_named_file_may_not_lead_out_of_its_folder_either(kb: KnowledgeBase, t
 
 
 def test_control_characters_are_stripped_and_line_ends_normalised(tmp_path: Path) -> None:
-    doc = load_file(write(tmp_path / "pl\x1bain.txt", "Ti\x07tle\r\na\r\nb\rc\x01d\x1b[0me\tf\x0bg\x0ch\x7fi\x85j\x9bk\n"), tmp_path)
+    file = write(tmp_path / "pl\x1bain.txt", "Ti\x07tle\r\na\r\nb\rc\x01d\x1b[0me\tf\x0bg\x0ch\x7fi\x85j\x9bk\n")
+    doc = load_file(file, tmp_path)
     assert (doc.title, doc.path, [s.text for s in doc.sections]) == (
         "Title", "plain.txt", ["Title\na\nb\ncd[0me\tf\ng\nhi\njk"]
     )

@@ -34,6 +34,7 @@ from threadsage.adapters.embeddings import Embedder
 from threadsage.adapters.text import index_form
 from threadsage.config import Settings
 from threadsage.private_files import private_dir
+from threadsage.redaction import redact_url
 
 log = logging.getLogger(__name__)
 jieba.setLogLevel(logging.WARNING)  # Milvus Lite analyses in-process; keep jieba's banner quiet
@@ -124,7 +125,7 @@ class KnowledgeBase:
         """Connect to `MILVUS_URI` (or the Milvus Lite file under the data dir)."""
         path = None
         if settings.milvus_uri:
-            uri, describe = settings.milvus_uri, f"MILVUS_URI={settings.milvus_uri}"
+            uri, describe = settings.milvus_uri, f"MILVUS_URI={redact_url(settings.milvus_uri)}"
         else:
             path = settings.milvus_lite_path
             private_dir(path.parent)
