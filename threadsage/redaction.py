@@ -56,7 +56,7 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
-        except (TypeError, ValueError):  # arguments that do not fit the message: keep the message
+        except Exception:  # noqa: BLE001 - arguments that do not fit the message; a filter must not raise
             message = str(record.msg)
         record.msg, record.args = redact(message, self.secrets), None
         if record.exc_info:
