@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HANDBOOK
+
+BUTTON_SECRET = "buttons-0123456789abcdef"
 
 
 def test_ingest_is_idempotent_and_summarises(cli, tmp_path: Path) -> None:
@@ -34,6 +37,29 @@ def test_bad_files_are_reported_skipped_and_fail_the_run(cli, tmp_path: Path) ->
     assert "2 skipped; 1 of unsupported types ignored" in result.stdout
     search = cli("search", "VPN password")
     assert search.exit_code == 0 and "vpn.md" in search.stdout
+
+
+def test_a_link_out_of_the_ingested_folder_is_one_skipped_line_and_never_searchable(cli, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("DATABASE_PASSWORD=hunter2-canary\n")
+    docs = tmp_path / "docs"
+    shutil.copytree(HANDBOOK / "it", docs)
+    (docs / "x.txt").symlink_to("../.env")
+    result = cli("ingest", str(docs))
+    assert result.exit_code == 1
+    skipped = re.findall(r"^skipped .*$", result.stderr, re.MULTILINE)
+    assert skipped == [f"skipped {docs.resolve() / 'x.txt'}: symbolic link to outside {docs.resolve()}"]
+    search = cli("search", "DATABASE_PASSWORD hunter2-canary")
+    assert search.exit_code == 0 and "hunter2" not in search.stdout
+
+
+def test_the_data_directory_is_created_private(cli, tmp_path: Path) -> None:
+    previous = os.umask(0)  # the mode must not depend on it
+    try:
+        result = cli("ingest", str(HANDBOOK / "it"))
+    finally:
+        os.umask(previous)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "data").stat().st_mode & 0o777 == 0o700
 
 
 def test_search_shows_source_heading_and_score(cli) -> None:
@@ -91,21 +117,32 @@ def test_eval_retrieval_json(cli, eval_dir: Path) -> None:
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"SLACK_BOT_TOKEN": "xoxb-x"}, "REDIS_URL is not set"),
-        ({"REDIS_URL": "redis://127.0.0.1:6379/0"}, "neither SLACK_BOT_TOKEN nor TELEGRAM_BOT_TOKEN is set"),
+        ({"SLACK_BOT_TOKEN": "xoxb-x", "THREADSAGE_SECRET": BUTTON_SECRET}, "REDIS_URL is not set"),
+        (
+            {"REDIS_URL": "redis://127.0.0.1:6379/0", "THREADSAGE_SECRET": BUTTON_SECRET},
+            "neither SLACK_BOT_TOKEN nor TELEGRAM_BOT_TOKEN is set",
+        ),
+        (
+            {"REDIS_URL": "redis://127.0.0.1:6379/0", "SLACK_BOT_TOKEN": "xoxb-x"},
+            "THREADSAGE_SECRET is not set: every serve and worker must sign buttons with the same secret",
+        ),
     ],
 )
 @pytest.mark.parametrize("command", ["serve", "worker"])
-def test_serve_and_worker_say_what_is_missing(cli, monkeypatch: pytest.MonkeyPatch, command: str, env: dict, message: str) -> None:
-    for name in ("REDIS_URL", "SLACK_BOT_TOKEN", "TELEGRAM_BOT_TOKEN"):
+def test_serve_and_worker_say_what_is_missing(
+    cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, command: str, env: dict, message: str
+) -> None:
+    for name in ("REDIS_URL", "SLACK_BOT_TOKEN", "TELEGRAM_BOT_TOKEN", "THREADSAGE_SECRET"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     result = cli(command)
     assert result.exit_code == 2 and message in result.stderr, result.output
+    assert len(result.stderr.splitlines()) == 1 and not (tmp_path / "data").exists()  # refused before anything opened
 
 
 def test_serve_refuses_slack_without_a_signing_secret(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THREADSAGE_SECRET", BUTTON_SECRET)
     monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/0")
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-x")
     monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-x")  # Socket Mode is for single-process installs
@@ -115,6 +152,7 @@ def test_serve_refuses_slack_without_a_signing_secret(cli, monkeypatch: pytest.M
 
 
 def test_serve_says_when_redis_cannot_be_reached(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THREADSAGE_SECRET", BUTTON_SECRET)
     monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")  # nothing listens there
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-x")
     monkeypatch.setenv("SLACK_SIGNING_SECRET", "0123456789abcdef0123456789abcdef")

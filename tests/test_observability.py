@@ -27,7 +27,8 @@ from tests.served import serve
 from threadsage.chat import ACCEPTED, APOLOGY, STALE, ClarificationAnswer, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.memory.coordination import LocalCoordinator
-from threadsage.observability import REDACTED, configure_logging
+from threadsage.observability import configure_logging
+from threadsage.redaction import REDACTED
 from threadsage.server import create_app
 
 QUESTION = "Which cabin class may I book for a flight of 6 hours or more?"

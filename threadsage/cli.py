@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -23,7 +24,8 @@ from threadsage.config import EmbeddingsKind, Settings, get_settings
 from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
 from threadsage.launch import configured_platforms, serve, serve_front_end, work
 from threadsage.memory.outages import ServiceUnavailable
-from threadsage.observability import configure_logging
+from threadsage.observability import configure_console_logging, configure_logging
+from threadsage.redaction import redact
 from threadsage.runtime import open_chat_service
 
 app = typer.Typer(
@@ -42,8 +44,14 @@ CategoryOption = Annotated[
 ]
 
 
+@app.callback()
+def _console_logging() -> None:
+    configure_console_logging()
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
-    errors.print(f"[bold red]error:[/] {message}", highlight=False)
+    """One line on stderr, scrubbed like the log lines (messages quote URLs and library errors)."""
+    errors.print(f"[bold red]error:[/] {escape(redact(message))}", highlight=False)
     return typer.Exit(code)
 
 
@@ -234,6 +242,11 @@ def _queue_settings() -> Settings:
         raise fail("REDIS_URL is not set: serve and worker share their turns through Redis")
     if not configured_platforms(settings):
         raise fail("neither SLACK_BOT_TOKEN nor TELEGRAM_BOT_TOKEN is set")
+    if settings.secret is None:  # a secret generated per host would fail the buttons of the others
+        raise fail(
+            "THREADSAGE_SECRET is not set: every serve and worker must sign buttons with the same secret "
+            "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+        )
     return settings
 
 

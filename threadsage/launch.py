@@ -25,6 +25,7 @@ from threadsage.config import Settings
 from threadsage.memory.outages import ServiceUnavailable, first_leaf
 from threadsage.memory.retention import prune_periodically
 from threadsage.memory.turn_queue import Job, Performer, TurnQueue
+from threadsage.redaction import redact_url
 from threadsage.runtime import open_chat_service, open_coordinator
 from threadsage.server import ReadinessCheck, create_app
 
@@ -99,7 +100,8 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
         try:
             await stack.enter_async_context(queue)
         except Exception as exc:  # noqa: BLE001 - said in one line, the process exits
-            raise ServiceUnavailable(f"cannot reach Redis at REDIS_URL: {first_leaf(exc)}") from None
+            where = redact_url(settings.redis_url or "")
+            raise ServiceUnavailable(f"cannot reach Redis at REDIS_URL={where}: {first_leaf(exc)}") from None
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 

@@ -1,22 +1,23 @@
 """What operators watch: JSON log lines that name the turn they belong to, and Prometheus metrics.
 
 Logs carry no secrets: user text is logged only at DEBUG, the loggers that print URLs holding the
-Telegram token or request bodies are kept at WARNING, and every line is scrubbed of anything shaped
-like a Slack, Telegram or OpenAI token and of the configured secrets. Metrics live in
-prometheus-client's process-wide registry, created once at import; `GET /metrics` serves them.
+Telegram token or request bodies are kept at WARNING, and every record is scrubbed
+(threadsage/redaction.py) of passwords in connection URLs, of anything shaped like a Slack,
+Telegram or OpenAI token and of the configured secrets. Metrics live in prometheus-client's
+process-wide registry, created once at import; `GET /metrics` serves them.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from urllib.parse import unquote, urlsplit
 
 from langchain_core.messages.ai import UsageMetadata
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram
@@ -24,6 +25,7 @@ from prometheus_client.exposition import choose_encoder
 from pydantic import SecretStr
 
 from threadsage.config import Settings
+from threadsage.redaction import RedactingFilter
 
 log = logging.getLogger(__name__)
 
@@ -104,31 +106,14 @@ def turn_scope(session: str, turn: str, platform: str) -> Iterator[TurnScope]:
 
 # --- logs --------------------------------------------------------------------------------------
 
-REDACTED = "[redacted]"
-_TOKEN = re.compile(
-    r"xox[a-z]-[A-Za-z0-9-]+"  # Slack bot, user, app-level refresh… tokens
-    r"|xapp-[A-Za-z0-9-]+"  # Slack app-level tokens (Socket Mode)
-    r"|\d+:[A-Za-z0-9_-]{30,}"  # Telegram bot tokens (in URLs: .../bot<token>/getMe)
-    r"|\bsk-[A-Za-z0-9_-]{16,}"  # OpenAI-style API keys
-)
 # httpx and httpcore print request URLs, and Telegram's hold the bot token; faiss chatters on import;
 # slack_bolt logs request bodies at INFO (on a bad signature, the whole body: anyone could flood the log).
 _QUIET = ("httpx", "httpcore", "faiss", "slack_bolt")
 
 
-def redact(text: str, secrets: Sequence[str] = ()) -> str:
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    return _TOKEN.sub(REDACTED, text)
-
-
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, session and turn inside a turn,
     exc for a traceback."""
-
-    def __init__(self, secrets: Sequence[str] = ()) -> None:
-        super().__init__()
-        self.secrets = secrets
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
@@ -139,36 +124,55 @@ class JsonFormatter(logging.Formatter):
         }
         if ids := _current.get():
             entry |= {"session": ids.session, "turn": ids.turn}
-        if record.exc_info:
-            entry["exc"] = self.formatException(record.exc_info)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            entry["exc"] = record.exc_text
         if record.stack_info:
             entry["stack"] = self.formatStack(record.stack_info)
-        return json.dumps({key: redact(value, self.secrets) for key, value in entry.items()}, ensure_ascii=False)
+        return json.dumps(entry, ensure_ascii=False)
 
 
 class TextFormatter(logging.Formatter):
-    """The classic line for a terminal, with the turn's ids in brackets and the same scrubbing."""
+    """The classic line for a terminal, with the turn's ids in brackets."""
 
-    def __init__(self, secrets: Sequence[str] = ()) -> None:
+    def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s%(turn_ids)s: %(message)s")
-        self.secrets = secrets
 
     def format(self, record: logging.LogRecord) -> str:
         ids = _current.get()
         record.turn_ids = f" [{ids.session} {ids.turn}]" if ids else ""
-        return redact(super().format(record), self.secrets)
+        return super().format(record)
 
 
 def configure_logging(settings: Settings) -> None:
-    """Replace the root logger's handlers with one stderr handler in the configured format."""
-    secrets = [
-        value.get_secret_value()
-        for value in (getattr(settings, name) for name in type(settings).model_fields)
-        if isinstance(value, SecretStr) and len(value.get_secret_value()) >= 8  # shorter would garble lines
-    ]
-    formatter = JsonFormatter(secrets) if settings.log_format == "json" else TextFormatter(secrets)
+    """Replace the root logger's handlers with one stderr handler in the configured format, every
+    record scrubbed of the configured secrets."""
     handler = logging.StreamHandler()
-    handler.setFormatter(formatter)
+    handler.setFormatter(JsonFormatter() if settings.log_format == "json" else TextFormatter())
+    handler.addFilter(RedactingFilter(_configured_secrets(settings)))
     logging.basicConfig(level=settings.log_level, handlers=[handler], force=True)
     for name in _QUIET:
         logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def configure_console_logging() -> None:
+    """For the commands that are not servers: warnings as bare lines on stderr, as Python prints
+    them when logging is not set up, but scrubbed (connection pools log their failed attempts)."""
+    handler = logging.StreamHandler()
+    handler.addFilter(RedactingFilter())
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[handler])
+
+
+def _configured_secrets(settings: Settings) -> list[str]:
+    """The secret settings, and the passwords inside the connection URLs (libraries may quote
+    them out of their URL); none shorter than 8 characters, which would garble lines."""
+    values = [getattr(settings, name) for name in type(settings).model_fields]
+    secrets = [value.get_secret_value() for value in values if isinstance(value, SecretStr)]
+    for url in filter(None, (settings.database_url, settings.redis_url, settings.milvus_uri)):
+        try:
+            password = urlsplit(url).password
+        except ValueError:  # not a URL Python can parse: the patterns still catch what it holds
+            continue
+        secrets += [password, unquote(password)] if password else []
+    return [secret for secret in secrets if len(secret) >= 8]

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import base64
+import multiprocessing
+import os
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,3 +66,36 @@ def test_secret_is_generated_once_and_kept(tmp_path) -> None:
     assert len(first) >= 32 and load_secret(settings) == first
     assert (tmp_path / "button-secret").stat().st_mode & 0o777 == 0o600
     assert load_secret(Settings(THREADSAGE_DATA_DIR=tmp_path, THREADSAGE_SECRET="x" * 20, _env_file=None)) == b"x" * 20
+
+
+def start_and_read_secrets(data_dirs: list[Path], barrier: Any, results: Any) -> None:
+    """A process starting on each of `data_dirs` with no THREADSAGE_SECRET, at the same instant as
+    the others, and as permissive a umask as there is; what it read, and the modes it found."""
+    os.umask(0)
+    for data_dir in data_dirs:
+        settings = Settings(THREADSAGE_DATA_DIR=data_dir, THREADSAGE_SECRET=None, _env_file=None)
+        barrier.wait(timeout=60)
+        secret = load_secret(settings)
+        modes = (data_dir.stat().st_mode & 0o777, (data_dir / "button-secret").stat().st_mode & 0o777)
+        results.put((data_dir, secret, modes))
+
+
+def test_processes_starting_together_all_read_one_complete_private_secret(tmp_path: Path) -> None:
+    processes, rounds = 8, 12
+    data_dirs = [tmp_path / f"start-{n}" / "data" for n in range(rounds)]
+    spawn = multiprocessing.get_context("spawn")
+    barrier, results = spawn.Barrier(processes), spawn.Queue()
+    starters = [spawn.Process(target=start_and_read_secrets, args=(data_dirs, barrier, results)) for _ in range(processes)]
+    for starter in starters:
+        starter.start()
+    read = [results.get(timeout=120) for _ in range(processes * rounds)]
+    for starter in starters:
+        starter.join(timeout=30)
+        assert starter.exitcode == 0
+    for data_dir in data_dirs:
+        seen = [(secret, modes) for where, secret, modes in read if where == data_dir]
+        assert len(seen) == processes
+        assert {secret for secret, _ in seen} == {(data_dir / "button-secret").read_bytes()}
+        assert len(seen[0][0]) == 64
+        assert {modes for _, modes in seen} == {(0o700, 0o600)}
+        assert [p.name for p in data_dir.iterdir()] == ["button-secret"]  # nothing left half-written

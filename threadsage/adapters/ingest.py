@@ -15,9 +15,9 @@ from pathlib import Path
 
 from threadsage.adapters.chunking import Chunk, chunk_document
 from threadsage.adapters.knowledge import KnowledgeBase, validate_category
-from threadsage.adapters.loaders import Document, UnreadableDocument, discover_files, load_file
+from threadsage.adapters.loaders import Document, UnreadableDocument, discover_files, load_file, named_path
 
-CHUNKER_VERSION = 3  # bump when loading or chunking changes what is stored
+CHUNKER_VERSION = 4  # bump when loading or chunking changes what is stored
 WRITE_BATCH = 256
 
 
@@ -84,7 +84,7 @@ class Ingestor:
         seen = {str(file) for file, _ in files}
         self._ingest(documents, report)
         if prune:
-            roots = [p.resolve() for p in paths]
+            roots = [named_path(p) for p in paths]
             self._prune(lambda source: _under_any(source, roots) and source not in seen, report)
         self.kb.flush()
         report.seconds = time.perf_counter() - started

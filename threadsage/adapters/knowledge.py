@@ -33,6 +33,8 @@ from threadsage.adapters.chunking import Chunk
 from threadsage.adapters.embeddings import Embedder
 from threadsage.adapters.text import index_form
 from threadsage.config import Settings
+from threadsage.private_files import private_dir
+from threadsage.redaction import redact_url
 
 log = logging.getLogger(__name__)
 jieba.setLogLevel(logging.WARNING)  # Milvus Lite analyses in-process; keep jieba's banner quiet
@@ -123,10 +125,10 @@ class KnowledgeBase:
         """Connect to `MILVUS_URI` (or the Milvus Lite file under the data dir)."""
         path = None
         if settings.milvus_uri:
-            uri, describe = settings.milvus_uri, f"MILVUS_URI={settings.milvus_uri}"
+            uri, describe = settings.milvus_uri, f"MILVUS_URI={redact_url(settings.milvus_uri)}"
         else:
             path = settings.milvus_lite_path
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
             uri = str(path)
             describe = f"the Milvus Lite file {path} (MILVUS_URI is unset)"
         token = settings.milvus_token.get_secret_value() if settings.milvus_token else ""

@@ -61,31 +61,50 @@ def discover_files(paths: list[Path]) -> tuple[list[tuple[Path, Path]], list[Pat
     Returns the supported files (with the folder they were found under, for display paths) and
     the files passed over because their type is not supported. Hidden files and folders are
     ignored, as editors and version control keep their own files there.
+
+    Folders are walked without entering linked folders: one inside the folder holds nothing the
+    walk does not find anyway, and not entering it means no loops. Symbolic links that lead out
+    of their folder are returned among the files whatever they point at, so that `load_file`
+    refuses them and the report names them (a planted `docs/x.txt -> ../.env` must not be read).
     """
     found: list[tuple[Path, Path]] = []
     unsupported: list[Path] = []
     for given in paths:
-        given = given.resolve()
-        if given.is_file():
-            candidates, root = [given], given.parent
+        given = named_path(given)
+        if given.is_dir():
+            candidates, root = sorted(given.rglob("*")), given
         else:
-            candidates = sorted(p for p in given.rglob("*") if p.is_file())
-            root = given
+            candidates, root = [given], given.parent
         for file in candidates:
             relative = file.relative_to(root)
             if any(part.startswith(".") for part in relative.parts):
                 continue
-            if file.suffix.lower() in SUPPORTED_SUFFIXES:
+            if file.is_symlink() and _leads_out(file, root):
+                found.append((file, root))
+            elif not file.is_file():
+                continue
+            elif file.suffix.lower() in SUPPORTED_SUFFIXES:
                 found.append((file, root))
             else:
                 unsupported.append(file)
     return found, unsupported
 
 
+def named_path(path: Path) -> Path:
+    """A path as an operator named it, made absolute: a folder resolved (it may itself be a link
+    the operator chose), a file resolved up to its own name, as a link there is held to its folder."""
+    path = path.absolute()
+    return path.resolve() if path.is_dir() else path.parent.resolve() / path.name
+
+
 def load_file(file: Path, root: Path, category: str = "") -> Document:
-    """Read one file into a `Document`, or raise `UnreadableDocument` saying why not."""
+    """Read one file into a `Document`, or raise `UnreadableDocument` saying why not. A file whose
+    real path is outside `root` (through a symbolic link) is refused, not read."""
+    root, real = root.resolve(), file.resolve()
+    if not real.is_relative_to(root):
+        raise UnreadableDocument(f"symbolic link to outside {root}")
     try:
-        data = file.read_bytes()
+        data = real.read_bytes()
         mtime = int(file.stat().st_mtime)
     except OSError as exc:
         raise UnreadableDocument(f"cannot read: {exc.strerror or exc}") from exc
@@ -102,13 +121,13 @@ def load_file(file: Path, root: Path, category: str = "") -> Document:
             title, sections = parse_html(text, fallback_title=_title_from_name(file))
         else:
             title, sections = parse_plain_text(text, fallback_title=_title_from_name(file))
-    sections = tuple(s for s in sections if s.text.strip())
+    sections = _clean_sections(sections)
     if not sections:
         raise UnreadableDocument("no text found")
     return Document(
         source=str(file),
-        path=file.relative_to(root).as_posix(),
-        title=title,
+        path=clean_text(file.relative_to(root).as_posix()),
+        title=clean_text(title),
         sections=sections,
         content_hash=content_hash(data),
         category=category,
@@ -123,16 +142,16 @@ def load_jsonl_corpus(file: Path, category: str = "") -> Iterator[Document]:
             if not line.strip():
                 continue
             row = json.loads(line)
-            text = str(row.get("text", "")).strip()
-            if not text:
+            sections = _clean_sections([Section((), str(row.get("text", "")))])
+            if not sections:
                 continue
             doc_id = str(row["_id"])
-            title = str(row.get("title") or doc_id)
+            title = clean_text(str(row.get("title") or doc_id))
             yield Document(
                 source=f"{file.name}#{doc_id}",
-                path=doc_id,
+                path=clean_text(doc_id),
                 title=title,
-                sections=(Section((), text),),
+                sections=sections,
                 content_hash=content_hash(line.encode("utf-8")),
                 category=category,
             )
@@ -266,6 +285,26 @@ def parse_pdf(data: bytes, fallback_title: str) -> tuple[str, list[Section]]:
 
 
 # --- helpers -------------------------------------------------------------------------------
+
+_LINE_BREAK = re.compile(r"\r\n?|[\x0b\x0c\x85]")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+
+
+def clean_text(text: str) -> str:
+    """Text without control characters (tab and newline stay; CR, CRLF, vertical tab, form feed
+    and NEL become newlines): terminal escapes, NULs and the like in a document would otherwise
+    reach every place an answer quotes it, and some renderers treat them as markup."""
+    return _CONTROL.sub("", _LINE_BREAK.sub("\n", text))
+
+
+def _clean_sections(sections: list[Section]) -> tuple[Section, ...]:
+    cleaned = (Section(tuple(clean_text(h) for h in s.heading_path), clean_text(s.text).strip()) for s in sections)
+    return tuple(s for s in cleaned if s.text)
+
+
+def _leads_out(link: Path, root: Path) -> bool:
+    """Whether a symbolic link's target is outside `root` (a resolved path)."""
+    return not link.resolve().is_relative_to(root)
 
 
 def _decode_text(data: bytes) -> str:

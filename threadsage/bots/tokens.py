@@ -20,6 +20,7 @@ from enum import Enum
 from pathlib import Path
 
 from threadsage.config import Settings
+from threadsage.private_files import private_dir, write_once
 
 VERSION = "1"
 MAC_BYTES = 8
@@ -99,12 +100,10 @@ class Signer:
 
 def load_secret(settings: Settings) -> bytes:
     """`THREADSAGE_SECRET`, or a random secret generated once and kept under the data dir (so
-    buttons stay valid across restarts of the embedded default)."""
+    buttons stay valid across restarts of the embedded default), readable by this user only."""
     if settings.secret is not None:
         return settings.secret.get_secret_value().encode()
     path: Path = settings.data_dir / "button-secret"
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_hex(32))
-        path.chmod(0o600)
+        write_once(private_dir(settings.data_dir) / path.name, secrets.token_hex(32).encode())
     return path.read_text().strip().encode()

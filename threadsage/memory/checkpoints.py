@@ -15,6 +15,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from threadsage.config import Settings
+from threadsage.private_files import private_dir, private_file
 
 POOL_SIZE = 10
 SCHEMA_LOCK = 0x7468726561647361  # the Postgres advisory lock key of table set-up ("threadsa")
@@ -28,8 +29,8 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
     else:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteSaver.from_conn_string(str(settings.data_dir / "checkpoints.sqlite")) as saver:
+        database = private_file(private_dir(settings.data_dir) / "checkpoints.sqlite")
+        async with AsyncSqliteSaver.from_conn_string(str(database)) as saver:
             await saver.setup()
             yield saver
 

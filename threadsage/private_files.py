@@ -1,0 +1,58 @@
+"""Files only the bot's own user may read: the data directory (0700) and what threadsage keeps in
+it (0600) — conversations, votes, the generated button secret. The modes are set exactly, whatever
+the umask."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+DIRECTORY_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def private_dir(path: Path) -> Path:
+    """`path` as a directory, created 0700 when missing (missing parents the usual way). One that
+    exists is left as the operator made it."""
+    if not path.is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(mode=DIRECTORY_MODE)
+        except FileExistsError:
+            return path  # another process made it a moment ago
+        path.chmod(DIRECTORY_MODE)  # mkdir's mode is the umask's to narrow
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """`path` created empty with mode 0600 unless it exists. SQLite opens it as it is and gives
+    its journal files (-wal, -shm) the mode of the database file."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        return path
+    try:
+        os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
+    return path
+
+
+def write_once(path: Path, content: bytes) -> None:
+    """Create `path` holding `content` with mode 0600, unless it exists. The file appears whole or
+    not at all — written aside, then hard-linked into place, which fails if another process got
+    there first — so processes starting together all read the same, complete content."""
+    fd, aside = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            os.fchmod(file.fileno(), FILE_MODE)
+            file.write(content)
+            file.flush()
+            os.fsync(file.fileno())
+        try:
+            os.link(aside, path)
+        except FileExistsError:
+            pass
+    finally:
+        os.unlink(aside)
