@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+
+import pytest
 
 from threadsage.bots.render import split_markdown, to_mrkdwn, to_plain, to_telegram_html
 
@@ -47,3 +52,34 @@ def test_split_keeps_fences_balanced_and_pieces_small() -> None:
 def test_plain_fallback_has_no_markup() -> None:
     out = to_plain(SAMPLE)
     assert "Gatekeeper" in out and "**" not in out and "the portal (https://x.y/a?b=1&c=2)" in out
+
+
+# Text that looks like the old converters' internal placeholders (NUL, digits, NUL): inside code,
+# a link, bold or a heading it made the restore loop spin forever; elsewhere it raised IndexError.
+PLACEHOLDER_LOOKALIKES = [
+    "`a\x000\x00b`",
+    "[x\x000\x00y](https://example.com)",
+    "**b\x000\x00c**",
+    "# h\x000\x00i",
+    "plain \x007\x00 text",
+]
+
+
+@pytest.mark.parametrize("function", ["to_mrkdwn", "to_telegram_html", "to_plain"])
+def test_placeholder_lookalikes_render_promptly(function: str) -> None:
+    """Rendered in a child process with a deadline, so a spinning loop fails the test instead of hanging it."""
+    program = (
+        "import json, sys\n"
+        "from threadsage.bots import render\n"
+        f"print(json.dumps([render.{function}(s) for s in json.load(sys.stdin)]))\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", program], input=json.dumps(PLACEHOLDER_LOOKALIKES), capture_output=True, text=True, timeout=20
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{function} did not finish within 20 s")
+    assert done.returncode == 0, done.stderr
+    outputs = json.loads(done.stdout)
+    for text, digits in zip(outputs, ["a0b", "x0y", "b0c", "h0i", "plain 7 text"], strict=True):
+        assert digits in text and "\x00" not in text
