@@ -30,6 +30,7 @@ SYNTAX = [
     "<a@b.c>", "[x]: https://r.s\n", "[x]", "![i](https://i.j/k.png)", "@here", "@channel", "@everyone", "@devs",
     "<!channel>", "<!here|here>", "<!subteam^S123>", "<@U123>", "\x00", "\x007\x00", "\x01", "\x1b[31m", "\x7f",
     "\x85", "\t", "\r", "\r\n", "\u2028", "\u202e", "\ufeff", "😀", "é", "word ", "a", "1",
+    "**a `b` c**", "*`x`*", "~~`s`~~", "[a `b`](https://l.m)", "# h `c`", "> > q", "[![i](https://i.j)](https://k.l)",
 ]
 # fmt: on
 markdownish = st.lists(st.sampled_from(SYNTAX) | st.text(max_size=4), max_size=80).map("".join)
