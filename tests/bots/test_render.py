@@ -8,7 +8,6 @@ import sys
 import pytest
 
 from threadsage.bots.render import (
-    split_markdown,
     to_mrkdwn,
     to_mrkdwn_sections,
     to_plain,
@@ -45,16 +44,6 @@ def test_telegram_html_is_balanced_and_escaped() -> None:
     assert set(tags) <= {"b", "i", "a", "code", "pre"}
     for tag in set(tags):
         assert out.count(f"<{tag}") == out.count(f"</{tag}>")
-
-
-def test_split_keeps_fences_balanced_and_pieces_small() -> None:
-    text = "intro\n\n" + "```\n" + "\n".join(f"line {i} " + "x" * 50 for i in range(200)) + "\n```\n\n" + "word " * 3000
-    pieces = split_markdown(text, 1000)
-    assert len(pieces) > 10 and all(len(p) <= 1000 for p in pieces)
-    for piece in pieces:
-        assert piece.count("```") % 2 == 0
-        assert to_telegram_html(piece).count("<pre>") == to_telegram_html(piece).count("</pre>")
-    assert "".join(pieces).count("line 199") == 1
 
 
 def test_plain_fallback_has_no_markup() -> None:

@@ -20,12 +20,11 @@ from threadsage.bots.render.layout import render
 from threadsage.bots.render.mrkdwn import SLACK
 from threadsage.bots.render.plain import PLAIN
 from threadsage.bots.render.segments import join, units
-from threadsage.bots.render.split import fit, pack, split_markdown
+from threadsage.bots.render.split import fit, pack
 from threadsage.bots.render.telegram_html import TELEGRAM
 
 __all__ = [
     "TelegramMessage",
-    "split_markdown",
     "to_mrkdwn",
     "to_mrkdwn_sections",
     "to_plain",

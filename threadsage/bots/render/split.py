@@ -120,36 +120,3 @@ class _Packer:
         reopened = [_Entry(_Kind.OPEN, tag, open_at[:depth], units(tag.start)) for depth, tag in enumerate(open_at)]
         self.entries = reopened + rest
         self.used = sum(entry.size for entry in self.entries)
-
-
-def split_markdown(text: str, limit: int) -> list[str]:
-    """Pieces of at most `limit` characters, cut at blank lines, then lines, then anywhere;
-    a code fence open at a cut is closed there and reopened in the next piece."""
-    pieces: list[str] = []
-    current = ""
-    fence_open = False
-    for line in _lines_within(text, limit - 8):
-        candidate = f"{current}\n{line}" if current else line
-        if len(candidate) + (4 if fence_open else 0) > limit and current:
-            pieces.append(current + ("\n```" if fence_open else ""))
-            current = ("```\n" if fence_open else "") + line
-        else:
-            current = candidate
-        if line.lstrip().startswith("```"):
-            fence_open = not fence_open
-    if current.strip():
-        pieces.append(current)
-    return pieces or [""]
-
-
-def _lines_within(text: str, limit: int) -> list[str]:
-    """The text's lines, with any line longer than `limit` cut (at a space when possible)."""
-    out = []
-    for line in text.strip().split("\n"):
-        while len(line) > limit:
-            cut = line.rfind(" ", 0, limit)
-            cut = cut if cut > limit // 2 else limit
-            out.append(line[:cut])
-            line = line[cut:].lstrip()
-        out.append(line)
-    return out

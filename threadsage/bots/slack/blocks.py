@@ -3,13 +3,12 @@ low-confidence note as context, signed buttons for clarifications and feedback."
 
 from __future__ import annotations
 
-from threadsage.bots.render import split_markdown, to_mrkdwn, to_plain
+from threadsage.bots.render import to_mrkdwn, to_mrkdwn_sections, to_slack_fallback
 from threadsage.bots.replies import LOW_CONFIDENCE, source_markdown
 from threadsage.bots.slack.places import Place
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest, turn_ref
 from threadsage.chat import Citation, Reply, ReplyKind, Turn
 
-SECTION_CHARS = 2800  # under Block Kit's 3,000 per section, leaving room for escaping
 MAX_BLOCKS = 50
 TEXT_FALLBACK_CHARS = 3000
 
@@ -21,7 +20,7 @@ def reply_messages(reply: Reply, place: Place, turn: Turn, signer: Signer) -> li
     feedback buttons go under the last part."""
     if reply.kind is ReplyKind.CLARIFICATION:
         return [(clarification_blocks(reply, place, signer), fallback(reply.text))]
-    sections = [section(to_mrkdwn(piece)) for piece in split_markdown(reply.text, SECTION_CHARS)]
+    sections = [section(piece) for piece in to_mrkdwn_sections(reply.text)]
     tail: list[dict] = []
     if reply.kind is ReplyKind.ANSWER:
         if reply.low_confidence:
@@ -49,7 +48,7 @@ def clarification_blocks(reply: Reply, place: Place, signer: Signer) -> list[dic
         }
         for choice in reply.choices
     ]
-    blocks = [section(to_mrkdwn(reply.text))]
+    blocks = [section(piece) for piece in to_mrkdwn_sections(reply.text)]
     if buttons:
         blocks.append({"type": "actions", "block_id": f"clarify-{(reply.interrupt_id or '')[:8]}", "elements": buttons})
     hint = "…or reply in this thread in your own words." if buttons else "Reply in this thread in your own words."
@@ -76,7 +75,7 @@ def choice_shown(body: dict, label: str, user: str) -> Message:
         body.get("message", {}).get("text", ""),
     )
     choice = f"<@{user}> chose: *{to_mrkdwn(label)}*"
-    return [section(question), context(choice)], f"{question} — {label}"
+    return [section(question), context(choice)], to_slack_fallback(f"{question} — {label}")
 
 
 def sources(citations: tuple[Citation, ...]) -> str:
@@ -92,5 +91,4 @@ def context(mrkdwn: str) -> dict:
 
 
 def fallback(markdown: str) -> str:
-    plain = to_plain(markdown)
-    return plain if len(plain) <= TEXT_FALLBACK_CHARS else plain[: TEXT_FALLBACK_CHARS - 1] + "…"
+    return to_slack_fallback(markdown, TEXT_FALLBACK_CHARS)

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from telegram import Bot, CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, ReplyParameters
-from telegram.constants import ChatAction, ChatType, MessageLimit, ParseMode
+from telegram.constants import ChatAction, ChatType, ParseMode
 from telegram.error import BadRequest, TelegramError
 
-from threadsage.bots.render import split_markdown, to_plain, to_telegram_html
+from threadsage.bots.render import to_telegram_messages
 from threadsage.bots.replies import LOW_CONFIDENCE, source_markdown
 from threadsage.bots.telegram.chains import ReplyChains
 from threadsage.bots.telegram.texts import HINT_GROUP, HINT_PRIVATE
@@ -26,7 +26,6 @@ from threadsage.memory.coordination import Coordinator, current_delivery
 
 log = logging.getLogger(__name__)
 
-PIECE_CHARS = MessageLimit.MAX_TEXT_LENGTH - 96  # Markdown per message; rendering never lengthens it
 TYPING_EVERY = 4.5  # seconds; Telegram shows "typing…" for about 5 s
 SENT_FOR = 24 * 3600.0  # seconds a sent reply is remembered, against sending it twice
 
@@ -97,19 +96,17 @@ class TelegramSender:
 
     async def send_markdown(self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup) -> list[Message]:
         """As HTML, split to Telegram's limit; the keyboard goes under the last piece."""
-        pieces = split_markdown(markdown, PIECE_CHARS)
+        pieces = to_telegram_messages(markdown)
         sent = []
         for i, piece in enumerate(pieces):
             kwargs = {"reply_markup": keyboard if i == len(pieces) - 1 else None, **place.send_kwargs()}
             try:
-                message = await self.bot.send_message(
-                    place.chat_id, to_telegram_html(piece), parse_mode=ParseMode.HTML, **kwargs
-                )
+                message = await self.bot.send_message(place.chat_id, piece.html, parse_mode=ParseMode.HTML, **kwargs)
             except BadRequest as exc:
                 if "can't parse entities" not in exc.message.lower():
                     raise
                 log.warning("Telegram rejected the formatting (%s); sending plain text", exc.message)
-                message = await self.bot.send_message(place.chat_id, to_plain(piece), **kwargs)
+                message = await self.bot.send_message(place.chat_id, piece.text, **kwargs)
             sent.append(message)
         return sent
 
