@@ -307,6 +307,7 @@ async def test_telegram_reply_chains_continue_across_workers(stack: Stack) -> No
         TELEGRAM_API_URL=fake.url,
         TELEGRAM_WEBHOOK_URL="https://bot.example/telegram/webhook",
         TELEGRAM_WEBHOOK_SECRET=WEBHOOK_SECRET,
+        THREADSAGE_TELEGRAM_ALLOWED=str(GROUP["id"]),
     )
     update_ids = iter(range(1, 100))
 

@@ -253,6 +253,8 @@ def _queue_settings() -> Settings:
 def _serve(platforms: list[str], demo: Path | None) -> None:
     settings = get_settings()
     configure_logging(settings)
+    if "telegram" in platforms:
+        _telegram_banner(settings)
     with knowledge_base(settings) as kb:
         if demo is not None and kb.count() == 0:
             report = run_ingest(kb, settings, [demo], category="", prune=False)
@@ -261,6 +263,17 @@ def _serve(platforms: list[str], demo: Path | None) -> None:
             asyncio.run(serve(settings, platforms, kb=kb))
         except ValueError as exc:  # a platform's configuration is incomplete (clear message)
             raise fail(str(exc)) from None
+
+
+def _telegram_banner(settings: Settings) -> None:
+    """Whom the Telegram bot answers, said before it starts: unset, that is no one."""
+    from threadsage.bots.telegram.access import TelegramAccess
+
+    try:
+        access = TelegramAccess.from_settings(settings)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    errors.print(f"Telegram: answers {access.describe()}", highlight=False)
 
 
 @app.command("prune")

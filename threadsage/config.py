@@ -136,6 +136,11 @@ class Settings(BaseSettings):
     slack_api_url: str | None = Field(
         None, validation_alias="SLACK_API_URL", description="Slack Web API base URL; unset = `https://slack.com/api/`"
     )
+    slack_allow_external: bool = Field(
+        False,
+        description="`true` = the Slack bot also answers people from other organisations in shared (Slack "
+        "Connect) channels",
+    )
     telegram_bot_token: SecretStr | None = Field(
         None,
         validation_alias="TELEGRAM_BOT_TOKEN",
@@ -159,6 +164,12 @@ class Settings(BaseSettings):
     )
     telegram_idle_hours: float = Field(
         24, gt=0, description="A private Telegram chat idle this many hours starts afresh"
+    )
+    telegram_allowed: str | None = Field(
+        None,
+        description="Who the Telegram bot answers: comma-separated ids, e.g. `123456789,-1001234567890`. A "
+        "person's id allows their private chat, a group's id everyone in that group; `*` = anyone. Unset = no one "
+        "(each person is told their ids once)",
     )
     http_port: int = Field(
         8080,

@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import sys
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -17,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 
 from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAI
@@ -30,6 +32,8 @@ from threadsage.bots.telegram import (
     HINT_PRIVATE,
     INVALID_BUTTON,
     NEW_STARTED,
+    NOT_ALLOWED,
+    NOT_ALLOWED_CLICK,
     START,
     THANKS,
     TelegramBot,
@@ -38,9 +42,8 @@ from threadsage.bots.telegram import (
 from threadsage.bots.tokens import Button, ButtonKind, Signer, load_secret, session_digest, turn_ref
 from threadsage.chat import APOLOGY, NOT_YOURS, STALE
 from threadsage.config import Settings
-from threadsage.memory.coordination import LocalCoordinator
 from threadsage.memory.sessions import session_key
-from threadsage.runtime import open_chat_service
+from threadsage.runtime import open_chat_service, open_coordinator
 from threadsage.server import create_app
 
 TOKEN = "7000001:TEST-token"
@@ -73,7 +76,9 @@ def bot_settings(tmp_path: Path, fake: FakeBotAPI, **extra: Any) -> Settings:
         "TELEGRAM_BOT_TOKEN": TOKEN,
         "TELEGRAM_API_URL": fake.url,
         "TELEGRAM_WEBHOOK_URL": None,
+        "THREADSAGE_TELEGRAM_ALLOWED": "*",
         "DATABASE_URL": None,
+        "REDIS_URL": None,
         "OPENAI_API_KEY": None,
         **extra,
     }
@@ -82,8 +87,11 @@ def bot_settings(tmp_path: Path, fake: FakeBotAPI, **extra: Any) -> Settings:
 
 @asynccontextmanager
 async def running(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[TelegramBot]:
-    coordinator = LocalCoordinator()
-    async with open_chat_service(settings, kb, coordinator) as chat, TelegramBot(settings, chat, coordinator) as bot:
+    async with (
+        open_coordinator(settings) as coordinator,
+        open_chat_service(settings, kb, coordinator) as chat,
+        TelegramBot(settings, chat, coordinator) as bot,
+    ):
         yield bot
 
 
@@ -344,6 +352,78 @@ async def test_a_second_feedback_click_changes_the_vote(bot, fake) -> None:
     assert fake.answers_to(down)[0]["text"] == THANKS[0]
 
 
+# --- who may use the bot -------------------------------------------------------------------
+
+
+async def test_unset_the_bot_answers_no_one_and_tells_each_person_once(tmp_path, fake, openai, handbook_kb, caplog) -> None:
+    llm = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.base_url}
+    settings = bot_settings(tmp_path, fake, THREADSAGE_TELEGRAM_ALLOWED=None, **llm)
+    async with running(settings, handbook_kb):
+        assert "answers no one: THREADSAGE_TELEGRAM_ALLOWED is unset" in caplog.text
+        chat = private(ANN)
+        _q, notice = await exchange(fake, chat, ANN, TRAVEL)
+        assert notice["text"] == NOT_ALLOWED.format(user=ANN["id"], chat=ANN["id"])
+        fake.say(chat, ANN, RATE_LIMIT)  # told once: the next question gets nothing
+        fake.say(GROUP, BOB, TRAVEL)  # group chatter not addressed to the bot
+        fake.say(GROUP, BOB, "/ask@other_bot " + TRAVEL)
+        await fake.quiet()
+        assert len(fake.sent(chat["id"])) == 1 and not fake.sent(GROUP["id"])
+        for command in ("/start", "/help"):  # asking for help is answered every time, with the same notice
+            assert (await exchange(fake, chat, ANN, command))[1]["text"] == notice["text"]
+        question, in_group = await exchange(fake, GROUP, BOB, mention(TRAVEL))
+        assert in_group["text"] == NOT_ALLOWED.format(user=BOB["id"], chat=GROUP["id"])
+        assert in_group["reply_to_message"]["message_id"] == question["message_id"]
+        fake.say(GROUP, BOB, "/ask " + TRAVEL)
+        await fake.quiet()
+        assert len(fake.sent(GROUP["id"])) == 1
+    assert openai.requests == [] and not fake.calls_of("sendChatAction")  # refused people cost no model call
+
+
+async def test_listed_chats_are_answered_and_a_groups_id_allows_its_members_there(tmp_path, fake, handbook_kb) -> None:
+    settings = bot_settings(tmp_path, fake, THREADSAGE_TELEGRAM_ALLOWED=f" {ANN['id']}, {GROUP['id']},")
+    async with running(settings, handbook_kb):
+        assert "finance/travel.md" in (await exchange(fake, private(ANN), ANN, TRAVEL))[1]["text"]
+        assert "finance/travel.md" in (await exchange(fake, GROUP, BOB, mention(TRAVEL)))[1]["text"]
+        _q, refused = await exchange(fake, private(BOB), BOB, TRAVEL)  # Bob himself is not listed
+        assert refused["text"] == NOT_ALLOWED.format(user=BOB["id"], chat=BOB["id"])
+        _q, elsewhere = await exchange(fake, FORUM, ANN, mention(TRAVEL))  # Ann, in a group that is not listed
+        assert elsewhere["text"] == NOT_ALLOWED.format(user=ANN["id"], chat=FORUM["id"])
+
+
+async def test_clicks_in_a_chat_no_longer_allowed_are_refused(tmp_path, fake, handbook_kb) -> None:
+    async with running(bot_settings(tmp_path, fake), handbook_kb):
+        _q, clarification = await exchange(fake, private(BOB), BOB, AMBIGUOUS)
+    settings = bot_settings(tmp_path, fake, THREADSAGE_TELEGRAM_ALLOWED=str(ANN["id"]))
+    async with running(settings, handbook_kb) as bot:
+        since = len(fake.sent(BOB["id"]))
+        query = fake.click(clarification, BOB)
+        await fake.wait_for(lambda: fake.answers_to(query))
+        await fake.quiet()
+        assert fake.answers_to(query) == [{"callback_query_id": query, "text": NOT_ALLOWED_CLICK.format(chat=BOB["id"])}]
+        assert not fake.calls_of("editMessageText") and len(fake.sent(BOB["id"])) == since
+        assert await bot.chat.last_activity(private_key(BOB)) is not None  # the clarification is still open
+
+
+async def test_a_refused_person_is_told_once_across_restarts_with_redis(tmp_path, fake, handbook_kb) -> None:
+    prefix = f"test-{uuid.uuid4().hex[:10]}:"
+    settings = bot_settings(
+        tmp_path, fake, THREADSAGE_TELEGRAM_ALLOWED=None, REDIS_URL="redis://127.0.0.1:6379/0", THREADSAGE_REDIS_PREFIX=prefix
+    )
+    try:
+        async with running(settings, handbook_kb):
+            await exchange(fake, private(ANN), ANN, TRAVEL)
+        async with running(settings, handbook_kb):  # another process, the same Redis
+            fake.say(private(ANN), ANN, RATE_LIMIT)
+            await exchange(fake, private(ANN), ANN, "/help")
+            await fake.quiet()
+        assert [m["text"] for m in fake.sent(ANN["id"])] == [NOT_ALLOWED.format(user=ANN["id"], chat=ANN["id"])] * 2
+    finally:
+        redis = Redis.from_url("redis://127.0.0.1:6379/0")
+        if keys := [key async for key in redis.scan_iter(f"{prefix}*")]:
+            await redis.delete(*keys)
+        await redis.aclose()
+
+
 # --- transport ------------------------------------------------------------------------------
 
 
@@ -379,6 +459,7 @@ def test_telegram_settings_that_cannot_work_fail_clearly(tmp_path) -> None:
         ({"TELEGRAM_BOT_TOKEN": None}, "TELEGRAM_BOT_TOKEN"),
         ({"TELEGRAM_WEBHOOK_URL": "https://bot.example/telegram/webhook"}, "TELEGRAM_WEBHOOK_SECRET is not"),
         ({"TELEGRAM_WEBHOOK_URL": "https://x/telegram/webhook", "TELEGRAM_WEBHOOK_SECRET": "has spaces"}, "1–256 characters"),
+        ({"THREADSAGE_TELEGRAM_ALLOWED": "123456789, annlee"}, "'annlee' is neither an id"),
     ]
     for extra, message in cases:
         with pytest.raises(TelegramConfigError, match=message):
@@ -411,7 +492,9 @@ async def test_a_restarted_bot_resumes_the_clarification(tmp_path, fake, handboo
     ("mode", "stop_signal"), [("polling", signal.SIGTERM), ("webhook", signal.SIGINT)], ids=["polling", "webhook"]
 )
 async def test_threadsage_telegram_serves_until_signalled(tmp_path, fake, mode, stop_signal) -> None:
-    """The entry point in its own process: answers, then stops cleanly on the signal."""
+    """The entry point in its own process: answers, then stops cleanly on the signal. Polling runs
+    with no one allowed (the banner and the log say so, /start gets the notice), the webhook with
+    anyone."""
     port = free_port()
     ours = ("TELEGRAM_", "THREADSAGE_", "OPENAI_", "DATABASE_", "MILVUS_")
     env = {
@@ -424,6 +507,7 @@ async def test_threadsage_telegram_serves_until_signalled(tmp_path, fake, mode, 
     }
     if mode == "webhook":
         env.update(TELEGRAM_WEBHOOK_URL="https://bot.example/telegram/webhook", TELEGRAM_WEBHOOK_SECRET=WEBHOOK_SECRET)
+        env.update(THREADSAGE_TELEGRAM_ALLOWED="*")
     log = (tmp_path / "bot.log").open("w")
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "threadsage.cli", "telegram", env=env, cwd=tmp_path, stdout=log, stderr=log
@@ -439,7 +523,13 @@ async def test_threadsage_telegram_serves_until_signalled(tmp_path, fake, mode, 
                 response = await eventually(lambda: webhook_post(client, update), timeout=10)
             assert response.status_code == 200
         [reply] = await new_messages(fake, private(ANN), 0)
-        assert reply["text"] == START
+        if mode == "webhook":
+            assert reply["text"] == START
+        else:
+            assert reply["text"] == NOT_ALLOWED.format(user=ANN["id"], chat=ANN["id"])
+            output = (tmp_path / "bot.log").read_text()
+            assert "Telegram: answers no one: THREADSAGE_TELEGRAM_ALLOWED is unset" in output  # the banner
+            assert re.search(r'"level": "WARNING".*started \(polling\); answers no one', output), output
         process.send_signal(stop_signal)
         assert await asyncio.wait_for(process.wait(), 20) == 0, (tmp_path / "bot.log").read_text()[-3000:]
     finally:

@@ -6,6 +6,9 @@ in groups it answers when mentioned, when someone replies to one of its messages
 and the session is the reply chain (see `chains`). It replies to the asker's message and stays in
 the forum topic.
 
+Whom it answers: only the chats `THREADSAGE_TELEGRAM_ALLOWED` lists (see `access`), checked before
+any other handler.
+
 Long polling by default; with `TELEGRAM_WEBHOOK_URL` set, Telegram posts updates to
 `/telegram/webhook` on the project's ASGI app instead. In one process, updates are processed
 concurrently on one asyncio loop (the chat service serialises each session). With a turn queue,
@@ -24,9 +27,10 @@ from starlette.routing import Route
 from telegram import CallbackQuery, Message, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
-from telegram.ext import CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, filters
+from telegram.ext import CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, TypeHandler, filters
 
 from threadsage.bots.replies import place_categories
+from threadsage.bots.telegram.access import Gate, TelegramAccess
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfigError, build_application
 from threadsage.bots.telegram.chains import ReplyChains, private_key
 from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_after_click, place_of
@@ -66,6 +70,7 @@ class TelegramBot:
         signer: Signer | None = None,
         receive: bool = True,
     ) -> None:
+        self.access = TelegramAccess.from_settings(settings)
         self.app = build_application(settings, polling=receive and not settings.telegram_webhook_url)
         self.settings = settings
         self.chat = chat
@@ -77,6 +82,7 @@ class TelegramBot:
         self.webhook = TelegramWebhook(settings, self._process_here) if self.webhook_url else None
         self.chains = ReplyChains(self.app.bot, coordinator)
         self.send = TelegramSender(self.app.bot, self.signer, coordinator, self.chains)
+        self.gate = Gate(self.access, coordinator, self.send, self.chains)
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
 
@@ -87,14 +93,16 @@ class TelegramBot:
         await self.app.initialize()
         await self.app.start()
         if not self.receive:
-            log.info("telegram bot @%s started (updates from the turn queue)", self.app.bot.username)
-            return
-        if self.webhook is not None:
+            mode = "updates from the turn queue"
+        elif self.webhook is not None:
             await self.webhook.register(self.app.bot)
+            mode = "webhook"
         else:
             assert self.app.updater is not None
             await self.app.updater.start_polling(allowed_updates=ALLOWED_UPDATES)
-        log.info("telegram bot @%s started (%s)", self.app.bot.username, "webhook" if self.webhook_url else "polling")
+            mode = "polling"
+        level = logging.INFO if self.access.answers_someone else logging.WARNING
+        log.log(level, "telegram bot @%s started (%s); answers %s", self.app.bot.username, mode, self.access.describe())
 
     async def stop(self) -> None:
         """Stop fetching, finish the updates in flight, close the HTTP clients."""
@@ -143,6 +151,7 @@ class TelegramBot:
     # --- handlers --------------------------------------------------------------------------
 
     def _add_handlers(self) -> None:
+        self.app.add_handler(TypeHandler(Update, self.gate), group=-1)  # refused updates stop there
         people = filters.UpdateType.MESSAGE & _FromPerson()  # new messages only: edits are ignored
         private, groups = filters.ChatType.PRIVATE, filters.ChatType.GROUPS
         self.app.add_handlers(

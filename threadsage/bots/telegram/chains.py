@@ -60,6 +60,14 @@ class ReplyChains:
                 return True
         return False
 
+    def command_for_me(self, message: Message) -> str | None:
+        """The command a message starts with (`/ask …`, `/ask@me …`), unless another bot's."""
+        for entity, text in message.parse_entities([MessageEntity.BOT_COMMAND]).items():
+            if entity.offset == 0:
+                name, _, target = text[1:].partition("@")
+                return name.lower() if target.lower() in ("", (self.bot.username or "").lower()) else None
+        return None
+
     def question_text(self, message: Message) -> str:
         """The message without the bot's @mention or the leading /ask command."""
         me = f"@{self.bot.username}".lower()
