@@ -16,10 +16,12 @@ import pytest
 import uvicorn
 
 from tests.conftest import HANDBOOK
-from tests.fakes.slack_api import BOT_USER, FakeSlack, FakeSocketMode, action_body, event_body, signed_headers
+from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode, action_body, event_body, signed_headers
 from threadsage.adapters.ingest import Ingestor
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.bots.slack import INVALID_BUTTON, SlackBot
+from threadsage.bots.slack.access import EXTERNAL_NOTICE
+from threadsage.bots.tokens import turn_ref
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.chat import APOLOGY, NOT_YOURS, STALE, ChatService
 from threadsage.config import Settings
@@ -30,6 +32,8 @@ from threadsage.server import create_app
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 CHANNEL = "C111"
 AMBIGUOUS = "How do I reset my password?"
+TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
+OTHER_ORG = "T0PARTNER"  # a Slack Connect partner's workspace
 _ids = itertools.count(1)
 
 
@@ -50,21 +54,23 @@ class Harness:
         async with self.http.post(f"{self.url}/slack/events", data=body, headers=sent) as response:
             return response.status
 
-    async def event(self, event: dict, event_id: str | None = None, **headers) -> int:
-        return await self.send(event_body(event, event_id or f"Ev{next(_ids)}"), headers)
+    async def event(self, event: dict, event_id: str | None = None, shared: bool = False, **headers) -> int:
+        return await self.send(event_body(event, event_id or f"Ev{next(_ids)}", shared), headers)
 
-    async def mention(self, text: str, user: str = "U222", thread_ts: str | None = None) -> str:
+    async def mention(self, text: str, user: str = "U222", thread_ts: str | None = None, user_team: str | None = None, shared: bool = False) -> str:
         ts = next_ts()
         event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": CHANNEL, "event_ts": ts}
         if thread_ts:
             event["thread_ts"] = thread_ts
-        assert await self.event(event) == 200
+        if user_team:
+            event["user_team"] = event["team"] = user_team
+        assert await self.event(event, shared=shared) == 200
         return ts
 
-    async def click(self, message: dict, index: int, user: str = "U222", value: str | None = None) -> int:
+    async def click(self, message: dict, index: int, user: str = "U222", value: str | None = None, user_team: str = TEAM) -> int:
         buttons = next(b for b in message["blocks"] if b["type"] == "actions")["elements"]
         button = buttons[index]
-        body = action_body(message, message["channel"], user, button["action_id"], value or button["value"], button["text"]["text"], next_ts())
+        body = action_body(message, message["channel"], user, button["action_id"], value or button["value"], button["text"]["text"], next_ts(), user_team)
         return await self.send(body, content_type="application/x-www-form-urlencoded")
 
     async def settle(self) -> None:
@@ -77,9 +83,10 @@ class Harness:
 
 
 @asynccontextmanager
-async def running(tmp_path: Path, kb: KnowledgeBase, database_url: str = "", fake: FakeSlack | None = None) -> AsyncIterator[Harness]:
+async def running(tmp_path: Path, kb: KnowledgeBase, database_url: str = "", fake: FakeSlack | None = None, **extra) -> AsyncIterator[Harness]:
     fake = fake or FakeSlack().start()
     settings = Settings(
+        **extra,
         THREADSAGE_DATA_DIR=tmp_path / "data",
         SLACK_BOT_TOKEN="xoxb-test",
         SLACK_SIGNING_SECRET=SECRET,
@@ -275,10 +282,45 @@ async def test_feedback_votes_are_stored_once_per_person(slack: Harness) -> None
     await slack.click(answer, 1)
     await slack.settle()
     session = f"slack:T111:{CHANNEL}:{ts}"
-    from threadsage.bots.tokens import turn_ref
-
     assert await slack.chat.feedback.votes(session, turn_ref(f"{CHANNEL}:{ts}")) == {"U222": -1}
     assert [e["text"][:13] for e in slack.fake.of("chat.postEphemeral")] == ["Thanks — your", "Thanks — your"]
+
+
+async def test_people_from_another_organisation_are_not_answered(slack: Harness) -> None:
+    """A channel shared with a partner (Slack Connect): colleagues are answered, the partner's people
+    get an ephemeral notice when they address the bot and nothing else; no turn runs for them."""
+    ts = await slack.mention(TRAVEL, user_team=TEAM, shared=True)
+    clarification_ts = await slack.mention(AMBIGUOUS, user_team=TEAM, shared=True)
+    await slack.settle()
+    [answer], [ask] = thread_messages(slack.fake, ts), thread_messages(slack.fake, clarification_ts)
+    outsider_ts = await slack.mention(TRAVEL, user="UEXT", user_team=OTHER_ORG, shared=True)
+    unnamed_ts = await slack.mention(TRAVEL, user="UEXT2", shared=True)  # no team named, in a shared channel
+    reply_ts = next_ts()
+    await slack.event({"type": "message", "channel": CHANNEL, "user": "UEXT", "user_team": OTHER_ORG, "team": OTHER_ORG,
+                       "text": "and for 5 hours?", "ts": reply_ts, "thread_ts": ts, "channel_type": "channel"}, shared=True)  # fmt: skip
+    dm = {"type": "message", "channel": "D0EXT", "user": "UEXT", "user_team": OTHER_ORG, "text": TRAVEL, "ts": next_ts(), "channel_type": "im"}
+    await slack.event(dm, shared=True)
+    await slack.click(ask, 0, user="UEXT", user_team=OTHER_ORG)
+    await slack.click(answer, 0, user="UEXT", user_team=OTHER_ORG)
+    await slack.settle()
+    notices = [(e["channel"], e["user"], e["text"]) for e in slack.fake.of("chat.postEphemeral")]
+    assert sorted(notices) == sorted([(CHANNEL, "UEXT", EXTERNAL_NOTICE)] * 3 + [(CHANNEL, "UEXT2", EXTERNAL_NOTICE), ("D0EXT", "UEXT", EXTERNAL_NOTICE)])
+    assert sorted(m["thread_ts"] for m in slack.fake.posted()) == sorted([ts, clarification_ts])  # nothing more was posted
+    assert slack.fake.of("chat.update") == []
+    assert await slack.chat.feedback.votes(f"slack:{TEAM}:{CHANNEL}:{ts}", turn_ref(f"{CHANNEL}:{ts}")) == {}
+    for session in (f"{CHANNEL}:{outsider_ts}", f"{CHANNEL}:{unnamed_ts}", "D0EXT:-"):  # no turn ran for them
+        assert not await slack.chat.has_conversation(f"slack:{TEAM}:{session}")
+    assert {p["timestamp"] for name, p in slack.fake.calls if name == "reactions.add"} == {ts, clarification_ts}
+
+
+async def test_slack_allow_external_answers_other_organisations_too(tmp_path: Path, handbook_kb) -> None:
+    fake = FakeSlack().start()
+    async with running(tmp_path, handbook_kb, fake=fake, THREADSAGE_SLACK_ALLOW_EXTERNAL=True) as slack:
+        ts = await slack.mention(TRAVEL, user="UEXT", user_team=OTHER_ORG, shared=True)
+        await slack.settle()
+        [answer] = thread_messages(fake, ts)
+        assert "finance/travel.md" in as_text(answer) and fake.of("chat.postEphemeral") == []
+    fake.stop()
 
 
 async def test_slack_rate_limit_is_retried_after_retry_after(slack: Harness) -> None:

@@ -31,7 +31,8 @@ def signed_headers(secret: str, body: bytes, timestamp: int | None = None) -> di
     return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
 
 
-def event_body(event: dict, event_id: str) -> bytes:
+def event_body(event: dict, event_id: str, shared: bool = False) -> bytes:
+    """An Events API delivery; `shared`: the channel is shared with another organisation (Slack Connect)."""
     return json.dumps(
         {
             "token": "verification-token",
@@ -42,15 +43,19 @@ def event_body(event: dict, event_id: str) -> bytes:
             "event_id": event_id,
             "event_time": int(time.time()),
             "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True, "is_enterprise_install": False}],
+            "is_ext_shared_channel": shared,
         }
     ).encode()
 
 
-def action_body(message: dict, channel: str, user: str, action_id: str, value: str, label: str, action_ts: str) -> bytes:
-    """A `block_actions` payload for a button in `message` (as posted by the bot)."""
+def action_body(
+    message: dict, channel: str, user: str, action_id: str, value: str, label: str, action_ts: str, user_team: str = TEAM
+) -> bytes:
+    """A `block_actions` payload for a button in `message` (as posted by the bot), pressed by
+    `user` of the team `user_team`."""
     payload = {
         "type": "block_actions",
-        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM},
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": user_team},
         "api_app_id": "A111",
         "token": "verification-token",
         "container": {

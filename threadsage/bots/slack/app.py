@@ -3,6 +3,7 @@ into a `Turn` for the chat service and its `Reply`s into messages.
 
 Listeners acknowledge first and hand the work on as a `Job`: to a background task in one process,
 or to the turn queue on a `threadsage serve` front-end (then `threadsage worker` calls `perform`).
+People from another organisation (Slack Connect) stop at the listeners, see `access`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from starlette.routing import Route
 
 from threadsage.bots.background import BackgroundTasks
+from threadsage.bots.slack.access import EXTERNAL_NOTICE, is_external, person_team
 from threadsage.bots.slack.intake import events_route, from_a_person, on_error
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
 from threadsage.bots.slack.sending import SlackSender
@@ -70,6 +72,7 @@ class SlackBot:
         self._chat = chat
         self._coordinator = coordinator
         self.signer = signer
+        self.own_teams: frozenset[str] = frozenset()  # the bot's workspace and organisation, from auth.test
         self.tasks = BackgroundTasks()
         self.dispatch = dispatch or self._work_here
         # One HTTP session for every Web API call: slack_sdk otherwise opens a session (and builds
@@ -102,7 +105,9 @@ class SlackBot:
         """Check the token once at start-up (a refused one fails here, clearly), and on the way
         out finish the turns in flight and close the HTTP session."""
         try:
-            _share_identity(self.app, await self._identity())
+            identity = await self._identity()
+            self.own_teams = frozenset(filter(None, (identity.get("team_id"), identity.get("enterprise_id"))))
+            _share_identity(self.app, identity)
             yield self
         finally:
             await self.tasks.drain(30)
@@ -128,23 +133,49 @@ class SlackBot:
     # --- listeners: acknowledge, then work in the background ---------------------------------
 
     async def _on_mention(self, event: dict, body: dict, context: Any) -> None:
-        if from_a_person(event, context):
-            await self._message_job(event, place_of_mention(event, body))
+        if not from_a_person(event, context):
+            return
+        if self._outsider(body, event):
+            self._tell_outsider(place_of_mention(event, body), event["user"])
+            return
+        await self._message_job(event, place_of_mention(event, body))
 
     async def _on_message(self, event: dict, body: dict, context: Any) -> None:
         if not from_a_person(event, context):
             return  # edits, joins, bots (ourselves included), other non-user messages
         place = place_of_message(event, body)
-        if place is not None:
-            await self._message_job(event, place)
+        if place is None:
+            return
+        if self._outsider(body, event):
+            if place.is_dm:  # a DM is addressed to the bot; thread replies are for the people there
+                self._tell_outsider(place, event["user"])
+            return
+        await self._message_job(event, place)
 
     async def _on_clarify(self, ack: Any, body: dict, action: dict) -> None:
         await ack()
+        if self._outsider(body):
+            self._tell_outsider(place_of_click(body), body["user"]["id"])
+            return
         await self.dispatch(Job("slack", "click", {"body": body, "action": action}, place_of_click(body).session))
 
     async def _on_feedback(self, ack: Any, body: dict, action: dict) -> None:
         await ack()
+        if self._outsider(body):
+            self._tell_outsider(place_of_click(body), body["user"]["id"])
+            return
         await self.dispatch(Job("slack", "vote", {"body": body, "action": action}, place_of_click(body).session))
+
+    def _outsider(self, body: dict, event: dict | None = None) -> bool:
+        """Someone from another organisation (see `access`), unless the operator allows them."""
+        if self.settings.slack_allow_external or not is_external(body, event, self.own_teams):
+            return False
+        log.info("not answering a person of team %s: another organisation", person_team(body, event) or "unknown")
+        return True
+
+    def _tell_outsider(self, place: Place, user: str) -> None:
+        """An ephemeral notice, sent after the acknowledgement."""
+        self.tasks.spawn(self.send.ephemeral(place, user, EXTERNAL_NOTICE), name="slack-external")
 
     async def _message_job(self, event: dict, place: Place) -> None:
         await self.dispatch(Job("slack", "message", {"event": event, "place": asdict(place)}, place.session))

@@ -1,0 +1,39 @@
+"""Slack Connect: people from another organisation are not answered unless
+`THREADSAGE_SLACK_ALLOW_EXTERNAL` is true.
+
+A channel shared with another organisation brings its people within the bot's reach, but the
+knowledge base is this organisation's. Slack names each person's team: an event's `user_team`
+(`team` in payloads without it), an interactive payload's `user.team_id`. A team other than the
+bot's own (auth.test's workspace, or its Enterprise Grid organisation) is external. An event that
+names no team counts as external in a channel Slack marks `is_ext_shared_channel`.
+
+What an external person is told: when they address the bot (a mention, a DM, a button), an
+ephemeral notice — seen by them alone, it reveals nothing of the documents and explains the
+silence. Their other messages in a thread the bot takes part in get nothing: those are meant for
+the people there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+EXTERNAL_NOTICE = (
+    "Sorry, I only answer people of the organisation that runs me, not guests from other organisations "
+    "in a shared channel."
+)
+
+
+def person_team(body: dict, event: dict | None) -> str | None:
+    """The team of the person behind an event (`event` given) or an interactive payload."""
+    if event is not None:
+        return event.get("user_team") or event.get("team")
+    user = body.get("user")
+    return user.get("team_id") if isinstance(user, dict) else None
+
+
+def is_external(body: dict, event: dict | None, own_teams: Collection[str]) -> bool:
+    """Whether the person behind a delivery belongs to another organisation (Slack Connect)."""
+    team = person_team(body, event)
+    if team is None:
+        return bool(body.get("is_ext_shared_channel"))
+    return team not in own_teams
