@@ -158,3 +158,10 @@ def test_serve_says_when_redis_cannot_be_reached(cli, monkeypatch: pytest.Monkey
     monkeypatch.setenv("SLACK_SIGNING_SECRET", "0123456789abcdef0123456789abcdef")
     result = cli("serve")
     assert result.exit_code == 2 and "cannot reach Redis at REDIS_URL" in result.stderr, result.output
+
+
+def test_telegram_refuses_an_allow_list_of_anything_but_ids(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "7000001:TEST-token")
+    monkeypatch.setenv("THREADSAGE_TELEGRAM_ALLOWED", "123456789, @annlee")
+    result = cli("telegram")
+    assert result.exit_code == 2 and "THREADSAGE_TELEGRAM_ALLOWED: '@annlee' is neither an id" in result.stderr, result.output
