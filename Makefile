@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HANDBOOK := examples/handbook
 
-.PHONY: run test install install-dev services clean
+.PHONY: run test test-fast lint install install-dev services clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,17 @@ services:
 
 test: install-dev services
 	$(BIN)/python -m pytest
+
+# The edit-test loop: everything but the tests marked slow in tests/conftest.py (processes, the
+# worker pool, the local embedding model, the eval corpora). Under a minute on two cores.
+test-fast: install-dev services
+	$(BIN)/python -m pytest -m "not slow"
+
+# The same checks as .pre-commit-config.yaml; settings in pyproject.toml.
+lint: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy threadsage
 
 clean:
 	rm -rf $(VENV) data .pytest_cache
