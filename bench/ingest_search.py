@@ -28,9 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-EVAL = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "gitlab-handbook"
-)
+EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "gitlab-handbook"
 CORPUS = EVAL / "corpus"
 QUESTIONS = EVAL / "questions" / "single_text.jsonl"
 CHUNK_CHARS = 1200
@@ -79,9 +77,7 @@ def number_word(n: int) -> str:
         return _ONES[n]
     if n < 100:
         return _TENS[n // 10] + ("" if n % 10 == 0 else "-" + _ONES[n % 10])
-    return f"{number_word(n // 100)}-hundred" + (
-        "" if n % 100 == 0 else "-" + number_word(n % 100)
-    )
+    return f"{number_word(n // 100)}-hundred" + ("" if n % 100 == 0 else "-" + number_word(n % 100))
 
 
 def library_fingerprint() -> str:
@@ -91,9 +87,7 @@ def library_fingerprint() -> str:
     root = Path(threadsage.__file__).parent
     digest = hashlib.sha256()
     for file in sorted(root.rglob("*.py")):
-        digest.update(
-            file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes()
-        )
+        digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes())
     return f"{root} sha256:{digest.hexdigest()[:12]}"
 
 
@@ -185,9 +179,7 @@ def run_one(size: int, mode: str) -> dict:
         f"(built in {time.perf_counter() - started:.1f} s)"
     )
     questions = [
-        json.loads(line)["question"]
-        for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
-        if line.strip()
+        json.loads(line)["question"] for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
 
     embedder = None
@@ -225,9 +217,7 @@ def run_one(size: int, mode: str) -> dict:
         try:
             report = Ingestor(kb, CHUNK_CHARS, CHUNK_OVERLAP, on_progress=progress)
             report = report.ingest_documents(documents)
-            log(
-                f"{mode} {size}: ingested {report.chunks_added} chunks in {report.seconds:.1f} s"
-            )
+            log(f"{mode} {size}: ingested {report.chunks_added} chunks in {report.seconds:.1f} s")
             latencies = []
             empty = 0
             for question in questions:
@@ -264,12 +254,8 @@ def run_one(size: int, mode: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 50000])
-    parser.add_argument(
-        "--modes", nargs="+", choices=["bm25", "hybrid"], default=["bm25", "hybrid"]
-    )
-    parser.add_argument(
-        "--child", nargs=3, metavar=("SIZE", "MODE", "OUT"), help=argparse.SUPPRESS
-    )
+    parser.add_argument("--modes", nargs="+", choices=["bm25", "hybrid"], default=["bm25", "hybrid"])
+    parser.add_argument("--child", nargs=3, metavar=("SIZE", "MODE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.child:
@@ -277,9 +263,7 @@ def main() -> None:
         Path(out).write_text(json.dumps(run_one(int(size), mode)))
         return
 
-    log(
-        f"nproc={os.cpu_count()} affinity={len(os.sched_getaffinity(0))} python={sys.version.split()[0]}"
-    )
+    log(f"nproc={os.cpu_count()} affinity={len(os.sched_getaffinity(0))} python={sys.version.split()[0]}")
     results = []
     for mode in args.modes:
         for size in args.sizes:
@@ -326,15 +310,10 @@ def main() -> None:
         f"nproc={os.cpu_count()}."
     )
     libraries = sorted({r["library"] for r in results})
-    print(
-        f"threadsage: {'; '.join(libraries)}"
-        + (" (DIFFERENT VERSIONS!)" if len(libraries) > 1 else "")
-    )
+    print(f"threadsage: {'; '.join(libraries)}" + (" (DIFFERENT VERSIONS!)" if len(libraries) > 1 else ""))
     for r in results:
         if r["model_load_s"]:
-            print(
-                f"- {r['mode']} {r['chunks']}: model load {r['model_load_s']:.1f} s (not in ingest s)"
-            )
+            print(f"- {r['mode']} {r['chunks']}: model load {r['model_load_s']:.1f} s (not in ingest s)")
         if r["empty"]:
             print(f"- {r['mode']} {r['chunks']}: {r['empty']} queries returned no hits")
 

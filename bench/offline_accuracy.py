@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/offline_accuracy.py [--limit N] [--misses]
 
-Each question is a first turn in a new session (from a person of its own) through `ChatService.handle` (offline back-end,
-BM25 Milvus Lite knowledge base in a temporary directory, SQLite checkpoints beside it).
+Each question is a first turn in a new session (from a person of its own) through `ChatService.handle`
+(offline back-end, BM25 Milvus Lite knowledge base in a temporary directory, SQLite checkpoints beside it).
 
 - GitLab handbook, single_text (../shared/eval/gitlab-handbook): "contains answer" = the
   question's `answer` appears in the reply text (case-insensitive substring); a clarification
@@ -138,7 +138,9 @@ def main() -> None:
     args = parser.parse_args()
 
     started = time.perf_counter()
-    scores = asyncio.run(run_corpus(GITLAB / "corpus", gitlab_items(args.limit), {False: "gitlab-handbook single_text"}))
+    scores = asyncio.run(
+        run_corpus(GITLAB / "corpus", gitlab_items(args.limit), {False: "gitlab-handbook single_text"})
+    )
     scores += asyncio.run(
         run_corpus(
             HANDBOOK,

@@ -44,9 +44,7 @@ def main() -> None:
     for embeddings in args.embeddings:
         for chunk_chars in args.chunk_chars:
             name = f"{'BM25' if embeddings == 'none' else 'hybrid-' + embeddings} {chunk_chars}"
-            settings = Settings(
-                embeddings=embeddings, chunk_chars=chunk_chars, chunk_overlap=args.overlap
-            )
+            settings = Settings(embeddings=embeddings, chunk_chars=chunk_chars, chunk_overlap=args.overlap)
             started = time.perf_counter()
             with evaluation_corpus(settings, EVAL / "corpus") as corpus:
                 column = {}

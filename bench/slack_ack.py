@@ -57,10 +57,15 @@ async def main(conversations: int, events: int, latency: float) -> None:
         kb = KnowledgeBase.open(settings)
         Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([ROOT / "examples" / "handbook"])
         coordinator = LocalCoordinator()
-        async with open_chat_service(settings, kb, coordinator) as chat, SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running() as bot:
-            server = uvicorn.Server(uvicorn.Config(create_app([bot.route()]), host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
+        async with (
+            open_chat_service(settings, kb, coordinator) as chat,
+            SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running() as bot,
+        ):
+            server = uvicorn.Server(
+                uvicorn.Config(create_app([bot.route()]), host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+            )
             serving = asyncio.create_task(server.serve())
-            while not server.started:
+            while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
                 await asyncio.sleep(0.01)
             url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/slack/events"
             in_flight: list[int] = []
@@ -74,7 +79,8 @@ async def main(conversations: int, events: int, latency: float) -> None:
             # The load comes from another process, as Slack's would: its own work must not
             # share this event loop with the acknowledgements it measures.
             client = await asyncio.create_subprocess_exec(
-                sys.executable, __file__, "--client", url, "--conversations", str(conversations), "--events", str(events),
+                sys.executable, __file__, "--client", url,
+                "--conversations", str(conversations), "--events", str(events),
                 stdout=asyncio.subprocess.PIPE,
             )  # fmt: skip
             burst, latencies = json.loads((await client.communicate())[0])
@@ -93,7 +99,10 @@ async def main(conversations: int, events: int, latency: float) -> None:
     ):
         q = statistics.quantiles(values, n=100)
         how = "all at once" if values is burst else "one by one, 5 ms apart"
-        print(f"| {name} | {how} | {flight} | {latency * 1000:.0f} ms | {q[49]:.1f} ms | {q[94]:.1f} ms | {q[98]:.1f} ms | {max(values):.1f} ms |")
+        print(
+            f"| {name} | {how} | {flight} | {latency * 1000:.0f} ms | {q[49]:.1f} ms | {q[94]:.1f} ms"
+            f" | {q[98]:.1f} ms | {max(values):.1f} ms |"
+        )
     answered = len([m for m in slack.posted() if m.get("thread_ts")])
     print(f"\nanswers posted: {answered} of {len(burst) + len(latencies)}")
 
@@ -106,7 +115,8 @@ async def load(url: str, conversations: int, events: int) -> None:
         async def send(n: int) -> None:
             ts = f"1710000000.{n:06d}"
             body = event_body(
-                {"type": "app_mention", "user": f"U{n % 97}", "text": f"<@{BOT_USER}> How do I request a security exception? ({n})",
+                {"type": "app_mention", "user": f"U{n % 97}",
+                 "text": f"<@{BOT_USER}> How do I request a security exception? ({n})",
                  "ts": ts, "channel": f"C{n % 13}", "event_ts": ts},
                 f"Ev{n}",
             )  # fmt: skip

@@ -130,7 +130,10 @@ class Bench:
     async def clarify_resume(self, ask_row: Row | None, click_row: Row | None, script: bool) -> None:
         if script:
             assert self.fake is not None
-            self.fake.script["RouteDecision"] = [dict(CLARIFY_FIRST), {"intent": "HOW_TO", "confidence": 0.95, "reasoning": "bench"}]
+            self.fake.script["RouteDecision"] = [
+                dict(CLARIFY_FIRST),
+                {"intent": "HOW_TO", "confidence": 0.95, "reasoning": "bench"},
+            ]
         key, user = self._key("clarify"), self._user()
         ask, wall, calls = await self._timed(Turn("bench", key, user, "m1", text=AMBIGUOUS))
         self._record(ask_row, ask, wall, calls, (ReplyKind.CLARIFICATION, "clarify_needed"))
@@ -196,10 +199,14 @@ async def main_async(args: argparse.Namespace) -> list[Row]:
                 assert report.ok, report.summary()
                 async with open_chat_service(settings, kb=kb) as chat:
                     questions = {route: question for route, (_, question) in LLM_ROUTES.items()}
-                    rows += await run_routes(Bench(chat, fake, args.latency), "llm", questions, args.turns, args.warmup, fake)
+                    rows += await run_routes(
+                        Bench(chat, fake, args.latency), "llm", questions, args.turns, args.warmup, fake
+                    )
                 if not args.no_offline:
                     async with open_chat_service(settings_for(data_dir, url, None), kb=kb) as chat:
-                        rows += await run_routes(Bench(chat, None, 0.0), "offline", OFFLINE_ROUTES, args.turns, args.warmup)
+                        rows += await run_routes(
+                            Bench(chat, None, 0.0), "offline", OFFLINE_ROUTES, args.turns, args.warmup
+                        )
             finally:
                 kb.close()
     finally:
@@ -221,10 +228,21 @@ def main() -> None:
     started = time.perf_counter()
     rows = asyncio.run(main_async(args))
     ms = 1000.0
-    header = ["back-end", "route", "LLM calls/turn (min–max)", "target", "overhead p50 ms", "overhead p95 ms", "wall p50 ms"]
-    print(f"Latency {args.latency * ms:.0f} ms per chat completion; {args.turns} turns per route after {args.warmup} warm-up; "
-          f"Postgres checkpoints; BM25 Milvus Lite; "
-          f"{time.perf_counter() - started:.0f} s in all.\n")
+    header = [
+        "back-end",
+        "route",
+        "LLM calls/turn (min–max)",
+        "target",
+        "overhead p50 ms",
+        "overhead p95 ms",
+        "wall p50 ms",
+    ]
+    print(
+        f"Latency {args.latency * ms:.0f} ms per chat completion; "
+        f"{args.turns} turns per route after {args.warmup} warm-up; "
+        f"Postgres checkpoints; BM25 Milvus Lite; "
+        f"{time.perf_counter() - started:.0f} s in all.\n"
+    )
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for row in rows:

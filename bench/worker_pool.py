@@ -112,12 +112,14 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
 
             first_post = time.perf_counter()
             posting = []
-            for n, (i, follow_up) in enumerate([(i, False) for i in range(sessions)] + [(i, True) for i in range(sessions)]):
+            for n, (i, follow_up) in enumerate(
+                [(i, False) for i in range(sessions)] + [(i, True) for i in range(sessions)]
+            ):
                 posting.append(asyncio.create_task(post(i, follow_up)))
                 await asyncio.sleep(max(0.0, first_post + (n + 1) / rate - time.perf_counter()))
             await asyncio.gather(*posting)
             total = 2 * sessions
-            while len(slack.posted()) < total:
+            while len(slack.posted()) < total:  # noqa: ASYNC110 - the answers arrive from other processes
                 await asyncio.sleep(0.05)
             elapsed = time.perf_counter() - first_post
             answers = slack.posted()
@@ -155,16 +157,25 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
 
 
 async def main(counts: list[int], sessions: int, latency: float, rate: float) -> None:
-    with tempfile.TemporaryDirectory() as scratch:
-        with milvus_server(Path(scratch) / "milvus", ROOT / "examples" / "handbook") as milvus_uri:
-            rows = [await run(n, sessions, latency, rate, milvus_uri, Path(scratch)) for n in counts]
-    print(f"\n{sessions} sessions × 2 turns, model call {latency * 1000:.0f} ms (4 calls a turn), events posted at {rate:.0f}/s\n")
-    print("| workers | turns/s | apologies | ack p50 | ack p99 | ack max | Postgres / session | worker RSS / session | worker RSS |")
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        milvus_server(Path(scratch) / "milvus", ROOT / "examples" / "handbook") as milvus_uri,
+    ):
+        rows = [await run(n, sessions, latency, rate, milvus_uri, Path(scratch)) for n in counts]
+    print(
+        f"\n{sessions} sessions × 2 turns, model call {latency * 1000:.0f} ms (4 calls a turn),"
+        f" events posted at {rate:.0f}/s\n"
+    )
+    print(
+        "| workers | turns/s | apologies | ack p50 | ack p99 | ack max"
+        " | Postgres / session | worker RSS / session | worker RSS |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
-            f"| {r['workers']} | {r['turns_per_s']:.1f} | {r['apologies']} | {r['ack_p50_ms']:.1f} ms | {r['ack_p99_ms']:.1f} ms"
-            f" | {r['ack_max_ms']:.1f} ms | {r['pg_kb_per_session']:.1f} KB | {r['worker_kb_per_session']:.1f} KB | {r['worker_rss_mb']:.0f} MB |"
+            f"| {r['workers']} | {r['turns_per_s']:.1f} | {r['apologies']} | {r['ack_p50_ms']:.1f} ms"
+            f" | {r['ack_p99_ms']:.1f} ms | {r['ack_max_ms']:.1f} ms | {r['pg_kb_per_session']:.1f} KB"
+            f" | {r['worker_kb_per_session']:.1f} KB | {r['worker_rss_mb']:.0f} MB |"
         )
 
 
