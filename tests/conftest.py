@@ -109,3 +109,39 @@ def llm():
     server = FakeOpenAI().start()
     yield server
     server.stop()
+
+
+# --- test tiers ----------------------------------------------------------------------------
+
+# `make test-fast` runs `-m "not slow"`, leaving out what starts processes, runs the worker pool,
+# loads the local embedding model or reads the eval corpora. A module, or one test (all parameters).
+SLOW = (
+    "tests/test_worker_pool.py",
+    "tests/test_evaluation.py::test_gitlab_single_text_file_recall_at_5_with_bm25",
+    "tests/test_evaluation.py::test_cmrc2018_recall_at_5_on_a_fixed_sample",
+    "tests/test_cli.py::test_eval_retrieval_json",
+    "tests/graph/test_follow_ups.py::test_anaphora_follow_ups_cite_the_gold_file",
+    "tests/test_observability.py::test_a_served_process_logs_json_serves_metrics_and_traces_to_langsmith",
+    "tests/test_observability.py::test_traces_go_to_an_opentelemetry_collector_when_asked",
+    "tests/graph/test_conversation.py::test_a_new_process_resumes_the_paused_thread",
+    "tests/bots/test_launch.py::test_slack_http_mode_process_answers_and_stops_cleanly",
+    "tests/bots/test_telegram.py::test_threadsage_telegram_serves_until_signalled",
+    "tests/adapters/test_knowledge.py::test_hybrid_search_with_local_embeddings",
+    "tests/adapters/test_knowledge.py::test_embedding_dimension_mismatch_says_how_to_rebuild",
+    "tests/test_cli.py::test_changed_embeddings_need_a_rebuild",
+    "tests/adapters/test_knowledge.py::test_a_second_process_on_the_same_lite_file_is_told_why",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the SLOW tests. An entry naming no test is an error, lest a moved test slow the fast tier unnoticed."""
+    for entry in SLOW:
+        module, _, name = entry.partition("::")
+        path = REPO / module
+        if not path.is_file() or (name and f"def {name}(" not in path.read_text(encoding="utf-8")):
+            raise pytest.UsageError(f"tests/conftest.py SLOW names no test: {entry}")
+    for item in items:
+        module = item.path.relative_to(REPO).as_posix()
+        name = item.nodeid.rpartition("::")[2].partition("[")[0]
+        if module in SLOW or f"{module}::{name}" in SLOW:
+            item.add_marker(pytest.mark.slow)
