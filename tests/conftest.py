@@ -114,9 +114,11 @@ def llm():
 # --- test tiers ----------------------------------------------------------------------------
 
 # `make test-fast` runs `-m "not slow"`, leaving out what starts processes, runs the worker pool,
-# loads the local embedding model or reads the eval corpora. A module, or one test (all parameters).
+# loads the local embedding model, reads the eval corpora or generates many property-test examples.
+# A module, or one test (all its parameters).
 SLOW = (
     "tests/test_worker_pool.py",
+    "tests/bots/test_render_properties.py",
     "tests/test_evaluation.py::test_gitlab_single_text_file_recall_at_5_with_bm25",
     "tests/test_evaluation.py::test_cmrc2018_recall_at_5_on_a_fixed_sample",
     "tests/test_cli.py::test_eval_retrieval_json",
@@ -130,6 +132,9 @@ SLOW = (
     "tests/adapters/test_knowledge.py::test_embedding_dimension_mismatch_says_how_to_rebuild",
     "tests/test_cli.py::test_changed_embeddings_need_a_rebuild",
     "tests/adapters/test_knowledge.py::test_a_second_process_on_the_same_lite_file_is_told_why",
+    "tests/bots/test_tokens.py::test_processes_starting_together_all_read_one_complete_private_secret",
+    "tests/test_redaction.py::test_postgres_credentials_stay_out_of_the_log",
+    "tests/test_http_limits.py::test_a_64_mib_unsigned_post_does_not_grow_a_served_process",
 )
 
 
