@@ -41,7 +41,7 @@ def chosen_text(reply: object, options: list[str]) -> str:
         if isinstance(option, int) and 0 <= option < len(options):
             return options[option]
         text = str(reply.get("text") or "").strip()
-        if text.isdigit() and 1 <= int(text) <= len(options):
+        if text.isascii() and text.isdigit() and 1 <= int(text) <= len(options):
             return options[int(text) - 1]  # "2" typed in the thread picks the second option
         if text:
             return text
