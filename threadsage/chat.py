@@ -12,6 +12,7 @@ turn with its replies collected, for front-ends that have nothing to show in bet
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
-from threadsage.adapters.reasoning import ModelBusy
+from threadsage.adapters.attachments import Attachment, AttachmentReader, files_read
+from threadsage.adapters.reasoning import ModelBusy, Passage
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import Citation, ClarificationRequest, TurnInput
 from threadsage.memory.coordination import Coordinator, current_delivery
@@ -56,6 +58,7 @@ class Turn:
     text: str | None = None
     answer: ClarificationAnswer | None = None
     categories: tuple[str, ...] | None = None  # what this place may read: None = every category, () = none
+    attachments: tuple[Attachment, ...] = ()  # files sent with the message: context for this session only
 
 
 class ReplyKind(StrEnum):
@@ -123,6 +126,7 @@ class ChatService:
     anyone_may_answer: bool = False
     rate_limit_per_minute: int = 20
     description: str = ""  # what the service runs on, for banners and logs
+    attachments: AttachmentReader = AttachmentReader()
 
     async def handle(self, turn: Turn) -> list[Reply]:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
@@ -159,7 +163,7 @@ class ChatService:
             scope.outcome = "duplicate"
             return
         text = (turn.text or "").strip()
-        if turn.answer is None and not text:
+        if turn.answer is None and not text and not turn.attachments:
             yield notice(EMPTY)
             return
         if turn.answer is None and turn.categories == ():
@@ -179,9 +183,13 @@ class ChatService:
                 yield refusal
                 return
             yield ACCEPTED
+        attached, problems = await asyncio.to_thread(self.attachments.read, turn.attachments) if turn.attachments else ([], [])
         async with self.coordinator.session_lock(turn.session_key):
-            replies = await self._under_lock(turn, text, config)
-        for reply in replies:
+            if text or turn.answer is not None:
+                replies = await self._under_lock(turn, text, config, attached)
+            else:  # only files: kept for the questions that follow
+                replies = await self._keep_files(turn, config, attached)
+        for reply in [*replies, *map(notice, problems)]:  # what could not be read, after the answer
             yield reply
 
     async def _accept(self, turn: Turn, config: RunnableConfig) -> Reply | None:
@@ -201,7 +209,7 @@ class ChatService:
         CLARIFICATIONS.labels(turn.platform, "answered").inc()
         return None
 
-    async def _under_lock(self, turn: Turn, text: str, config: RunnableConfig) -> list[Reply]:
+    async def _under_lock(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         snapshot = await self.graph.aget_state(config)
         if snapshot.values.get("turn_id") == turn.message_id:
             return await self._redelivered(turn, snapshot, config)
@@ -215,10 +223,22 @@ class ChatService:
         if pending is not None and (self.anyone_may_answer or _request(pending)["asker"] == turn.user_id):
             # A typed message while a clarification is pending answers it.
             CLARIFICATIONS.labels(turn.platform, "answered").inc()
-            return await self._run(self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}), config, turn.platform)
+            answer = self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}, attached)
+            return await self._run(answer, config, turn.platform)
         if pending is not None:  # someone else's question replaces the pending one
             CLARIFICATIONS.labels(turn.platform, "abandoned").inc()
-        return await self._run(self._question(turn, text), config, turn.platform)
+        return await self._run(self._question(turn, text, attached), config, turn.platform)
+
+    async def _keep_files(self, turn: Turn, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
+        """Files sent without a question: their passages join the session, as if a turn had
+        just ended (a pending clarification is dropped, as a new question would drop it), and
+        the person is asked what they want to know."""
+        if not attached:
+            return []  # nothing readable: the problems say why
+        if _pending(await self.graph.aget_state(config)) is not None:
+            CLARIFICATIONS.labels(turn.platform, "abandoned").inc()
+        await self.graph.aupdate_state(config, {"attached": attached}, as_node="compose")
+        return [notice(files_read(attached))]
 
     async def _redelivered(self, turn: Turn, snapshot: StateSnapshot, config: RunnableConfig) -> list[Reply]:
         """This very turn again (the queue handed it to another worker): finish its run from the
@@ -286,17 +306,20 @@ class ChatService:
             return notice(STALE)
         return None
 
-    def _resume(self, turn: Turn, answer: dict) -> Command:
+    def _resume(self, turn: Turn, answer: dict, attached: list[Passage] | None = None) -> Command:
         """Input that answers the pending clarification, stamped with this turn's id."""
-        return Command(resume=answer, update={"turn_id": turn.message_id})
+        return Command(resume=answer, update={"turn_id": turn.message_id} | ({"attached": attached} if attached else {}))
 
-    def _question(self, turn: Turn, text: str) -> TurnInput:
-        return TurnInput(
+    def _question(self, turn: Turn, text: str, attached: list[Passage]) -> TurnInput:
+        question = TurnInput(
             turn_id=turn.message_id,
             question=text[:MAX_QUESTION_CHARS],
             asker=turn.user_id,
             categories=None if turn.categories is None else list(turn.categories),
         )
+        if attached:
+            question["attached"] = attached
+        return question
 
     async def _run(self, graph_input: TurnInput | Command | None, config: RunnableConfig, platform: str) -> list[Reply]:
         result = await self.graph.ainvoke(graph_input, config, context=self.context)

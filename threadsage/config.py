@@ -203,6 +203,12 @@ class Settings(BaseSettings):
         description="Model calls per minute for all processes together; 0 = no limit. Past it, people are told "
         "the bot is busy",
     )
+    max_attachment_mb: float = Field(
+        10,
+        gt=0,
+        description="Files sent with a question (PDF, Word, Markdown, HTML, text) are read up to this size, in MB; "
+        "Telegram's bots cannot download more than 20 MB",
+    )
     anyone_may_answer: bool = Field(
         False, description="`true` = anyone in the thread may answer someone else's clarification"
     )

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from threadsage.adapters import text
+from threadsage.adapters.attachments import MB, AttachmentReader
 from threadsage.adapters.embeddings import make_embedder
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.reasoning import Reasoner
@@ -52,6 +53,9 @@ async def open_chat_service(
                 anyone_may_answer=settings.anyone_may_answer,
                 rate_limit_per_minute=settings.rate_limit_per_minute,
                 description=await describe(settings, kb, reasoner),
+                attachments=AttachmentReader(
+                    int(settings.max_attachment_mb * MB), settings.chunk_chars, settings.chunk_overlap
+                ),
             )
     finally:
         if own_kb:

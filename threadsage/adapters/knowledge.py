@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -287,6 +288,14 @@ class KnowledgeBase:
         if self._dense_dim is None:
             return 0
         return sum(1 for _ in self._iterate(["doc_id"]))
+
+    def category_counts(self) -> dict[str, int]:
+        """Documents per category ("" for those ingested without one), for telling people what
+        the bot covers. Reads every chunk's id: call it in a thread."""
+        if self._dense_dim is None:
+            return {}
+        documents = {row["doc_id"]: row["category"] for row in self._iterate(["doc_id", "category"])}
+        return dict(sorted(Counter(documents.values()).items()))
 
     # --- searching -------------------------------------------------------------------------
 

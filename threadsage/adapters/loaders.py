@@ -1,8 +1,9 @@
-"""Document loaders: Markdown, plain text, HTML and PDF files become `Document`s made of sections.
+"""Document loaders: Markdown, plain text, HTML, PDF and Word files become `Document`s made of sections.
 
 A section is a run of text under one heading path (("Leave", "Sick leave") for a `###` under a
 `##`), which is what a citation later points at. Loaders never guess at layout they cannot see:
-plain text is one section, a PDF has one section per page.
+plain text is one section, a PDF has one section per page. `parse_bytes` is the part that needs
+no file: files attached to a question go through it too.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ MARKDOWN_SUFFIXES = {".md", ".markdown"}
 TEXT_SUFFIXES = {".txt", ".text"}
 HTML_SUFFIXES = {".html", ".htm"}
 PDF_SUFFIXES = {".pdf"}
-SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
+DOCX_SUFFIXES = {".docx"}
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES | DOCX_SUFFIXES
 
 
 class UnreadableDocument(Exception):
@@ -108,31 +110,42 @@ def load_file(file: Path, root: Path, category: str = "") -> Document:
         mtime = int(file.stat().st_mtime)
     except OSError as exc:
         raise UnreadableDocument(f"cannot read: {exc.strerror or exc}") from exc
-    if not data.strip():
-        raise UnreadableDocument("empty file")
-    suffix = file.suffix.lower()
-    if suffix in PDF_SUFFIXES:
-        title, sections = parse_pdf(data, fallback_title=_title_from_name(file))
-    else:
-        text = _decode_text(data)
-        if suffix in MARKDOWN_SUFFIXES:
-            title, sections = parse_markdown(text, fallback_title=_title_from_name(file))
-        elif suffix in HTML_SUFFIXES:
-            title, sections = parse_html(text, fallback_title=_title_from_name(file))
-        else:
-            title, sections = parse_plain_text(text, fallback_title=_title_from_name(file))
-    sections = _clean_sections(sections)
-    if not sections:
-        raise UnreadableDocument("no text found")
+    title, sections = parse_bytes(data, file.name)
     return Document(
         source=str(file),
         path=clean_text(file.relative_to(root).as_posix()),
-        title=clean_text(title),
+        title=title,
         sections=sections,
         content_hash=content_hash(data),
         category=category,
         updated_at=mtime,
     )
+
+
+def parse_bytes(data: bytes, name: str) -> tuple[str, tuple[Section, ...]]:
+    """The title and cleaned sections of a file's bytes, read as the type its name's suffix says;
+    `UnreadableDocument` if there is no text. The caller checks that the suffix is supported."""
+    if not data.strip():
+        raise UnreadableDocument("empty file")
+    suffix, fallback = Path(name).suffix.lower(), _title_from_name(Path(name))
+    if suffix in PDF_SUFFIXES:
+        title, sections = parse_pdf(data, fallback_title=fallback)
+    elif suffix in DOCX_SUFFIXES:
+        from threadsage.adapters.word import parse_docx
+
+        title, sections = parse_docx(data, fallback_title=fallback)
+    else:
+        text = _decode_text(data)
+        if suffix in MARKDOWN_SUFFIXES:
+            title, sections = parse_markdown(text, fallback_title=fallback)
+        elif suffix in HTML_SUFFIXES:
+            title, sections = parse_html(text, fallback_title=fallback)
+        else:
+            title, sections = parse_plain_text(text, fallback_title=fallback)
+    cleaned = _clean_sections(sections)
+    if not cleaned:
+        raise UnreadableDocument("no text found")
+    return clean_text(title), cleaned
 
 
 def load_jsonl_corpus(file: Path, category: str = "") -> Iterator[Document]:

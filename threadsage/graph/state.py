@@ -1,18 +1,19 @@
 """The typed state of one conversation thread.
 
-`messages` is the thread's memory across turns (a reducer appends); everything else describes the
-current turn. A new question comes in as a small `TurnInput`; the graph's first node, `begin`,
+`messages` is the thread's memory across turns (a reducer appends), as are `attached`, the passages
+of files sent in the conversation; everything else describes the current turn. A new question comes in as a small `TurnInput`; the graph's first node, `begin`,
 resets the per-turn fields, so callers never need to know them. Documents are plain dicts so that
 checkpoints stay readable and portable between checkpointer back-ends.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from threadsage.adapters.attachments import keep_attached
 from threadsage.adapters.reasoning import Intent, Passage
 
 Strategy = Literal[
@@ -70,6 +71,7 @@ class TurnInput(TypedDict):
     question: str
     asker: str
     categories: list[str] | None  # the categories this place may read (None: all)
+    attached: NotRequired[list[Passage]]  # passages of files sent with the question
 
 
 class Step(TypedDict, total=False):
@@ -83,6 +85,7 @@ class Step(TypedDict, total=False):
 
 class ConversationState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
+    attached: Annotated[list[Passage], keep_attached]  # files sent in this session: kept across turns
     # the turn
     turn_id: str  # the platform message or click this run serves: a retried delivery finds it
     question: str

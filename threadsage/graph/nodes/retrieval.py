@@ -13,9 +13,9 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning import passage
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
+from threadsage.graph.nodes.evidence import search
 from threadsage.graph.state import ConversationState
 
 NOT_COVERED = "The documents I have access to don't cover this."
@@ -26,13 +26,8 @@ CODE_MARKER = "```"
 async def retrieve(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
     ctx = runtime.context
     code_only = state.get("route") == "code_search"
-    hits = await ctx.kb.search(
-        state["search_query"],
-        ctx.policy.retrieve_k * (2 if code_only else 1),
-        state.get("categories"),
-        state.get("focus") or None,
-    )
-    documents = [passage(h) for h in hits]
+    k = ctx.policy.retrieve_k * (2 if code_only else 1)
+    documents = await search(state, ctx, state["search_query"], k, state.get("focus") or None)
     if code_only:
         documents = [d for d in documents if CODE_MARKER in d["text"]][: ctx.policy.retrieve_k]
     hops = state.get("hops", 0) + 1
@@ -163,18 +158,15 @@ async def research(state: ConversationState, runtime: Runtime[BrainContext]) -> 
     ctx = runtime.context
     per_question = max(2, ctx.policy.retrieve_k // len(state["sub_questions"]))
     results = await asyncio.gather(
-        *(
-            ctx.kb.search(q, per_question, state.get("categories"), state.get("focus") or None)
-            for q in state["sub_questions"]
-        )
+        *(search(state, ctx, q, per_question, state.get("focus") or None) for q in state["sub_questions"])
     )
     seen: set[str] = set()
     documents = []
-    for hits in results:
-        for hit in hits:
-            if hit.id not in seen:
-                seen.add(hit.id)
-                documents.append(passage(hit))
+    for found in results:
+        for p in found:
+            if p["id"] not in seen:
+                seen.add(p["id"])
+                documents.append(p)
     hops = state.get("hops", 0) + 1
     return {
         "documents": documents,

@@ -6,9 +6,10 @@ import logging
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage, passage_label
+from threadsage.adapters.reasoning import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage_label
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.graph.nodes.common import calls, history, traced
+from threadsage.graph.nodes.evidence import search
 from threadsage.graph.state import INTENT_STRATEGY, ConversationState, Decision, Strategy
 
 log = logging.getLogger(__name__)
@@ -40,10 +41,7 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> dic
     """
     ctx = runtime.context
     question = state["standalone"]
-    hits = await ctx.kb.search(
-        question, ctx.policy.retrieve_k, state.get("categories"), state.get("focus") or None
-    )
-    evidence = [passage(h) for h in hits]
+    evidence = await search(state, ctx, question, ctx.policy.retrieve_k, state.get("focus") or None)
     if pinned := state.get("pinned"):
         evidence = [pinned, *(p for p in evidence if p["id"] != pinned["id"])][: ctx.policy.retrieve_k]
     try:
