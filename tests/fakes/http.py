@@ -9,7 +9,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-# (path, headers, raw body) -> (status, extra headers, JSON-able payload or a ready string)
+# (path, headers, raw body) -> (status, extra headers, JSON-able payload, a ready string, or bytes as they are)
 Responder = Callable[[str, dict[str, str], bytes], tuple[int, dict[str, str], Any]]
 
 
@@ -24,7 +24,7 @@ class JsonServer:
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 status, headers, payload = respond(self.path, dict(self.headers.items()), raw)
-                data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+                data = payload if isinstance(payload, bytes) else (payload if isinstance(payload, str) else json.dumps(payload)).encode()
                 try:
                     self.send_response(status)
                     for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():

@@ -3,6 +3,10 @@
 The real slack_sdk client talks to `FakeSlack.api_url`; tests read what it sent from `calls`.
 `rate_limit_next(method)` answers the next call of a method with HTTP 429 and Retry-After: 1;
 a token in `revoked` is refused (`invalid_auth`) by every method.
+
+Files (`upload`) are kept as Slack keeps them: `files.info` returns the file object, and its
+`url_private_download` serves the bytes only to a request with a bearer token — without one Slack
+answers with its sign-in page (HTML, status 200), and so does the fake.
 """
 
 from __future__ import annotations
@@ -95,6 +99,7 @@ class FakeSlack:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ts: int = 0
     socket_url: str = ""
+    files: dict[str, tuple[dict, bytes]] = field(default_factory=dict)  # id → (file object, content)
 
     @property
     def api_url(self) -> str:
@@ -120,6 +125,27 @@ class FakeSlack:
                 return found
             await asyncio.sleep(0.02)
         raise AssertionError(f"expected {count} {method} call(s), got {self.of(method)}")
+
+    def upload(self, name: str, content: bytes, mimetype: str, size: int | None = None, user: str = "U222") -> dict:
+        """A file someone shared, as a `file_share` event lists it (`size` may be given larger than
+        the content, to stand for a big file without making one)."""
+        with self._lock:
+            file_id = f"F{len(self.files) + 1:08d}"
+            base = f"{self._server.url if self._server else ''}/files-pri/{TEAM}-{file_id}"
+            file = {
+                "id": file_id, "created": int(time.time()), "timestamp": int(time.time()), "name": name, "title": name,
+                "mimetype": mimetype, "filetype": name.rsplit(".", 1)[-1], "pretty_type": name.rsplit(".", 1)[-1].upper(),
+                "user": user, "user_team": TEAM, "editable": False, "size": len(content) if size is None else size,
+                "mode": "hosted", "is_external": False, "external_type": "", "is_public": False, "public_url_shared": False,
+                "display_as_bot": False, "username": "", "url_private": f"{base}/{name}",
+                "url_private_download": f"{base}/download/{name}", "permalink": f"https://acme.slack.com/files/{user}/{file_id}/{name}",
+                "is_starred": False, "has_rich_preview": False, "file_access": "visible",
+            }  # fmt: skip
+            self.files[file_id] = (file, content)
+        return file
+
+    def downloads(self) -> list[dict]:
+        return self.of("files.download")
 
     def start(self) -> FakeSlack:
         self._server = JsonServer(self._receive)
@@ -147,6 +173,8 @@ class FakeSlack:
 
     def _receive(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
         url = urllib.parse.urlparse(path)
+        if url.path.startswith("/files-pri/"):
+            return self._download(url.path, headers.get("Authorization", ""))
         params = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
         if "json" in headers.get("Content-Type", ""):
             params |= json.loads(raw or b"{}")
@@ -183,9 +211,29 @@ class FakeSlack:
             return 200, {}, {"ok": True, "channel": params.get("channel"), "ts": params.get("ts", ts), "message_ts": ts}
         if method in ("reactions.add", "reactions.remove"):
             return 200, {}, {"ok": True}
+        if method == "files.info":
+            known = self.files.get(str(params.get("file", "")))
+            if known is None:
+                return 200, {}, {"ok": False, "error": "file_not_found"}
+            return 200, {}, {"ok": True, "file": known[0], "comments": [], "response_metadata": {"next_cursor": ""}}
         if method in ("conversations.replies", "conversations.history"):
             return 200, {}, {"ok": True, "messages": self._read_back(params), "has_more": False}
         return 200, {}, {"ok": False, "error": "unknown_method"}
+
+
+    def _download(self, path: str, authorization: str) -> tuple[int, dict[str, str], Any]:
+        """GET of a file's private URL: the bytes for a valid bearer token, else the sign-in page."""
+        file_id = path.split("/")[2].split("-", 1)[-1]
+        token = authorization.removeprefix("Bearer ") if authorization.startswith("Bearer ") else ""
+        with self._lock:
+            self.calls.append(("files.download", {"file": file_id, "authorization": authorization}))
+            known = self.files.get(file_id)
+        if not token or token in self.revoked:
+            return 200, {"Content-Type": "text/html; charset=utf-8"}, "<!DOCTYPE html><html><title>Slack</title>Sign in</html>"
+        if known is None:
+            return 404, {"Content-Type": "text/plain"}, "Not Found"
+        file, content = known
+        return 200, {"Content-Type": file["mimetype"], "Content-Disposition": f'attachment; filename="{file["name"]}"'}, content
 
 
 class FakeSocketMode:

@@ -25,8 +25,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from starlette.routing import Route
 
+from threadsage.adapters.attachments import MB
 from threadsage.bots.background import BackgroundTasks
 from threadsage.bots.slack.access import EXTERNAL_NOTICE, is_external, person_team
+from threadsage.bots.slack.files import SlackFiles
 from threadsage.bots.slack.intake import events_route, from_a_person, on_error
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
 from threadsage.bots.slack.sending import SlackSender
@@ -85,6 +87,13 @@ class SlackBot:
             retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
         )
         self.send = SlackSender(self.client, signer)
+        self.files = SlackFiles(
+            self.client,
+            self._session,
+            settings.slack_bot_token.get_secret_value(),
+            int(settings.max_attachment_mb * MB),
+            settings.slack_api_url,
+        )
         # The client carries the token, so bolt authorizes with its single-team authorization.
         self.app = AsyncApp(
             client=self.client,
@@ -214,8 +223,9 @@ class SlackBot:
         text = _MENTION.sub("", event.get("text") or "").strip()
         message_id = f"{event['channel']}:{event['ts']}"
         categories = place.categories(self.settings)
-        turn = Turn("slack", place.session, event["user"], message_id, text=text, categories=categories)
         async with self.send.eyes_on(place.channel, event["ts"]):
+            files = await self.files.fetch(event)
+            turn = Turn("slack", place.session, event["user"], message_id, text=text, categories=categories, attachments=files)
             try:
                 for reply in await self.chat.handle(turn):
                     await self.send.post(place, reply, turn)
