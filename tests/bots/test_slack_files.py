@@ -81,3 +81,14 @@ async def test_a_file_alone_is_kept_for_the_next_question_and_a_foreign_url_gets
     answer, problem = slack.fake.posted()[-2:]
     assert "48,000 euros" in as_text(answer)
     assert problem["text"] == "I couldn't download “notes.md” — please try sending it again."
+
+
+async def test_images_are_passed_over_and_other_types_named_without_downloading(slack: Harness) -> None:
+    screenshot = slack.fake.upload("screenshot.png", b"\x89PNG\r\n\x1a\n", "image/png")
+    sheet = slack.fake.upload("budget.xlsx", b"PK\x03\x04", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    await slack.event(file_share("Which cabin class may I book for a flight of 6 hours or more?", [screenshot, sheet]))
+    await slack.settle()
+    answer, problem = slack.fake.posted()
+    assert "premium economy" in as_text(answer).lower()
+    assert problem["text"] == "I can't read “budget.xlsx”: I read PDF, Word (.docx), Markdown, HTML or plain text files."
+    assert slack.fake.downloads() == []

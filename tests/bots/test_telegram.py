@@ -194,7 +194,7 @@ async def test_private_question_gets_an_answer_with_sources_and_feedback_buttons
 
 async def test_start_help_new_and_unknown_commands(bot, fake) -> None:
     chat = private(ANN)
-    assert (await exchange(fake, chat, ANN, "/start"))[1]["text"] == START
+    assert (await exchange(fake, chat, ANN, "/start"))[1]["text"].startswith(START)  # then what it covers
     assert (await exchange(fake, chat, ANN, "/help"))[1]["text"] == HELP.format(username="ask_bot")
     assert (await exchange(fake, chat, ANN, "/frobnicate"))[1]["text"] == HELP.format(username="ask_bot")
     _q, clarification = await exchange(fake, chat, ANN, AMBIGUOUS)

@@ -11,7 +11,11 @@ callback queries still to be answered. Where it matters to a bot it is as strict
 - a callback query can be answered once; an edit that changes nothing fails as "not modified";
   `editMessageText` without `reply_markup` removes the keyboard.
 
-Tests push updates (`say`, `click`, `push`), queue failures (`fail_next`: a 429 with
+Files are kept as Telegram keeps them: `upload` stores one (a document for `send_file`),
+`getFile` returns a File with its `file_path` — or 400 "file is too big" past the 20 MB bots may
+download — and `GET /file/bot<token>/<file_path>` serves the bytes.
+
+Tests push updates (`say`, `send_file`, `click`, `push`), queue failures (`fail_next`: a 429 with
 `retry_after`, a 400 for HTML) and assert on `calls` (every method with its decoded params) and
 `messages` (live: an edit changes the dict a test already holds).
 """
@@ -111,12 +115,14 @@ class FakeBotAPI:
         self._new_update = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.url = ""
+        self.files: dict[str, tuple[dict, bytes]] = {}  # file_id → (File, content)
 
     # --- server ----------------------------------------------------------------------------
 
     async def start(self) -> FakeBotAPI:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         self._runner = web.AppRunner(app, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -210,6 +216,32 @@ class FakeBotAPI:
         if edit_of is not None:
             message["edit_date"] = int(time.time())
         self.messages[(chat["id"], message["message_id"])] = message
+        return message
+
+    def upload(self, name: str, content: bytes, mime_type: str, size: int | None = None) -> dict:
+        """A document as a message carries it (`size` may claim more than the content holds)."""
+        n = len(self.files) + 1
+        file_id, unique = f"BQACAgIAAxkBAAI{n:04d}", f"AgAD{n:04d}"
+        size = len(content) if size is None else size
+        self.files[file_id] = ({"file_id": file_id, "file_unique_id": unique, "file_size": size, "file_path": f"documents/file_{n}.{name.rsplit('.', 1)[-1]}"}, content)
+        return {"file_name": name, "mime_type": mime_type, "file_id": file_id, "file_unique_id": unique, "file_size": size}
+
+    def send_file(self, chat: dict, user: dict, caption: str = "", document: dict | None = None, **options: Any) -> dict:
+        """A person's document (or, without one, a photo) with a caption, as an update; returns it."""
+        message = self.message(chat, user, caption, **options)
+        del message["text"]
+        if "entities" in message:
+            message["caption_entities"] = message.pop("entities")
+        if caption:
+            message["caption"] = caption
+        if document is not None:
+            message["document"] = document
+        else:
+            message["photo"] = [
+                {"file_id": f"AgACAgIAAxkBAAI{w}", "file_unique_id": f"AQAD{w}", "file_size": w * 40, "width": w, "height": w * 3 // 4}
+                for w in (90, 320, 800)
+            ]
+        self.push({"message": message})
         return message
 
     def click(self, message: dict, user: dict, data: str | None = None, option: int = 0) -> str:
@@ -356,6 +388,23 @@ class FakeBotAPI:
 
     def api_sendChatAction(self, chat_id: str, action: str, **_: Any) -> bool:  # noqa: N802
         return True
+
+    def api_getFile(self, file_id: str, **_: Any) -> dict:  # noqa: N802
+        if file_id not in self.files:
+            raise ApiError(400, "Bad Request: invalid file_id")
+        file, _content = self.files[file_id]
+        if file["file_size"] > 20 * 1024 * 1024:
+            raise ApiError(400, "Bad Request: file is too big")
+        return file
+
+    async def _download(self, request: web.Request) -> web.Response:
+        self.calls.append(Call("download", {"path": request.match_info["path"]}))
+        if request.match_info["token"] != self.token:
+            return web.Response(status=401, text="Unauthorized")
+        found = next((content for file, content in self.files.values() if file["file_path"] == request.match_info["path"]), None)
+        if found is None:
+            return web.Response(status=404, text="Not Found")
+        return web.Response(body=found, content_type="application/octet-stream")
 
     # --- helpers ---------------------------------------------------------------------------
 

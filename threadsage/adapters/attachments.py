@@ -55,6 +55,20 @@ def too_big(name: str, size: int, limit: int) -> str:
     return f"I couldn't use “{display_name(name)}”: it is {size / MB:.1f} MB, and I read files of up to {limit / MB:g} MB."
 
 
+def unsupported(name: str) -> str:
+    return f"I can't read “{display_name(name)}”: I read {KINDS} files."
+
+
+def readable_as(name: str, media_type: str) -> str | None:
+    """The name the loaders read a file by (its own, or one with the suffix its media type says),
+    or None for a type they cannot read — known before anything is downloaded."""
+    name = display_name(name)
+    if PurePosixPath(name).suffix.lower() in SUPPORTED_SUFFIXES:
+        return name
+    suffix = SUFFIX_OF_TYPE.get(media_type.split(";")[0].strip().lower())
+    return name + suffix if suffix else None
+
+
 def not_fetched(name: str) -> str:
     return f"I couldn't download “{display_name(name)}” — please try sending it again."
 
@@ -96,11 +110,9 @@ class AttachmentReader:
             raise UnreadableDocument(attachment.problem)
         if len(attachment.content) > self.max_bytes:
             raise UnreadableDocument(too_big(name, len(attachment.content), self.max_bytes))
-        parse_as = name if PurePosixPath(name).suffix.lower() in SUPPORTED_SUFFIXES else ""
-        if not parse_as and attachment.media_type.split(";")[0].strip() in SUFFIX_OF_TYPE:
-            parse_as = name + SUFFIX_OF_TYPE[attachment.media_type.split(";")[0].strip()]
-        if not parse_as:
-            raise UnreadableDocument(f"I can't read “{name}”: I read {KINDS} files.")
+        parse_as = readable_as(name, attachment.media_type)
+        if parse_as is None:
+            raise UnreadableDocument(unsupported(name))
         try:
             title, sections = parse_bytes(attachment.content, parse_as)
         except UnreadableDocument as exc:

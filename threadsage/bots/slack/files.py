@@ -16,7 +16,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from threadsage.adapters.attachments import Attachment, not_fetched, too_big
+from threadsage.adapters.attachments import Attachment, not_fetched, readable_as, too_big, unsupported
 
 log = logging.getLogger(__name__)
 
@@ -38,16 +38,22 @@ class SlackFiles:
         self._origins = {("https", FILE_HOST)} | ({urlsplit(api_url)[:2]} if api_url else set())
 
     async def fetch(self, event: dict) -> tuple[Attachment, ...]:
-        """The files of a message, each downloaded or carrying why it was not."""
+        """The files of a message, each downloaded or carrying why it was not. Images (screenshots,
+        mostly) are passed over without a word: the text asks the question."""
         files = [f for f in event.get("files") or [] if isinstance(f, dict)][:MAX_FILES]
-        return tuple([await self._fetch(f) for f in files])
+        fetched = [await self._fetch(f) for f in files]
+        return tuple(f for f in fetched if f is not None)
 
-    async def _fetch(self, file: dict) -> Attachment:
+    async def _fetch(self, file: dict) -> Attachment | None:
         if file.get("file_access") == "check_file_info" or not file.get("url_private_download"):
             file = await self._info(file)
         name = str(file.get("name") or file.get("title") or file.get("id") or "file")
         media_type = str(file.get("mimetype") or "")
         size = int(file.get("size") or 0)
+        if media_type.startswith("image/"):
+            return None
+        if readable_as(name, media_type) is None:
+            return Attachment(name, b"", media_type, problem=unsupported(name))
         if size > self.max_bytes:
             return Attachment(name, b"", media_type, problem=too_big(name, size, self.max_bytes))
         url = str(file.get("url_private_download") or "")

@@ -18,6 +18,7 @@ the webhook of `threadsage serve` only queues each update and `threadsage worker
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import AsyncExitStack, suppress
 from datetime import UTC, datetime, timedelta
@@ -29,12 +30,24 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, TypeHandler, filters
 
+from threadsage.adapters.attachments import MB
+from threadsage.bots.coverage import coverage_lines
 from threadsage.bots.replies import place_categories
 from threadsage.bots.telegram.access import Gate, TelegramAccess
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfigError, build_application
 from threadsage.bots.telegram.chains import ReplyChains, private_key
+from threadsage.bots.telegram.files import TelegramFiles
 from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_after_click, place_of
-from threadsage.bots.telegram.texts import HELP, INVALID_BUTTON, NEW_IN_GROUP, NEW_STARTED, START, THANKS
+from threadsage.bots.telegram.texts import (
+    COVERS,
+    HELP,
+    INVALID_BUTTON,
+    NEW_IN_GROUP,
+    NEW_STARTED,
+    NOTHING_COVERED,
+    START,
+    THANKS,
+)
 from threadsage.bots.telegram.webhook import TelegramWebhook
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret
 from threadsage.chat import ACCEPTED, APOLOGY, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
@@ -83,6 +96,7 @@ class TelegramBot:
         self.chains = ReplyChains(self.app.bot, coordinator)
         self.send = TelegramSender(self.app.bot, self.signer, coordinator, self.chains)
         self.gate = Gate(self.access, coordinator, self.send, self.chains)
+        self.files = TelegramFiles(int(settings.max_attachment_mb * MB))
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
 
@@ -154,23 +168,30 @@ class TelegramBot:
         self.app.add_handler(TypeHandler(Update, self.gate), group=-1)  # refused updates stop there
         people = filters.UpdateType.MESSAGE & _FromPerson()  # new messages only: edits are ignored
         private, groups = filters.ChatType.PRIVATE, filters.ChatType.GROUPS
+        questions = (filters.TEXT & ~filters.COMMAND) | filters.Document.ALL | filters.PHOTO  # files: the caption asks
         self.app.add_handlers(
             [
                 CommandHandler("start", self._on_start, filters=people),
                 CommandHandler("help", self._on_help, filters=people),
                 CommandHandler("new", self._on_new, filters=people),
                 CommandHandler("ask", self._on_ask, filters=people),
-                MessageHandler(people & private & filters.TEXT & ~filters.COMMAND, self._on_private_text),
+                MessageHandler(people & private & questions, self._on_private_text),
                 MessageHandler(people & private & filters.COMMAND, self._on_help),  # unknown commands
-                MessageHandler(people & groups & filters.TEXT & ~filters.COMMAND, self._on_group_text),
+                MessageHandler(people & groups & questions, self._on_group_text),
                 CallbackQueryHandler(self._on_click),
             ]
         )
         self.app.add_error_handler(self._on_error)
 
     async def _on_start(self, update: Update, _context: Context) -> None:
-        assert update.message is not None
-        await self.send.send_plain(place_of(update.message), START)
+        """The greeting, and what the bot can answer here: categories with their document counts."""
+        message = update.message
+        assert message is not None
+        counts = await asyncio.to_thread(self.chat.context.kb.category_counts)
+        allowed = place_categories(self.settings, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
+        lines = coverage_lines(counts, allowed)
+        covered = "\n".join([COVERS, *(f"• {line}" for line in lines)]) if lines else NOTHING_COVERED
+        await self.send.send_plain(place_of(message), f"{START}\n\n{covered}")
 
     async def _on_help(self, update: Update, _context: Context) -> None:
         assert update.message is not None
@@ -195,7 +216,7 @@ class TelegramBot:
 
     async def _on_private_text(self, update: Update, _context: Context) -> None:
         assert update.message is not None
-        await self._ask_in_private(update.message, update.message.text or "")
+        await self._ask_in_private(update.message, update.message.text or update.message.caption or "")
 
     async def _on_group_text(self, update: Update, _context: Context) -> None:
         """Only messages addressed to the bot: a mention or a reply to one of its messages."""
@@ -256,10 +277,11 @@ class TelegramBot:
         private = message.chat.type == ChatType.PRIVATE
         categories = place_categories(self.settings, str(message.chat_id), private)
         message_id = f"{message.chat_id}:{message.message_id}"
-        turn = Turn("telegram", key, str(message.from_user.id), message_id, text=text, categories=categories)
         log.info("question in %s chat %s", message.chat.type, message.chat_id)  # ids for THREADSAGE_CHANNEL_CATEGORIES
         place = place_of(message)
         async with self.send.typing(place):
+            files = await self.files.fetch(message)
+            turn = Turn("telegram", key, str(message.from_user.id), message_id, text=text, categories=categories, attachments=files)
             replies = await self.chat.handle(turn)
         await self.send.deliver(replies, place, key, turn.message_id)
 

@@ -55,7 +55,7 @@ class ReplyChains:
 
     def mentions_me(self, message: Message) -> bool:
         me = f"@{self.bot.username}".lower()
-        for entity, text in message.parse_entities([MessageEntity.MENTION, MessageEntity.TEXT_MENTION]).items():
+        for entity, text in _entities(message, [MessageEntity.MENTION, MessageEntity.TEXT_MENTION]).items():
             if text.lower() == me or (entity.user is not None and entity.user.id == self.bot.id):
                 return True
         return False
@@ -69,18 +69,23 @@ class ReplyChains:
         return None
 
     def question_text(self, message: Message) -> str:
-        """The message without the bot's @mention or the leading /ask command."""
+        """The message (or a file's caption) without the bot's @mention or the leading /ask command."""
         me = f"@{self.bot.username}".lower()
-        entities = message.parse_entities([MessageEntity.MENTION, MessageEntity.BOT_COMMAND])
+        entities = _entities(message, [MessageEntity.MENTION, MessageEntity.BOT_COMMAND])
         drop = [
             entity
             for entity, value in entities.items()
             if value.lower() == me or (entity.type == MessageEntity.BOT_COMMAND and entity.offset == 0)
         ]
-        text = (message.text or "").encode("utf-16-le")  # entity offsets count UTF-16 code units
+        text = (message.text or message.caption or "").encode("utf-16-le")  # entity offsets count UTF-16 code units
         for entity in sorted(drop, key=lambda e: -e.offset):
             text = text[: entity.offset * 2] + b" \x00" + text[(entity.offset + entity.length) * 2 :]
         return " ".join(text.decode("utf-16-le").split())
+
+
+def _entities(message: Message, types: list[str]) -> dict[MessageEntity, str]:
+    """The entities of the message's text, or of its caption when it has none (a file)."""
+    return message.parse_entities(types) if message.text is not None else message.parse_caption_entities(types)
 
 
 def private_key(chat_id: int) -> str:

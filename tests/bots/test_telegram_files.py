@@ -1,0 +1,80 @@
+"""Documents and photos sent to the Telegram bot, and /start, through the real python-telegram-bot
+against the fake Bot API over HTTP (getFile, then the file URL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.bots.test_telegram import ANN, BOB, GROUP, TRAVEL, bot, bot_settings, fake, new_messages, private, running  # noqa: F401
+from tests.conftest import HANDBOOK
+from tests.fakes.telegram_api import FakeBotAPI
+from tests.made_files import docx_bytes, pdf_bytes
+from threadsage.adapters.ingest import Ingestor
+from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.bots.telegram import START
+
+HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
+QUESTION = "What is the Heron pilot budget?"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+async def test_a_document_with_a_caption_is_answered_from_it(bot, fake: FakeBotAPI) -> None:
+    chat = private(ANN)
+    document = fake.upload("heron.pdf", pdf_bytes("Project Heron", HERON), "application/pdf")
+    fake.send_file(chat, ANN, QUESTION, document)
+    [answer] = await new_messages(fake, chat, 0)
+    assert "48,000 euros" in answer["text"] and "heron.pdf" in answer["text"]
+    assert [c["file_id"] for c in fake.calls_of("getFile")] == [document["file_id"]]
+    assert fake.calls_of("download") == [{"path": "documents/file_1.pdf"}]
+    hits = await bot.chat.context.kb.search("Heron pilot budget steering board", 20)
+    assert not any("Heron" in hit.text for hit in hits)  # the shared knowledge base never gets it
+
+
+async def test_in_a_group_a_question_replying_to_a_document_is_answered_from_it(bot, fake: FakeBotAPI) -> None:
+    document = fake.upload("heron.docx", docx_bytes("Project Heron", {"Budget": HERON}), DOCX)
+    shared = fake.send_file(GROUP, BOB, "", document)  # not addressed to the bot: ignored
+    fake.say(GROUP, ANN, f"@ask_bot {QUESTION}", reply_to=shared)
+    [answer] = await new_messages(fake, GROUP, 0)
+    assert "48,000 euros" in answer["text"] and "heron.docx" in answer["text"]
+    assert answer["reply_to_message"]["from"]["id"] == ANN["id"]
+
+
+async def test_a_photo_with_a_caption_asks_the_caption(bot, fake: FakeBotAPI) -> None:
+    chat = private(ANN)
+    fake.send_file(chat, ANN, TRAVEL)
+    [answer] = await new_messages(fake, chat, 0)
+    assert "premium economy" in answer["text"].lower() and not fake.calls_of("getFile")
+
+
+async def test_a_document_too_big_is_not_fetched_and_the_caption_is_still_answered(bot, fake: FakeBotAPI) -> None:
+    chat = private(ANN)
+    document = fake.upload("manual.pdf", pdf_bytes("Manual"), "application/pdf", size=25 * 1024 * 1024)
+    fake.send_file(chat, ANN, TRAVEL, document)
+    answer, problem = await new_messages(fake, chat, 0, count=2)
+    assert "premium economy" in answer["text"].lower()
+    assert problem["text"] == "I couldn't use “manual.pdf”: it is 25.0 MB, and I read files of up to 10 MB."
+    assert not fake.calls_of("getFile", ok_only=False)
+
+
+async def test_start_lists_the_categories_this_chat_may_read_with_their_counts(tmp_path: Path, fake: FakeBotAPI) -> None:
+    settings = bot_settings(tmp_path, fake, THREADSAGE_DEFAULT_CATEGORIES=["it", "people"])
+    kb = KnowledgeBase.open(settings)
+    ingest = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap)
+    for category in ("it", "people", "finance"):
+        assert ingest.ingest_paths([HANDBOOK / category], category=category).ok
+    try:
+        async with running(settings, kb):
+            chat = private(ANN)
+            fake.say(chat, ANN, "/start")
+            [reply] = await new_messages(fake, chat, 0)
+    finally:
+        kb.close()
+    assert reply["text"] == f"{START}\n\nWhat I can answer here:\n• people — 7 documents\n• it — 6 documents"
+
+
+async def test_a_document_of_a_type_not_read_is_not_downloaded(bot, fake: FakeBotAPI) -> None:
+    chat = private(ANN)
+    fake.send_file(chat, ANN, TRAVEL, fake.upload("budget.xlsx", b"PK\x03\x04", "application/vnd.ms-excel"))
+    answer, problem = await new_messages(fake, chat, 0, count=2)
+    assert "premium economy" in answer["text"].lower() and problem["text"].startswith("I can't read “budget.xlsx”")
+    assert not fake.calls_of("getFile", ok_only=False)

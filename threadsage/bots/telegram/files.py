@@ -1,0 +1,45 @@
+"""Documents sent to the Telegram bot with a question: a document with a caption, or a question
+sent as a reply to a document. Fetched with `getFile` and the file URL for the chat service,
+which reads them as context for that conversation only. A photo's caption is a question like any
+other; the photo itself is not read.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Message
+from telegram.error import BadRequest, TelegramError
+
+from threadsage.adapters.attachments import MB, Attachment, not_fetched, readable_as, too_big, unsupported
+
+log = logging.getLogger(__name__)
+
+BOT_API_DOWNLOAD_LIMIT = 20 * MB  # getFile refuses bigger files ("file is too big")
+
+
+class TelegramFiles:
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = min(max_bytes, BOT_API_DOWNLOAD_LIMIT)
+
+    async def fetch(self, message: Message) -> tuple[Attachment, ...]:
+        """The document of the message, or of the message it replies to; none if neither has one."""
+        replied = message.reply_to_message
+        document = message.document or (replied.document if replied is not None else None)
+        if document is None:
+            return ()
+        name = document.file_name or f"document-{document.file_unique_id}"
+        media_type = document.mime_type or ""
+        if readable_as(name, media_type) is None:
+            return (Attachment(name, b"", media_type, problem=unsupported(name)),)
+        if document.file_size and document.file_size > self.max_bytes:
+            return (Attachment(name, b"", media_type, problem=too_big(name, document.file_size, self.max_bytes)),)
+        try:
+            file = await document.get_file()
+            content = bytes(await file.download_as_bytearray())
+        except TelegramError as exc:
+            log.warning("downloading a document failed: %s", exc)
+            refused = isinstance(exc, BadRequest) and "too big" in exc.message  # when no size was given
+            problem = too_big(name, BOT_API_DOWNLOAD_LIMIT + 1, self.max_bytes) if refused else not_fetched(name)
+            return (Attachment(name, b"", media_type, problem=problem),)
+        return (Attachment(name, content, media_type),)
