@@ -13,7 +13,7 @@ from tests.graph.test_conversation import service
 from tests.graph.test_llm_back_end import llm_chat, route_to
 from tests.made_files import docx_bytes, pdf_bytes
 from threadsage.adapters.attachments import MB, Attachment, AttachmentReader, best_attached
-from threadsage.chat import EMPTY, ReplyKind, Turn
+from threadsage.chat import EMPTY, STALE, ClarificationAnswer, ReplyKind, Turn
 
 HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
 QUESTION = "What is the Heron pilot budget?"
@@ -51,18 +51,24 @@ async def test_without_the_file_the_question_is_not_answered_from_it(tmp_path: P
 async def test_a_file_without_a_question_is_kept_for_the_next_one(tmp_path: Path, handbook_kb) -> None:
     async with service(tmp_path, "", handbook_kb) as chat:
         [note] = await chat.handle(turn(1, "", Attachment("heron.md", FILES["heron.md"]())))
-        assert note.kind is ReplyKind.NOTICE and note.text == "I've read “heron.md”. What would you like to know about it?"
+        assert (
+            note.kind is ReplyKind.NOTICE and note.text == "I've read “heron.md”. What would you like to know about it?"
+        )
         [answer] = await chat.handle(turn(2, QUESTION))
         assert "48,000 euros" in answer.text and answer.citations[0]["path"] == "heron.md"
         assert [r.text for r in await chat.handle(turn(3, "  "))] == [EMPTY]
 
 
-async def test_files_that_cannot_be_used_get_a_message_and_the_question_is_still_answered(tmp_path: Path, handbook_kb) -> None:
+async def test_files_that_cannot_be_used_get_a_message_and_the_question_is_still_answered(
+    tmp_path: Path, handbook_kb
+) -> None:
     files = [
         Attachment("big.md", b"x" * (MB + 1)),
         Attachment("photo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 20, "image/png"),
         Attachment("broken.pdf", b"%PDF-1.4 not really"),
-        Attachment("huge.pdf", b"", problem="I couldn't use “huge.pdf”: it is 30.0 MB, and I read files of up to 1 MB."),
+        Attachment(
+            "huge.pdf", b"", problem="I couldn't use “huge.pdf”: it is 30.0 MB, and I read files of up to 1 MB."
+        ),
     ]
     async with service(tmp_path, "", handbook_kb, attachments=AttachmentReader(max_bytes=MB)) as chat:
         replies = await chat.handle(turn(1, "Which cabin class may I book for a flight of 6 hours or more?", *files))
@@ -78,7 +84,9 @@ async def test_files_that_cannot_be_used_get_a_message_and_the_question_is_still
 
 
 def test_a_name_without_a_suffix_is_read_by_its_media_type_and_shown_without_folders() -> None:
-    [passage], problems = AttachmentReader().read([Attachment("../../etc/notes\x1b[2J", b"# Notes\n\nHello.", "text/markdown")])
+    [passage], problems = AttachmentReader().read(
+        [Attachment("../../etc/notes\x1b[2J", b"# Notes\n\nHello.", "text/markdown")]
+    )
     assert not problems and passage["path"] == "notes[2J" and passage["title"] == "Notes"
 
 
@@ -96,5 +104,19 @@ async def test_the_llm_back_end_gets_the_file_and_cites_it(tmp_path: Path, llm: 
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         [answer] = await chat.handle(turn(1, QUESTION, Attachment("heron.docx", FILES["heron.docx"]())))
     assert answer.citations[0]["path"] == "heron.docx" and answer.citations[0]["title"] == "Project Heron"
-    [answering] = [body for path, body in llm.requests if path.endswith("/chat/completions") and kind_of(body) == "answer"]
+    [answering] = [
+        body for path, body in llm.requests if path.endswith("/chat/completions") and kind_of(body) == "answer"
+    ]
     assert HERON in user_text(answering)
+
+
+async def test_a_file_alone_while_a_clarification_is_pending_drops_it(tmp_path: Path, handbook_kb) -> None:
+    async with service(tmp_path, "", handbook_kb) as chat:
+        [ask] = await chat.handle(turn(1, "How do I reset my password?"))
+        assert ask.kind is ReplyKind.CLARIFICATION and ask.interrupt_id
+        [note] = await chat.handle(turn(2, None, Attachment("heron.md", FILES["heron.md"]())))
+        assert note.text.startswith("I've read “heron.md”")
+        click = Turn("test", "test:ws:chan:thread", "U1", "c3", answer=ClarificationAnswer(ask.interrupt_id, 0))
+        assert [r.text for r in await chat.handle(click)] == [STALE]
+        [answer] = await chat.handle(turn(4, QUESTION))
+        assert "48,000 euros" in answer.text

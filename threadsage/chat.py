@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum, StrEnum
 from typing import Any, cast
@@ -126,7 +126,7 @@ class ChatService:
     anyone_may_answer: bool = False
     rate_limit_per_minute: int = 20
     description: str = ""  # what the service runs on, for banners and logs
-    attachments: AttachmentReader = AttachmentReader()
+    attachments: AttachmentReader = field(default_factory=AttachmentReader)
 
     async def handle(self, turn: Turn) -> list[Reply]:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
@@ -183,7 +183,9 @@ class ChatService:
                 yield refusal
                 return
             yield ACCEPTED
-        attached, problems = await asyncio.to_thread(self.attachments.read, turn.attachments) if turn.attachments else ([], [])
+        attached, problems = ([], []) if not turn.attachments else await asyncio.to_thread(
+            self.attachments.read, turn.attachments
+        )
         async with self.coordinator.session_lock(turn.session_key):
             if text or turn.answer is not None:
                 replies = await self._under_lock(turn, text, config, attached)
@@ -308,7 +310,8 @@ class ChatService:
 
     def _resume(self, turn: Turn, answer: dict, attached: list[Passage] | None = None) -> Command:
         """Input that answers the pending clarification, stamped with this turn's id."""
-        return Command(resume=answer, update={"turn_id": turn.message_id} | ({"attached": attached} if attached else {}))
+        update = {"turn_id": turn.message_id} | ({"attached": attached} if attached else {})
+        return Command(resume=answer, update=update)
 
     def _question(self, turn: Turn, text: str, attached: list[Passage]) -> TurnInput:
         question = TurnInput(

@@ -3,10 +3,13 @@ Slack over HTTP: downloaded with the bot token, answered from, never added to th
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from pathlib import Path
+
 import pytest
 
-from tests.bots.test_slack import Harness, as_text, next_ts, slack  # noqa: F401 (the fixture)
-from tests.fakes.slack_api import BOT_USER
+from tests.bots.test_slack import Harness, as_text, next_ts, running
+from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.made_files import docx_bytes, pdf_bytes
 
 HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
@@ -20,6 +23,14 @@ FILES = {
     ),
     "heron.md": ("text/markdown", lambda: f"# Project Heron\n\n## Budget\n\n{HERON}\n".encode()),
 }
+
+
+@pytest.fixture
+async def slack(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
+    fake = FakeSlack().start()
+    async with running(tmp_path, handbook_kb, fake=fake) as harness:
+        yield harness
+    fake.stop()
 
 
 def file_share(text: str, files: list[dict], channel: str = DM, thread_ts: str | None = None) -> dict:
@@ -85,10 +96,14 @@ async def test_a_file_alone_is_kept_for_the_next_question_and_a_foreign_url_gets
 
 async def test_images_are_passed_over_and_other_types_named_without_downloading(slack: Harness) -> None:
     screenshot = slack.fake.upload("screenshot.png", b"\x89PNG\r\n\x1a\n", "image/png")
-    sheet = slack.fake.upload("budget.xlsx", b"PK\x03\x04", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    sheet = slack.fake.upload(
+        "budget.xlsx", b"PK\x03\x04", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    )
     await slack.event(file_share("Which cabin class may I book for a flight of 6 hours or more?", [screenshot, sheet]))
     await slack.settle()
     answer, problem = slack.fake.posted()
     assert "premium economy" in as_text(answer).lower()
-    assert problem["text"] == "I can't read “budget.xlsx”: I read PDF, Word (.docx), Markdown, HTML or plain text files."
+    assert (
+        problem["text"] == "I can't read “budget.xlsx”: I read PDF, Word (.docx), Markdown, HTML or plain text files."
+    )
     assert slack.fake.downloads() == []

@@ -3,19 +3,35 @@ against the fake Bot API over HTTP (getFile, then the file URL)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-from tests.bots.test_telegram import ANN, BOB, GROUP, TRAVEL, bot, bot_settings, fake, new_messages, private, running  # noqa: F401
+import pytest
+
+from tests.bots.test_telegram import ANN, BOB, GROUP, TOKEN, TRAVEL, bot_settings, new_messages, private, running
 from tests.conftest import HANDBOOK
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.made_files import docx_bytes, pdf_bytes
 from threadsage.adapters.ingest import Ingestor
 from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.bots.telegram import START
+from threadsage.bots.telegram import START, TelegramBot
 
 HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
 QUESTION = "What is the Heron pilot budget?"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeBotAPI]:
+    api = await FakeBotAPI(TOKEN).start()
+    yield api
+    await api.stop()
+
+
+@pytest.fixture
+async def bot(tmp_path: Path, fake: FakeBotAPI, handbook_kb) -> AsyncIterator[TelegramBot]:
+    async with running(bot_settings(tmp_path, fake), handbook_kb) as telegram:
+        yield telegram
 
 
 async def test_a_document_with_a_caption_is_answered_from_it(bot, fake: FakeBotAPI) -> None:
@@ -56,7 +72,9 @@ async def test_a_document_too_big_is_not_fetched_and_the_caption_is_still_answer
     assert not fake.calls_of("getFile", ok_only=False)
 
 
-async def test_start_lists_the_categories_this_chat_may_read_with_their_counts(tmp_path: Path, fake: FakeBotAPI) -> None:
+async def test_start_lists_the_categories_this_chat_may_read_with_their_counts(
+    tmp_path: Path, fake: FakeBotAPI
+) -> None:
     settings = bot_settings(tmp_path, fake, THREADSAGE_DEFAULT_CATEGORIES=["it", "people"])
     kb = KnowledgeBase.open(settings)
     ingest = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap)

@@ -24,7 +24,8 @@ class JsonServer:
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 status, headers, payload = respond(self.path, dict(self.headers.items()), raw)
-                data = payload if isinstance(payload, bytes) else (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+                text = payload if isinstance(payload, str | bytes) else json.dumps(payload)
+                data = text if isinstance(text, bytes) else text.encode()
                 try:
                     self.send_response(status)
                     for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():

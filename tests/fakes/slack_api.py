@@ -132,13 +132,15 @@ class FakeSlack:
         with self._lock:
             file_id = f"F{len(self.files) + 1:08d}"
             base = f"{self._server.url if self._server else ''}/files-pri/{TEAM}-{file_id}"
+            kind = name.rsplit(".", 1)[-1]
             file = {
                 "id": file_id, "created": int(time.time()), "timestamp": int(time.time()), "name": name, "title": name,
-                "mimetype": mimetype, "filetype": name.rsplit(".", 1)[-1], "pretty_type": name.rsplit(".", 1)[-1].upper(),
-                "user": user, "user_team": TEAM, "editable": False, "size": len(content) if size is None else size,
-                "mode": "hosted", "is_external": False, "external_type": "", "is_public": False, "public_url_shared": False,
+                "mimetype": mimetype, "filetype": kind, "pretty_type": kind.upper(), "user": user, "user_team": TEAM,
+                "editable": False, "size": len(content) if size is None else size, "mode": "hosted",
+                "is_external": False, "external_type": "", "is_public": False, "public_url_shared": False,
                 "display_as_bot": False, "username": "", "url_private": f"{base}/{name}",
-                "url_private_download": f"{base}/download/{name}", "permalink": f"https://acme.slack.com/files/{user}/{file_id}/{name}",
+                "url_private_download": f"{base}/download/{name}",
+                "permalink": f"https://acme.slack.com/files/{user}/{file_id}/{name}",
                 "is_starred": False, "has_rich_preview": False, "file_access": "visible",
             }  # fmt: skip
             self.files[file_id] = (file, content)
@@ -229,11 +231,12 @@ class FakeSlack:
             self.calls.append(("files.download", {"file": file_id, "authorization": authorization}))
             known = self.files.get(file_id)
         if not token or token in self.revoked:
-            return 200, {"Content-Type": "text/html; charset=utf-8"}, "<!DOCTYPE html><html><title>Slack</title>Sign in</html>"
+            return 200, {"Content-Type": "text/html; charset=utf-8"}, "<!DOCTYPE html><title>Slack</title>Sign in"
         if known is None:
             return 404, {"Content-Type": "text/plain"}, "Not Found"
         file, content = known
-        return 200, {"Content-Type": file["mimetype"], "Content-Disposition": f'attachment; filename="{file["name"]}"'}, content
+        disposition = f'attachment; filename="{file["name"]}"'
+        return 200, {"Content-Type": file["mimetype"], "Content-Disposition": disposition}, content
 
 
 class FakeSocketMode:

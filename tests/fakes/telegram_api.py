@@ -223,8 +223,9 @@ class FakeBotAPI:
         n = len(self.files) + 1
         file_id, unique = f"BQACAgIAAxkBAAI{n:04d}", f"AgAD{n:04d}"
         size = len(content) if size is None else size
-        self.files[file_id] = ({"file_id": file_id, "file_unique_id": unique, "file_size": size, "file_path": f"documents/file_{n}.{name.rsplit('.', 1)[-1]}"}, content)
-        return {"file_name": name, "mime_type": mime_type, "file_id": file_id, "file_unique_id": unique, "file_size": size}
+        file = {"file_id": file_id, "file_unique_id": unique, "file_size": size}
+        self.files[file_id] = ({**file, "file_path": f"documents/file_{n}.{name.rsplit('.', 1)[-1]}"}, content)
+        return {"file_name": name, "mime_type": mime_type, **file}
 
     def send_file(self, chat: dict, user: dict, caption: str = "", document: dict | None = None, **options: Any) -> dict:
         """A person's document (or, without one, a photo) with a caption, as an update; returns it."""
@@ -237,8 +238,8 @@ class FakeBotAPI:
         if document is not None:
             message["document"] = document
         else:
-            message["photo"] = [
-                {"file_id": f"AgACAgIAAxkBAAI{w}", "file_unique_id": f"AQAD{w}", "file_size": w * 40, "width": w, "height": w * 3 // 4}
+            message["photo"] = [  # the sizes Telegram offers
+                {"file_id": f"AgAC{w}", "file_unique_id": f"AQAD{w}", "file_size": w * 40, "width": w, "height": w // 2}
                 for w in (90, 320, 800)
             ]
         self.push({"message": message})
@@ -401,7 +402,8 @@ class FakeBotAPI:
         self.calls.append(Call("download", {"path": request.match_info["path"]}))
         if request.match_info["token"] != self.token:
             return web.Response(status=401, text="Unauthorized")
-        found = next((content for file, content in self.files.values() if file["file_path"] == request.match_info["path"]), None)
+        path = request.match_info["path"]
+        found = next((content for file, content in self.files.values() if file["file_path"] == path), None)
         if found is None:
             return web.Response(status=404, text="Not Found")
         return web.Response(body=found, content_type="application/octet-stream")

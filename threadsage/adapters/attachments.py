@@ -52,7 +52,9 @@ class Attachment:
 
 
 def too_big(name: str, size: int, limit: int) -> str:
-    return f"I couldn't use “{display_name(name)}”: it is {size / MB:.1f} MB, and I read files of up to {limit / MB:g} MB."
+    return (
+        f"I couldn't use “{display_name(name)}”: it is {size / MB:.1f} MB, and I read files of up to {limit / MB:g} MB."
+    )
 
 
 def unsupported(name: str) -> str:

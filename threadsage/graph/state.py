@@ -1,8 +1,9 @@
 """The typed state of one conversation thread.
 
-`messages` is the thread's memory across turns (a reducer appends), as are `attached`, the passages
-of files sent in the conversation; everything else describes the current turn. A new question comes in as a small `TurnInput`; the graph's first node, `begin`,
-resets the per-turn fields, so callers never need to know them. Documents are plain dicts so that
+`messages` is the thread's memory across turns (a reducer appends), and so is `attached`, the
+passages of files sent in the conversation; everything else describes the current turn. A new
+question comes in as a small `TurnInput`; the graph's first node, `begin`, resets the per-turn
+fields, so callers never need to know them. Documents are plain dicts so that
 checkpoints stay readable and portable between checkpointer back-ends.
 """
 

@@ -225,7 +225,9 @@ class SlackBot:
         categories = place.categories(self.settings)
         async with self.send.eyes_on(place.channel, event["ts"]):
             files = await self.files.fetch(event)
-            turn = Turn("slack", place.session, event["user"], message_id, text=text, categories=categories, attachments=files)
+            turn = Turn(
+                "slack", place.session, event["user"], message_id, text=text, categories=categories, attachments=files
+            )
             try:
                 for reply in await self.chat.handle(turn):
                     await self.send.post(place, reply, turn)

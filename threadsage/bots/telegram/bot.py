@@ -281,7 +281,8 @@ class TelegramBot:
         place = place_of(message)
         async with self.send.typing(place):
             files = await self.files.fetch(message)
-            turn = Turn("telegram", key, str(message.from_user.id), message_id, text=text, categories=categories, attachments=files)
+            asker = str(message.from_user.id)
+            turn = Turn("telegram", key, asker, message_id, text=text, categories=categories, attachments=files)
             replies = await self.chat.handle(turn)
         await self.send.deliver(replies, place, key, turn.message_id)
 
