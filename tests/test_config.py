@@ -59,6 +59,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_DEFAULT_CATEGORIES": ("default_categories", '["people"]', ["people"]),
     "THREADSAGE_RATE_LIMIT_PER_MINUTE": ("rate_limit_per_minute", "5", 5),
     "THREADSAGE_MAX_MODEL_CALLS_PER_MINUTE": ("max_model_calls_per_minute", "60", 60),
+    "THREADSAGE_MAX_ATTACHMENT_MB": ("max_attachment_mb", "2.5", 2.5),
     "THREADSAGE_ANYONE_MAY_ANSWER": ("anyone_may_answer", "true", True),
     "THREADSAGE_SECRET": ("secret", "s" * 32, "s" * 32),
     "THREADSAGE_LOG_FORMAT": ("log_format", "text", "text"),
