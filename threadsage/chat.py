@@ -26,11 +26,12 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 
 from threadsage.adapters.attachments import Attachment, AttachmentReader, files_read
 from threadsage.adapters.reasoning import ModelBusy, Passage
+from threadsage.delivery.current import current_delivery
+from threadsage.delivery.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import Citation, ClarificationRequest, TurnInput
-from threadsage.memory.coordination import Coordinator, current_delivery
+from threadsage.memory.coordination import Coordinator
 from threadsage.memory.feedback import FeedbackStore
-from threadsage.memory.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.memory.sessions import thread_id
 from threadsage.observability import CLARIFICATIONS, ERRORS, TurnScope, turn_scope
 

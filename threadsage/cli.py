@@ -21,9 +21,9 @@ from threadsage.adapters.ingest import Ingestor, IngestReport
 from threadsage.adapters.knowledge import Hit, KnowledgeBase, KnowledgeBaseError
 from threadsage.bots.terminal import TerminalChat
 from threadsage.config import EmbeddingsKind, Settings, get_settings
+from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
 from threadsage.launch import configured_platforms, serve, serve_front_end, work
-from threadsage.memory.outages import ServiceUnavailable
 from threadsage.observability import configure_console_logging, configure_logging
 from threadsage.redaction import redact
 from threadsage.runtime import open_chat_service

@@ -22,9 +22,10 @@ from starlette.routing import Route
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.config import Settings
-from threadsage.memory.outages import ServiceUnavailable, first_leaf
+from threadsage.delivery.jobs import Job, Performer
+from threadsage.delivery.outages import ServiceUnavailable, first_leaf
+from threadsage.delivery.queue import TurnQueue
 from threadsage.memory.retention import prune_periodically
-from threadsage.memory.turn_queue import Job, Performer, TurnQueue
 from threadsage.redaction import redact_url
 from threadsage.runtime import open_chat_service, open_coordinator
 from threadsage.server import ReadinessCheck, create_app

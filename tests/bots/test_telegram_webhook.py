@@ -11,7 +11,7 @@ import pytest
 
 from threadsage.bots.telegram import TelegramWebhook
 from threadsage.config import Settings
-from threadsage.memory.turn_queue import Job
+from threadsage.delivery.jobs import Job
 from threadsage.server import create_app
 
 SECRET = "s3cret_Token-1"

@@ -13,7 +13,8 @@ from redis.asyncio import Redis
 from tests.graph.test_conversation import AMBIGUOUS, Conversation, only
 from threadsage.chat import ReplyKind
 from threadsage.config import Settings
-from threadsage.memory.coordination import Delivery, LocalCoordinator, current_delivery
+from threadsage.delivery.current import Delivery, current_delivery
+from threadsage.memory.coordination import LocalCoordinator
 from threadsage.memory.redis_coordination import RedisCoordinator
 from threadsage.runtime import open_chat_service
 

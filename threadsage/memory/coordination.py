@@ -7,52 +7,37 @@ several processes share the work.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Protocol
 
-
-@dataclass(frozen=True)
-class Delivery:
-    """The queue delivery the current task works on (see `threadsage.turn_queue`).
-
-    A turn handed to a second worker after the first died carries the same delivery id, so the
-    claims the first one took are its own and the turn is finished rather than taken for a
-    duplicate. `final` is False while the queue may still retry the delivery: a service outage
-    then propagates (to be retried) instead of ending in an apology."""
-
-    id: str
-    attempt: int = 1
-    final: bool = True
-
-
-current_delivery: ContextVar[Delivery | None] = ContextVar("threadsage_delivery", default=None)
-
-
-def claim_owner() -> str:
-    """Who takes a claim: the current delivery, or a one-off owner outside the queue."""
-    delivery = current_delivery.get()
-    return delivery.id if delivery is not None else secrets.token_hex(8)
+from threadsage.delivery.current import claim_owner
 
 
 class Coordinator(Protocol):
-    def session_lock(self, key: str) -> AbstractAsyncContextManager[None]: ...
+    """Everything the chat service and the bots ask of the coordination, in-process or on Redis."""
 
-    async def claim(self, key: str, ttl_seconds: float) -> bool:
-        """True the first time a key is claimed within its TTL (and again for the same queue
-        delivery, see `Delivery`), False after that."""
-
-    async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
-        """True while `key` has been allowed fewer than `limit` times in the window."""
+    def session_lock(self, key: str) -> AbstractAsyncContextManager[object]:
+        """One turn at a time per session."""
 
     async def still_holds(self) -> bool:
         """Whether the current task still holds the session lock it took (a lock that can
         expire under a stalled holder can be lost)."""
+
+    async def claim(self, key: str, ttl_seconds: float) -> bool:
+        """True the first time a key is claimed within its TTL (and again for the same queue
+        delivery, see `threadsage.delivery.current.Delivery`), False after that."""
+
+    async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
+        """True while `key` has been allowed fewer than `limit` times in the window."""
+
+    async def remember(self, key: str, value: str, ttl_seconds: float) -> None:
+        """Keep a small fact for `ttl_seconds`, for every process sharing the coordination."""
+
+    async def recall(self, key: str) -> str | None:
+        """A fact remembered and not yet expired, or None."""
 
 
 class LocalCoordinator:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from threadsage.memory.coordination import claim_owner
+from threadsage.delivery.current import claim_owner
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from threadsage.bots.slack.blocks import choice_shown, reply_messages
 from threadsage.bots.slack.places import Place
 from threadsage.bots.tokens import Signer
 from threadsage.chat import Reply, Turn
-from threadsage.memory.coordination import current_delivery
+from threadsage.delivery.current import current_delivery
 
 log = logging.getLogger(__name__)
 

@@ -52,9 +52,9 @@ from threadsage.bots.telegram.webhook import TelegramWebhook
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret
 from threadsage.chat import ACCEPTED, APOLOGY, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
+from threadsage.delivery.jobs import Job
+from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.memory.coordination import Coordinator
-from threadsage.memory.outages import ServiceUnavailable
-from threadsage.memory.turn_queue import Job
 
 log = logging.getLogger(__name__)
 

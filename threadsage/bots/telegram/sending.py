@@ -22,7 +22,8 @@ from threadsage.bots.telegram.chains import ReplyChains
 from threadsage.bots.telegram.texts import HINT_GROUP, HINT_PRIVATE
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest, turn_ref
 from threadsage.chat import Choice, Reply, ReplyKind
-from threadsage.memory.coordination import Coordinator, current_delivery
+from threadsage.delivery.current import current_delivery
+from threadsage.memory.coordination import Coordinator
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from telegram import Bot, Update
 
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfigError
 from threadsage.config import Settings
-from threadsage.memory.turn_queue import Job
+from threadsage.delivery.jobs import Job
 
 WEBHOOK_PATH = "/telegram/webhook"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"

@@ -13,8 +13,9 @@ import redis.exceptions
 from redis.asyncio import Redis
 
 from threadsage.config import Settings
-from threadsage.memory.coordination import current_delivery
-from threadsage.memory.turn_queue import Job, TurnQueue
+from threadsage.delivery.current import current_delivery
+from threadsage.delivery.jobs import Job
+from threadsage.delivery.queue import TurnQueue
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

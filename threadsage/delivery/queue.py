@@ -21,15 +21,17 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from dataclasses import asdict
+from types import TracebackType
+from typing import Any
 
 import anyio
 from streaq import StreaqRetry, TaskStatus, Worker
 
 from threadsage.config import Settings
-from threadsage.memory.coordination import Delivery, current_delivery
-from threadsage.memory.outages import first_leaf, retried_by_the_queue
+from threadsage.delivery.current import Delivery, current_delivery
+from threadsage.delivery.jobs import Job, Performer
+from threadsage.delivery.outages import first_leaf, retried_by_the_queue
 from threadsage.observability import ERRORS, QUEUE_DEPTH, QUEUE_OLDEST
 
 log = logging.getLogger(__name__)
@@ -37,29 +39,6 @@ log = logging.getLogger(__name__)
 ORDER_TTL_MS = 24 * 3600 * 1000  # how long a conversation's last job id is kept for ordering
 RESULT_TTL_S = 3600  # a finished job's record; later jobs of its conversation need not wait on it
 _WAITING = {TaskStatus.QUEUED, TaskStatus.RUNNING, TaskStatus.SCHEDULED}
-
-
-@dataclass(frozen=True)
-class Job:
-    """One platform delivery as received, for a worker to handle.
-
-    `order_key` names the conversation: jobs with the same key run one after another, in the
-    order they were queued (jobs queued at the same instant by two front-ends have no order)."""
-
-    platform: str
-    kind: str
-    payload: dict[str, Any]
-    order_key: str
-
-
-class Performer(Protocol):
-    """What a worker does with jobs: the platforms' bots."""
-
-    async def perform(self, job: Job) -> None:
-        """Handle the delivery: answer the turn, record the vote…"""
-
-    async def give_up(self, job: Job) -> None:
-        """Tell the person their turn cannot be answered: it stopped every worker that tried."""
 
 
 class TurnQueue:
@@ -89,8 +68,10 @@ class TurnQueue:
         await self.worker.__aenter__()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.worker.__aexit__(*exc)
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.worker.__aexit__(exc_type, exc, tb)
 
     async def put(self, job: Job) -> str:
         """Record the job durably in Redis; returns its id. Raises if Redis is unreachable, so

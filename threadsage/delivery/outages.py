@@ -7,7 +7,7 @@ import psycopg
 import psycopg_pool
 import redis.exceptions
 
-from threadsage.memory.coordination import current_delivery
+from threadsage.delivery.current import current_delivery
 
 
 class ServiceUnavailable(RuntimeError):
