@@ -1,4 +1,4 @@
-"""Coordination on a real Redis: locks, expiry and fencing, idempotency keys, rate limits."""
+"""Coordination on a real Redis: locks and their expiry, idempotency keys, rate limits, shared facts."""
 
 from __future__ import annotations
 
@@ -57,11 +57,20 @@ async def test_one_turn_at_a_time_per_session(coordinator: RedisCoordinator) -> 
 
 
 async def test_the_lock_is_renewed_while_held(coordinator: RedisCoordinator) -> None:
-    async with coordinator.session_lock("long") as hold:
+    key = f"{coordinator.prefix}lock:long"
+    async with coordinator.session_lock("long"):
         await asyncio.sleep(1.5)  # well past the 0.6 s TTL
         assert await coordinator.still_holds()
-        assert await coordinator.still_holds(hold)
-    assert await coordinator.redis.get(f"{coordinator.prefix}lock:long") is None
+        assert 0 < await coordinator.redis.pttl(key) <= 600
+    assert await coordinator.redis.get(key) is None
+    assert not await coordinator.still_holds()  # outside the lock
+
+
+async def test_the_lock_expires_after_ten_seconds_by_default(prefix: str) -> None:
+    coordinator = RedisCoordinator(Redis.from_url(REDIS_URL), prefix=prefix)
+    async with coordinator.session_lock("default"):
+        assert 9_000 < await coordinator.redis.pttl(f"{prefix}lock:default") <= 10_000
+    await coordinator.redis.aclose()
 
 
 async def test_a_dead_holder_frees_the_lock_after_its_ttl(coordinator: RedisCoordinator) -> None:
@@ -75,15 +84,21 @@ async def test_a_dead_holder_frees_the_lock_after_its_ttl(coordinator: RedisCoor
 
 async def test_a_stalled_holder_loses_the_lock_and_cannot_release_anothers(coordinator: RedisCoordinator, prefix: str) -> None:
     other = RedisCoordinator(Redis.from_url(REDIS_URL), prefix=prefix, lock_ttl=5)
-    async with coordinator.session_lock("stall") as first:
+    taken, first_left = asyncio.Event(), asyncio.Event()
+
+    async def next_turn() -> bool:
+        async with other.session_lock("stall"):
+            taken.set()
+            await first_left.wait()
+            return await other.still_holds()
+
+    async with coordinator.session_lock("stall"):
         time.sleep(0.8)  # the whole process stalls: renewal cannot run, the lock expires
-        async with other.session_lock("stall") as second:
-            assert second.fence > first.fence
-            assert not await coordinator.still_holds(first)
-        # the late holder's release must not delete what a later holder took:
-        async with other.session_lock("stall") as third:
-            pass
-    assert third.fence > second.fence
+        later = asyncio.create_task(next_turn())
+        await asyncio.wait_for(taken.wait(), 2)
+        assert not await coordinator.still_holds()  # the stalled holder learns it lost the lock
+    first_left.set()
+    assert await later  # the stalled holder's release left the later holder's lock alone
     await other.redis.aclose()
 
 

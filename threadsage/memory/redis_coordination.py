@@ -1,11 +1,11 @@
 """The chat service's coordination on Redis, for several processes sharing the work.
 
 Same interface as `LocalCoordinator`:
-- `session_lock`: one turn at a time per session across processes. The lock has an expiry, so a
-  dead holder frees it; a live holder renews it while it works. Every acquisition takes a fencing
-  number (an ever-increasing counter per session), and the holder can ask `still_holds()` before
-  it acts on the outside world: a holder that stalled past the expiry and lost the lock learns so
-  instead of posting over the next holder's work.
+- `session_lock`: one turn at a time per session across processes, a `redis.asyncio.lock.Lock`.
+  The lock has an expiry (`lock_ttl`, 10 s), so a dead holder frees it; a live holder renews it
+  (`reacquire`) at a third of that while it works. The holder asks `still_holds()` before it acts
+  on the outside world: a holder that stalled past the expiry and lost the lock learns so instead
+  of posting over the next holder's work, and its release leaves the next holder's lock alone.
 - `claim`: idempotency keys with a TTL, owned by the queue delivery that took them (one script).
 - `remember`/`recall`: small shared facts with a TTL.
 - `allow`: a sliding-window rate limit (a sorted set per key, one Lua script, atomic).
@@ -20,17 +20,16 @@ import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
 
 from redis.asyncio import Redis
+from redis.asyncio.lock import Lock
+from redis.exceptions import LockNotOwnedError
 
 from threadsage.delivery.current import claim_owner
 
 log = logging.getLogger(__name__)
 
-# Renew only while the lock is still ours; release only if it is still ours.
-_RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+POLL_SECONDS = 0.05  # how often a waiter tries a taken session lock
 # A claim is new (SET NX) or already this owner's (a redelivered turn).
 _CLAIM = """
 if redis.call('set', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 1 end
@@ -46,18 +45,7 @@ return 1
 """
 
 
-class LockLost(RuntimeError):
-    """The session lock expired while held (a stalled holder) and may belong to another now."""
-
-
-@dataclass(frozen=True)
-class Hold:
-    key: str
-    token: str
-    fence: int  # strictly increasing per session: a later holder always has a larger one
-
-
-_current_hold: contextvars.ContextVar[Hold | None] = contextvars.ContextVar("threadsage_hold", default=None)
+_current_lock: contextvars.ContextVar[Lock | None] = contextvars.ContextVar("threadsage_lock", default=None)
 
 
 class RedisCoordinator:
@@ -74,25 +62,32 @@ class RedisCoordinator:
         self.wait_timeout = wait_timeout
 
     @asynccontextmanager
-    async def session_lock(self, key: str) -> AsyncIterator[Hold]:
-        hold = await self._acquire(key)
-        renewing = asyncio.create_task(self._renew(hold), name=f"renew-{key}")
-        token = _current_hold.set(hold)
+    async def session_lock(self, key: str) -> AsyncIterator[Lock]:
+        lock = self.redis.lock(
+            f"{self.prefix}lock:{key}",
+            timeout=self.lock_ttl,
+            sleep=POLL_SECONDS,
+            blocking_timeout=self.wait_timeout,
+            thread_local=False,  # one Lock per hold, renewed by a task of the same thread
+        )
+        if not await lock.acquire():
+            raise TimeoutError(f"session {key} stayed locked for {self.wait_timeout:.0f} s")
+        renewing = asyncio.create_task(self._renew(lock, key), name=f"renew-{key}")
+        token = _current_lock.set(lock)
         try:
-            yield hold
+            yield lock
         finally:
-            _current_hold.reset(token)
+            _current_lock.reset(token)
             renewing.cancel()
             with suppress(asyncio.CancelledError):
                 await renewing
-            await self.redis.eval(_RELEASE, 1, self._lock_key(key), hold.token)
+            with suppress(LockNotOwnedError):  # lost while stalled: `still_holds` told the holder
+                await lock.release()
 
-    async def still_holds(self, hold: Hold | None = None) -> bool:
-        """Whether this holder still owns its lock (the one of the current task by default)."""
-        hold = hold or _current_hold.get()
-        if hold is None:
-            return False
-        return await self.redis.get(self._lock_key(hold.key)) == hold.token.encode()
+    async def still_holds(self) -> bool:
+        """Whether the current task still owns the session lock it took."""
+        lock = _current_lock.get()
+        return lock is not None and await lock.owned()
 
     async def claim(self, key: str, ttl_seconds: float) -> bool:
         owner = claim_owner()
@@ -103,7 +98,7 @@ class RedisCoordinator:
 
     async def recall(self, key: str) -> str | None:
         value = await self.redis.get(f"{self.prefix}fact:{key}")
-        return value.decode() if value is not None else None
+        return value.decode() if isinstance(value, bytes) else value
 
     async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
         now_ms = int(time.time() * 1000)
@@ -113,29 +108,12 @@ class RedisCoordinator:
         )
         return bool(allowed)
 
-    # --- the lock --------------------------------------------------------------------------
-
-    def _lock_key(self, key: str) -> str:
-        return f"{self.prefix}lock:{key}"
-
-    async def _acquire(self, key: str) -> Hold:
-        token = secrets.token_hex(16)
-        deadline = time.monotonic() + self.wait_timeout
-        pause = 0.01
-        while True:
-            if await self.redis.set(self._lock_key(key), token, nx=True, px=int(self.lock_ttl * 1000)):
-                fence = await self.redis.incr(f"{self.prefix}fence:{key}")
-                return Hold(key, token, int(fence))
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"session {key} stayed locked for {self.wait_timeout:.0f} s")
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, 0.2)
-
-    async def _renew(self, hold: Hold) -> None:
-        """Extend the expiry at a third of the TTL while the holder works; stop if it was lost."""
+    async def _renew(self, lock: Lock, key: str) -> None:
+        """Reset the expiry at a third of the TTL while the holder works; stop if it was lost."""
         while True:
             await asyncio.sleep(self.lock_ttl / 3)
-            renewed = await self.redis.eval(_RENEW, 1, self._lock_key(hold.key), hold.token, int(self.lock_ttl * 1000))
-            if not renewed:
-                log.warning("lost the lock of session %s (fence %d)", hold.key, hold.fence)
+            try:
+                await lock.reacquire()
+            except LockNotOwnedError:
+                log.warning("lost the lock of session %s", key)
                 return
