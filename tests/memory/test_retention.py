@@ -15,7 +15,10 @@ import pytest
 from tests.conftest import HANDBOOK
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
-from threadsage.memory.retention import PruneReport, parse_age, prune, prune_periodically
+from threadsage.memory.pruning import PruneReport
+from threadsage.memory.pruning_postgres import PostgresPruner
+from threadsage.memory.pruning_sqlite import SQLitePruner
+from threadsage.memory.retention import parse_age, prune, prune_periodically
 from threadsage.memory.sessions import thread_id
 from threadsage.runtime import open_chat_service
 
@@ -205,8 +208,6 @@ async def test_a_live_thread_is_pruned_again_after_more_turns(tmp_path: Path, da
 async def test_a_turn_during_pruning_is_kept(tmp_path: Path, database_url: str, handbook_kb) -> None:
     """Pruning goes by the checkpoints it saw: a turn that runs meanwhile keeps everything it
     writes, and a thread judged abandoned that comes back before its deletion is spared."""
-    from threadsage.memory.retention import _Postgres, _SQLite
-
     async with open_chat_service(settings_for(tmp_path, database_url), kb=handbook_kb) as chat:
         saver = chat.graph.checkpointer
         talk = Session(chat, "test:ws:c:busy", "U1")
@@ -218,7 +219,7 @@ async def test_a_turn_during_pruning_is_kept(tmp_path: Path, database_url: str, 
         messages = (await talk.state()).values["messages"]
         assert len(messages) == 8  # four questions, four answers
 
-        backend = _SQLite(saver) if database_url == "" else _Postgres(saver)
+        backend = SQLitePruner(saver) if database_url == "" else PostgresPruner(saver)
         async with backend.session():
             heads = await backend.heads()  # as if judged abandoned from these...
             await talk.say("and per user?")  # ...and then the thread comes back
