@@ -1,73 +1,37 @@
-"""The Milvus knowledge base: schema, hybrid search, and the writes ingestion needs.
+"""The Milvus knowledge base: hybrid search, and the writes ingestion needs.
 
-One collection per knowledge base. Each row is a chunk with its citation metadata; Milvus turns
-`search_text` into a BM25 sparse vector itself (a BM25 function), and a dense vector is stored
-beside it when embeddings are configured. Search is BM25 alone, or BM25 + dense fused with
-reciprocal-rank fusion (k = 60) by Milvus' hybrid search.
+One collection per knowledge base (its fields: `knowledge_schema.py`). Search is BM25 alone, or
+BM25 + dense fused with reciprocal-rank fusion (k = 60) by Milvus' hybrid search.
 
-The same code runs against a Milvus Lite file (`MILVUS_URI` unset) and a Milvus server.
+The same code runs against a Milvus Lite file (`MILVUS_URI` unset, see `milvus_lite.py`) and a
+Milvus server.
 pymilvus is synchronous: the async `search` runs it in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import jieba
-from pymilvus import (
-    AnnSearchRequest,
-    DataType,
-    Function,
-    FunctionType,
-    MilvusClient,
-    MilvusException,
-    RRFRanker,
-)
+from pymilvus import AnnSearchRequest, MilvusClient, MilvusException, RRFRanker
 
+from threadsage.adapters import milvus_lite
 from threadsage.adapters.chunking import Chunk
 from threadsage.adapters.embeddings import Embedder
+from threadsage.adapters.knowledge_schema import TEXT_MAX_BYTES, collection_schema
 from threadsage.adapters.text import index_form
 from threadsage.config import Settings
 from threadsage.private_files import private_dir
 from threadsage.redaction import redact_url
 
-log = logging.getLogger(__name__)
-jieba.setLogLevel(logging.WARNING)  # Milvus Lite analyses in-process; keep jieba's banner quiet
-# Milvus Lite has no MVCC timestamps, so every query iterator warns; failures to start it are
-# reported by `KnowledgeBase.open` with what to do about them.
-logging.getLogger("pymilvus.client.iterator.query_iterator").setLevel(logging.ERROR)
-logging.getLogger("milvus_lite.server_manager").setLevel(logging.CRITICAL)
-# Milvus Lite serves gRPC in-process and lacks AllocTimestamp, which every iterator asks for
-# first (and then does without): gRPC's server logs that as an error with a traceback.
-logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
-
 RRF_K = 60
 MAX_QUERY_CHARS = 2000
-TEXT_MAX_BYTES = 65_535
 # Candidates each retriever contributes before fusion: enough for RRF to reorder the top k.
 CANDIDATES_PER_RETRIEVER = 40
-
-# Jieba segments Chinese into words and leaves Latin words whole; it is the one tokenizer that
-# both Milvus Lite and Milvus server offer for mixed English/Chinese text. Stop words keep
-# punctuation and the commonest function words out of the BM25 statistics.
-STOP_WORDS = sorted(
-    set(",.;:!?'\"()[]{}<>-–—_*#|/\\`~@$%^&+=，。、；：！？“”‘’（）《》【】…·")
-    | {
-        "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "is", "are", "was",
-        "be", "it", "its", "by", "as", "at", "with", "from", "this", "that", "do", "does",
-        "i", "you", "we", "what", "which", "how", "的", "了", "是", "在", "和",
-    }
-)  # fmt: skip
-ANALYZER_PARAMS = {
-    "tokenizer": "jieba",
-    "filter": ["lowercase", {"type": "stop", "stop_words": STOP_WORDS}],
-}
 
 _CATEGORY = re.compile(r"^[\w.-]{1,128}$")
 
@@ -132,6 +96,7 @@ class KnowledgeBase:
             private_dir(path.parent)
             uri = str(path)
             describe = f"the Milvus Lite file {path} (MILVUS_URI is unset)"
+            milvus_lite.quiet_expected_noise()
         token = settings.milvus_token.get_secret_value() if settings.milvus_token else ""
         try:
             client = MilvusClient(uri=uri, token=token, timeout=10)
@@ -142,10 +107,7 @@ class KnowledgeBase:
     def close(self) -> None:
         self._client.close()
         if self._lite_path is not None:
-            # Milvus Lite keeps its in-process server (and the directory lock) until told.
-            from milvus_lite.server_manager import server_manager_instance
-
-            server_manager_instance.release_server(str(self._lite_path))
+            milvus_lite.release(self._lite_path)
 
     def _existing_dense_dim(self) -> int | None:
         """0 for a collection without a dense field, None when there is no collection yet."""
@@ -191,39 +153,7 @@ class KnowledgeBase:
         if self._dense_dim is not None:
             return
         dim = self.embedder.dim if self.embedder else 0
-        schema = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
-        schema.add_field("doc_id", DataType.VARCHAR, max_length=64)
-        schema.add_field("source", DataType.VARCHAR, max_length=2048)
-        schema.add_field("path", DataType.VARCHAR, max_length=1024)
-        schema.add_field("title", DataType.VARCHAR, max_length=1024)
-        schema.add_field("heading", DataType.VARCHAR, max_length=2048)
-        schema.add_field("chunk_index", DataType.INT32)
-        schema.add_field("content_hash", DataType.VARCHAR, max_length=64)
-        schema.add_field("category", DataType.VARCHAR, max_length=128)
-        schema.add_field("updated_at", DataType.INT64)
-        schema.add_field("text", DataType.VARCHAR, max_length=TEXT_MAX_BYTES)
-        schema.add_field(
-            "search_text",
-            DataType.VARCHAR,
-            max_length=TEXT_MAX_BYTES,
-            enable_analyzer=True,
-            analyzer_params=ANALYZER_PARAMS,
-        )
-        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_function(
-            Function(
-                name="bm25",
-                function_type=FunctionType.BM25,
-                input_field_names=["search_text"],
-                output_field_names=["sparse"],
-            )
-        )
-        index = self._client.prepare_index_params()
-        index.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
-        if dim:
-            schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
-            index.add_index(field_name="dense", index_type="AUTOINDEX", metric_type="COSINE")
+        schema, index = collection_schema(self._client, dim)
         self._client.create_collection(self.collection, schema=schema, index_params=index)
         self._dense_dim = dim
 
@@ -401,10 +331,5 @@ def _fit(text: str, max_bytes: int) -> str:
 
 def _unreachable_message(describe: str, exc: Exception, uri: str) -> str:
     detail = str(getattr(exc, "message", "") or exc).strip().splitlines()[0][:300]
-    hint = ""
-    if uri and not uri.startswith(("http://", "https://", "tcp://")) and Path(uri).suffix == ".db":
-        hint = (
-            " Milvus Lite allows one process per data directory: if a threadsage bot is running "
-            "on it, stop it first (or set MILVUS_URI to a Milvus server shared by all processes)."
-        )
+    hint = milvus_lite.ONE_PROCESS_HINT if milvus_lite.is_lite_file(uri) else ""
     return f"Cannot open the knowledge base at {describe}: {detail}.{hint}"

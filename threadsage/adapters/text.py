@@ -3,7 +3,9 @@
 English words are lower-cased and stemmed ("resetting" → "reset"); Chinese runs are left to
 jieba. `terms` also drops stop words: the offline back-end compares questions with passages by
 them. `index_form` keeps every word: it is what the knowledge base indexes and searches with, so
-that "passwords" finds "password" (measured: better recall on every GitLab question subset).
+that "passwords" finds "password" (measured: better recall on every GitLab question subset); the
+BM25 analyzer drops the same stop words (`knowledge_schema.py`). `STOP_WORDS` is the project's one
+list of them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,54 @@
+"""Milvus Lite: Milvus in this process, on a file under the data directory (`MILVUS_URI` unset).
+
+Besides the client it takes two things: releasing its in-process server (and the file's lock)
+when done, and leaving out the log records it produces that are not problems, which would
+otherwise reach every console. Those are dropped by a filter on the three loggers concerned,
+only once a Milvus Lite file is opened and only for the exact records below: every other record
+of those loggers, and every logger's level, stay as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+_EXPECTED = {
+    # Milvus Lite has no MVCC timestamps, so every query iterator warns (then does without).
+    "pymilvus.client.iterator.query_iterator": "failed to get mvccTs",
+    # It serves gRPC in-process and lacks AllocTimestamp, which every iterator asks for first:
+    # gRPC's server logs that as an error with a traceback.
+    "grpc._server": "Exception calling application: Method not implemented",
+    # A failure to start is reported by `KnowledgeBase.open`, with what to do about it.
+    "milvus_lite.server_manager": "Failed to start MilvusLite server",
+}
+
+
+class _ExpectedNoise(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        expected = _EXPECTED.get(record.name)
+        return expected is None or not record.getMessage().startswith(expected)
+
+
+def quiet_expected_noise() -> None:
+    """Drop the records above from now on (once per process, however many files are opened)."""
+    for name in _EXPECTED:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _ExpectedNoise) for f in logger.filters):
+            logger.addFilter(_ExpectedNoise())
+
+
+def release(path: Path) -> None:
+    """Stop the in-process server of `path`: Milvus Lite keeps it (and the file's lock) until told."""
+    from milvus_lite.server_manager import server_manager_instance
+
+    server_manager_instance.release_server(str(path))
+
+
+def is_lite_file(uri: str) -> bool:
+    return bool(uri) and not uri.startswith(("http://", "https://", "tcp://")) and Path(uri).suffix == ".db"
+
+
+ONE_PROCESS_HINT = (
+    " Milvus Lite allows one process per data directory: if a threadsage bot is running on it, "
+    "stop it first (or set MILVUS_URI to a Milvus server shared by all processes)."
+)
