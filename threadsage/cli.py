@@ -286,13 +286,14 @@ def prune_checkpoints(
     """Delete abandoned sessions and all but the latest checkpoint of live ones (feedback is kept)."""
     from threadsage.memory import retention
     from threadsage.memory.checkpoints import open_checkpointer
+    from threadsage.memory.pruning import PruneReport
 
     try:
         age = retention.parse_age(older_than)
     except ValueError as exc:
         raise fail(f"--older-than: {exc}") from None
 
-    async def _prune() -> retention.PruneReport:
+    async def _prune() -> PruneReport:
         async with open_checkpointer(get_settings()) as checkpointer:
             return await retention.prune(checkpointer, age, dry_run=dry_run)
 

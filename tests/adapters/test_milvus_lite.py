@@ -36,5 +36,7 @@ def test_milvus_lite_noise_is_dropped_and_nothing_else(kb: KnowledgeBase) -> Non
     finally:
         for name in LOGGERS:
             logging.getLogger(name).removeHandler(keep)
-    assert sorted((r.name, r.getMessage()) for r in seen) == sorted((name, "something else went wrong") for name in LOGGERS)
+    assert sorted((r.name, r.getMessage()) for r in seen) == sorted(
+        (name, "something else went wrong") for name in LOGGERS
+    )
     assert all(logging.getLogger(name).level == logging.NOTSET for name in LOGGERS)

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pymilvus import AnnSearchRequest, MilvusClient, MilvusException, RRFRanker
 
@@ -287,7 +288,7 @@ class KnowledgeBase:
 
     # --- helpers ---------------------------------------------------------------------------
 
-    def _iterate(self, fields: list[str]) -> Iterator[dict]:
+    def _iterate(self, fields: list[str]) -> Iterator[dict[str, Any]]:
         iterator = self._client.query_iterator(
             self.collection, batch_size=1000, filter='id != ""', output_fields=fields
         )
@@ -298,7 +299,7 @@ class KnowledgeBase:
             iterator.close()
 
 
-def _hit(raw: dict, bm25: bool) -> Hit:
+def _hit(raw: dict[str, Any], bm25: bool) -> Hit:
     entity = raw["entity"]
     # Milvus Lite reports BM25 as a negated distance, a Milvus server as a positive score.
     score = abs(raw["distance"]) if bm25 else raw["distance"]

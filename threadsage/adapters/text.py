@@ -44,7 +44,7 @@ STOP_WORDS = COMMONEST_WORDS | frozenset(
 
 @lru_cache(maxsize=50_000)
 def _stem(word: str) -> str:
-    return _STEMMER.stemWord(word)
+    return str(_STEMMER.stemWord(word))
 
 
 def terms(text: str) -> list[str]:

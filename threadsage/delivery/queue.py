@@ -135,7 +135,7 @@ class TurnQueue:
         assert self._performer is not None
         try:
             await self._performer.give_up(job)
-        except Exception:  # noqa: BLE001 - the platform itself may be what failed
+        except Exception:  # the platform itself may be what failed
             log.warning("could not apologise for a job of %s", job.platform, exc_info=True)
 
 

@@ -90,9 +90,9 @@ def head_of(namespace: str, checkpoint_id: str, parent: str | None, count: int, 
     return Head(namespace, checkpoint_id, parent if old_format and parent else checkpoint_id, _parse_ts(ts), count)
 
 
-def unchanged(current: list, heads: dict[str, Head]) -> bool:
+def unchanged(current: list[tuple[str, str]], heads: dict[str, Head]) -> bool:
     """Whether a thread's heads are still the ones it was judged by (nothing new came in)."""
-    return {ns: head for ns, head in current} == {ns: h.checkpoint_id for ns, h in heads.items()}
+    return dict(current) == {ns: h.checkpoint_id for ns, h in heads.items()}
 
 
 def _parse_ts(value: Any) -> datetime | None:

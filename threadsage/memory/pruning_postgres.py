@@ -28,7 +28,7 @@ class PostgresPruner:
 
     name = "postgres"
 
-    def __init__(self, checkpointer: BaseCheckpointSaver) -> None:
+    def __init__(self, checkpointer: BaseCheckpointSaver[Any]) -> None:
         self.saver = checkpointer
 
     @asynccontextmanager
@@ -117,12 +117,13 @@ _TABLE_ROWS = """SELECT
     (SELECT COUNT(*) FROM checkpoint_blobs WHERE thread_id = %(t)s)"""
 
 
-async def _rows(conn: Any, sql: str, params: Any) -> list[tuple]:
+async def _rows(conn: Any, sql: str, params: Any) -> list[tuple[Any, ...]]:
     from psycopg.rows import tuple_row
 
     async with conn.cursor(row_factory=tuple_row) as cur:
         await cur.execute(sql, params)
-        return await cur.fetchall()
+        rows: list[tuple[Any, ...]] = await cur.fetchall()
+        return rows
 
 
 def _count(report: PruneReport, deleted: tuple[int, int, int]) -> None:

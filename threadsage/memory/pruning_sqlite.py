@@ -27,7 +27,7 @@ class SQLitePruner:
 
     name = "sqlite"
 
-    def __init__(self, checkpointer: BaseCheckpointSaver) -> None:
+    def __init__(self, checkpointer: BaseCheckpointSaver[Any]) -> None:
         self.saver = checkpointer
         self.conn: Any = None
 
@@ -63,9 +63,9 @@ class SQLitePruner:
             raise
         await self.conn.execute("ROLLBACK" if dry_run else "COMMIT")
 
-    async def _rowcount(self, sql: str, params: tuple) -> int:
+    async def _rowcount(self, sql: str, params: tuple[str, ...]) -> int:
         async with self.conn.execute(sql, params) as cursor:
-            return max(cursor.rowcount, 0)
+            return max(int(cursor.rowcount), 0)
 
     async def delete_thread(self, thread_id: str, heads: dict[str, Head], report: PruneReport, dry_run: bool) -> None:
         async with self._transaction(dry_run):
@@ -75,7 +75,9 @@ class SQLitePruner:
                 report.threads_kept += 1  # a new turn came in since the scan
                 return
             report.writes_deleted += await self._rowcount("DELETE FROM writes WHERE thread_id = ?", (thread_id,))
-            report.checkpoints_deleted += await self._rowcount("DELETE FROM checkpoints WHERE thread_id = ?", (thread_id,))
+            report.checkpoints_deleted += await self._rowcount(
+                "DELETE FROM checkpoints WHERE thread_id = ?", (thread_id,)
+            )
         report.threads_deleted += 1
         report.deleted_thread_ids.append(thread_id)
 

@@ -24,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -43,14 +45,12 @@ def parse_age(text: str) -> timedelta:
     """'30d', '12h', '90m' → a timedelta; anything else (or zero) → ValueError."""
     match = _AGE.match(text or "")
     if not match or int(match.group(1)) == 0:
-        raise ValueError(
-            f"expected a whole number of days, hours or minutes such as 30d, 12h or 90m, not {text!r}"
-        )
+        raise ValueError(f"expected a whole number of days, hours or minutes such as 30d, 12h or 90m, not {text!r}")
     return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
 
 
 async def prune(
-    checkpointer: BaseCheckpointSaver,
+    checkpointer: BaseCheckpointSaver[Any],
     older_than: timedelta,
     now: datetime | None = None,
     dry_run: bool = False,
@@ -81,7 +81,7 @@ async def prune(
     return report
 
 
-async def prune_periodically(checkpointer: BaseCheckpointSaver, settings: Settings, stop: asyncio.Event) -> None:
+async def prune_periodically(checkpointer: BaseCheckpointSaver[Any], settings: Settings, stop: asyncio.Event) -> None:
     """Prune at once, then every `THREADSAGE_PRUNE_EVERY_HOURS`, until `stop` is set; returns at
     once when `THREADSAGE_PRUNE_OLDER_THAN_DAYS` is 0 (off). A failed run is logged and retried
     at the next tick."""
@@ -101,13 +101,11 @@ async def prune_periodically(checkpointer: BaseCheckpointSaver, settings: Settin
             log.info("checkpoint pruning: %s", report.summary())
         except Exception:
             log.exception("checkpoint pruning failed; trying again in %g h", settings.prune_every_hours)
-        try:
+        with suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=every)
-        except TimeoutError:
-            pass
 
 
-def _pruner(checkpointer: BaseCheckpointSaver) -> Pruner:
+def _pruner(checkpointer: BaseCheckpointSaver[Any]) -> Pruner:
     if type(checkpointer.conn).__module__.startswith("aiosqlite"):  # type: ignore[attr-defined]
         return SQLitePruner(checkpointer)
     return PostgresPruner(checkpointer)
