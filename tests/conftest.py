@@ -97,7 +97,9 @@ def gitlab_kb(eval_dir: Path):
     """The GitLab handbook corpus in a BM25 knowledge base (read-only, shared)."""
     from threadsage.evaluation import evaluation_corpus
 
-    with evaluation_corpus(Settings(THREADSAGE_EMBEDDINGS="none", _env_file=None), eval_dir / "gitlab-handbook" / "corpus") as corpus:
+    with evaluation_corpus(
+        Settings(THREADSAGE_EMBEDDINGS="none", _env_file=None), eval_dir / "gitlab-handbook" / "corpus"
+    ) as corpus:
         yield corpus.kb
 
 

@@ -164,4 +164,6 @@ def test_telegram_refuses_an_allow_list_of_anything_but_ids(cli, monkeypatch: py
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "7000001:TEST-token")
     monkeypatch.setenv("THREADSAGE_TELEGRAM_ALLOWED", "123456789, @annlee")
     result = cli("telegram")
-    assert result.exit_code == 2 and "THREADSAGE_TELEGRAM_ALLOWED: '@annlee' is neither an id" in result.stderr, result.output
+    assert result.exit_code == 2 and "THREADSAGE_TELEGRAM_ALLOWED: '@annlee' is neither an id" in result.stderr, (
+        result.output
+    )

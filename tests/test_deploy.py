@@ -180,8 +180,10 @@ def test_redis_keeps_the_queue_across_restarts():
 
 
 def test_only_serve_publishes_a_port_and_workers_can_be_scaled():
-    published = [str(port) if not isinstance(port, dict) else f"{port.get('published')}:{port['target']}"
-                 for port in SERVICES["serve"].get("ports", [])]
+    published = [
+        str(port) if not isinstance(port, dict) else f"{port.get('published')}:{port['target']}"
+        for port in SERVICES["serve"].get("ports", [])
+    ]
     assert any(port.rsplit(":", 1)[-1].split("/")[0] == "8080" for port in published), published
     assert environment(SERVICES["serve"]).get("THREADSAGE_HTTP_PORT", "8080") == "8080"
     # A published host port or a fixed container name would make `--scale worker=N` fail.

@@ -163,7 +163,9 @@ async def test_clarifications_left_for_a_new_question_or_reset_are_abandoned(tmp
         assert moved(before) == {}
 
 
-async def test_model_calls_and_tokens_are_counted_by_model_and_kind(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
+async def test_model_calls_and_tokens_are_counted_by_model_and_kind(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb
+) -> None:
     models = {"THREADSAGE_CHAT_MODEL": "obs-chat", "THREADSAGE_ROUTER_MODEL": "obs-router"}
     llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
     async with llm_chat(tmp_path, llm, handbook_kb, **models) as chat:
@@ -199,7 +201,9 @@ async def test_model_calls_and_tokens_are_counted_by_model_and_kind(tmp_path: Pa
 
 @pytest.fixture
 async def served_app() -> AsyncIterator[str]:
-    server = uvicorn.Server(uvicorn.Config(create_app([]), host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app([]), host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    )
     serving = asyncio.create_task(server.serve())
     while not server.started:
         await asyncio.sleep(0.01)
@@ -241,7 +245,11 @@ def configure() -> Iterator[Callable[..., io.StringIO]]:
     """configure_logging(...) as the servers call it, its handler writing to a buffer instead of
     stderr (a buffer stays open for library threads that log late); logging is restored after."""
     root = logging.getLogger()
-    saved = (root.handlers[:], root.level, {name: logging.getLogger(name).level for name in ("httpx", "httpcore", "slack_bolt")})
+    saved = (
+        root.handlers[:],
+        root.level,
+        {name: logging.getLogger(name).level for name in ("httpx", "httpcore", "slack_bolt")},
+    )
 
     def apply(**env: str) -> io.StringIO:
         configure_logging(Settings(_env_file=None, **env))
@@ -279,7 +287,9 @@ async def test_json_log_lines_carry_the_turn_and_no_user_text(tmp_path: Path, ha
         ("obs:ws:chan:logs", "m1", "INFO"),
         ("obs:ws:chan:logs", "m2", "INFO"),
     ]
-    assert handled[0]["logger"] == "threadsage.observability" and handled[1]["message"].startswith("turn handled: error")
+    assert handled[0]["logger"] == "threadsage.observability" and handled[1]["message"].startswith(
+        "turn handled: error"
+    )
     [failure] = [line for line in lines if "exc" in line]
     assert (failure["level"], failure["session"], failure["turn"]) == ("ERROR", "obs:ws:chan:logs", "m2")
     assert "Traceback" in failure["exc"] and "RuntimeError: the knowledge base is down" in failure["exc"]

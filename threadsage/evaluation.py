@@ -64,9 +64,7 @@ class EvaluationCorpus:
 
 
 @contextmanager
-def evaluation_corpus(
-    settings: Settings, corpus: Path, data_dir: Path | None = None
-) -> Iterator[EvaluationCorpus]:
+def evaluation_corpus(settings: Settings, corpus: Path, data_dir: Path | None = None) -> Iterator[EvaluationCorpus]:
     """The corpus ingested into a Milvus Lite knowledge base of its own: a temporary one, or
     the one kept in `data_dir` (ingestion is idempotent, so a second run only reads)."""
     with tempfile.TemporaryDirectory(prefix="threadsage-eval-") as scratch:

@@ -59,7 +59,9 @@ def test_ingest_search_reingest_change_and_prune(kb: KnowledgeBase, handbook: Pa
 
     (handbook / "it" / "email.md").unlink()
     kept = ingestor(kb).ingest_paths([handbook])
-    assert kept.chunks_removed == 0 and any(h.path == "it/email.md" for h in kb.search_blocking("e-mail password SMS code", k=5))
+    assert kept.chunks_removed == 0 and any(
+        h.path == "it/email.md" for h in kb.search_blocking("e-mail password SMS code", k=5)
+    )
     pruned = ingestor(kb).ingest_paths([handbook], prune=True)
     assert pruned.documents_removed == 1 and pruned.chunks_removed > 0
     assert all(h.path != "it/email.md" for h in kb.search_blocking("e-mail password SMS code", k=10))
@@ -83,7 +85,10 @@ def test_chinese_and_english_queries_find_their_pages(kb: KnowledgeBase) -> None
     ingestor(kb).ingest_paths([HANDBOOK])
     assert kb.search_blocking("差旅报销的餐费标准是多少？", k=3)[0].path == "finance/travel-reimbursement-zh.md"
     assert kb.search_blocking("新员工入职第一天", k=3)[0].path == "people/onboarding-zh.md"
-    assert kb.search_blocking("How many days of annual leave do contractors get?", k=3)[0].path == "people/leave-contractors.md"
+    assert (
+        kb.search_blocking("How many days of annual leave do contractors get?", k=3)[0].path
+        == "people/leave-contractors.md"
+    )
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,11 @@ def test_links_out_of_the_ingested_folder_are_skipped_and_reported(kb: Knowledge
     docs = planted(tmp_path)
     report = ingestor(kb).ingest_paths([docs])
     assert sorted(Path(path).relative_to(docs).as_posix() for path, _ in report.skipped) == [
-        "env", "mounted", "notes.md", "sub/up", "x.txt"
+        "env",
+        "mounted",
+        "notes.md",
+        "sub/up",
+        "x.txt",
     ]
     assert {reason for _, reason in report.skipped} == {f"symbolic link to outside {docs}"}
     assert sorted(hit.path for hit in kb.search_blocking("VPN guide", k=10)) == ["alias.md", "guide.md"]
@@ -61,7 +65,9 @@ def test_control_characters_are_stripped_and_line_ends_normalised(tmp_path: Path
     file = write(tmp_path / "pl\x1bain.txt", "Ti\x07tle\r\na\r\nb\rc\x01d\x1b[0me\tf\x0bg\x0ch\x7fi\x85j\x9bk\n")
     doc = load_file(file, tmp_path)
     assert (doc.title, doc.path, [s.text for s in doc.sections]) == (
-        "Title", "plain.txt", ["Title\na\nb\ncd[0me\tf\ng\nhi\njk"]
+        "Title",
+        "plain.txt",
+        ["Title\na\nb\ncd[0me\tf\ng\nhi\njk"],
     )
 
 

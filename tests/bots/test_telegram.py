@@ -326,7 +326,9 @@ async def test_forged_oversized_and_foreign_buttons_are_rejected(bot, fake) -> N
     await fake.wait_for(lambda: all(fake.answers_to(q) for q in queries))
     await fake.quiet()
     assert [fake.answers_to(q)[0].get("text") for q in queries] == [INVALID_BUTTON] * len(forged)
-    assert not fake.calls_of("editMessageText") and fake.sent(chat["id"])[-1]["message_id"] == clarification["message_id"]
+    assert (
+        not fake.calls_of("editMessageText") and fake.sent(chat["id"])[-1]["message_id"] == clarification["message_id"]
+    )
     since = len(fake.sent(chat["id"]))
     fake.click(clarification, ANN)  # the real button still works
     [answer] = await new_messages(fake, chat, since)
@@ -355,7 +357,9 @@ async def test_a_second_feedback_click_changes_the_vote(bot, fake) -> None:
 # --- who may use the bot -------------------------------------------------------------------
 
 
-async def test_unset_the_bot_answers_no_one_and_tells_each_person_once(tmp_path, fake, openai, handbook_kb, caplog) -> None:
+async def test_unset_the_bot_answers_no_one_and_tells_each_person_once(
+    tmp_path, fake, openai, handbook_kb, caplog
+) -> None:
     llm = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.base_url}
     settings = bot_settings(tmp_path, fake, THREADSAGE_TELEGRAM_ALLOWED=None, **llm)
     async with running(settings, handbook_kb):
@@ -399,7 +403,9 @@ async def test_clicks_in_a_chat_no_longer_allowed_are_refused(tmp_path, fake, ha
         query = fake.click(clarification, BOB)
         await fake.wait_for(lambda: fake.answers_to(query))
         await fake.quiet()
-        assert fake.answers_to(query) == [{"callback_query_id": query, "text": NOT_ALLOWED_CLICK.format(chat=BOB["id"])}]
+        assert fake.answers_to(query) == [
+            {"callback_query_id": query, "text": NOT_ALLOWED_CLICK.format(chat=BOB["id"])}
+        ]
         assert not fake.calls_of("editMessageText") and len(fake.sent(BOB["id"])) == since
         assert await bot.chat.last_activity(private_key(BOB)) is not None  # the clarification is still open
 
@@ -407,7 +413,11 @@ async def test_clicks_in_a_chat_no_longer_allowed_are_refused(tmp_path, fake, ha
 async def test_a_refused_person_is_told_once_across_restarts_with_redis(tmp_path, fake, handbook_kb) -> None:
     prefix = f"test-{uuid.uuid4().hex[:10]}:"
     settings = bot_settings(
-        tmp_path, fake, THREADSAGE_TELEGRAM_ALLOWED=None, REDIS_URL="redis://127.0.0.1:6379/0", THREADSAGE_REDIS_PREFIX=prefix
+        tmp_path,
+        fake,
+        THREADSAGE_TELEGRAM_ALLOWED=None,
+        REDIS_URL="redis://127.0.0.1:6379/0",
+        THREADSAGE_REDIS_PREFIX=prefix,
     )
     try:
         async with running(settings, handbook_kb):
@@ -429,7 +439,10 @@ async def test_a_refused_person_is_told_once_across_restarts_with_redis(tmp_path
 
 async def test_webhook_checks_the_secret_and_processes_updates(tmp_path, fake, handbook_kb) -> None:
     settings = bot_settings(
-        tmp_path, fake, TELEGRAM_WEBHOOK_URL="https://bot.example/telegram/webhook", TELEGRAM_WEBHOOK_SECRET=WEBHOOK_SECRET
+        tmp_path,
+        fake,
+        TELEGRAM_WEBHOOK_URL="https://bot.example/telegram/webhook",
+        TELEGRAM_WEBHOOK_SECRET=WEBHOOK_SECRET,
     )
     async with running(settings, handbook_kb) as bot:
         assert fake.webhook == {"url": "https://bot.example/telegram/webhook", "secret_token": WEBHOOK_SECRET}
@@ -458,7 +471,10 @@ def test_telegram_settings_that_cannot_work_fail_clearly(tmp_path) -> None:
     cases = [
         ({"TELEGRAM_BOT_TOKEN": None}, "TELEGRAM_BOT_TOKEN"),
         ({"TELEGRAM_WEBHOOK_URL": "https://bot.example/telegram/webhook"}, "TELEGRAM_WEBHOOK_SECRET is not"),
-        ({"TELEGRAM_WEBHOOK_URL": "https://x/telegram/webhook", "TELEGRAM_WEBHOOK_SECRET": "has spaces"}, "1–256 characters"),
+        (
+            {"TELEGRAM_WEBHOOK_URL": "https://x/telegram/webhook", "TELEGRAM_WEBHOOK_SECRET": "has spaces"},
+            "1–256 characters",
+        ),
         ({"THREADSAGE_TELEGRAM_ALLOWED": "123456789, annlee"}, "'annlee' is neither an id"),
     ]
     for extra, message in cases:
@@ -543,7 +559,9 @@ async def test_threadsage_telegram_serves_until_signalled(tmp_path, fake, mode, 
 
 async def webhook_post(client: httpx.AsyncClient, update: dict) -> httpx.Response | None:
     try:
-        return await client.post("/telegram/webhook", json=update, headers={"X-Telegram-Bot-Api-Secret-Token": WEBHOOK_SECRET})
+        return await client.post(
+            "/telegram/webhook", json=update, headers={"X-Telegram-Bot-Api-Secret-Token": WEBHOOK_SECRET}
+        )
     except httpx.TransportError:
         return None  # not listening yet
 

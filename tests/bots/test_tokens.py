@@ -85,7 +85,9 @@ def test_processes_starting_together_all_read_one_complete_private_secret(tmp_pa
     data_dirs = [tmp_path / f"start-{n}" / "data" for n in range(rounds)]
     spawn = multiprocessing.get_context("spawn")
     barrier, results = spawn.Barrier(processes), spawn.Queue()
-    starters = [spawn.Process(target=start_and_read_secrets, args=(data_dirs, barrier, results)) for _ in range(processes)]
+    starters = [
+        spawn.Process(target=start_and_read_secrets, args=(data_dirs, barrier, results)) for _ in range(processes)
+    ]
     for starter in starters:
         starter.start()
     read = [results.get(timeout=120) for _ in range(processes * rounds)]

@@ -77,7 +77,9 @@ async def test_jobs_of_a_conversation_run_in_order_others_alongside(settings: Se
     assert log.index("b1 out") < log.index("a1 out")  # another conversation did not wait
 
 
-async def test_an_outage_is_retried_and_a_failing_job_is_apologised_for_and_does_not_stop_the_next(settings: Settings) -> None:
+async def test_an_outage_is_retried_and_a_failing_job_is_apologised_for_and_does_not_stop_the_next(
+    settings: Settings,
+) -> None:
     attempts: dict[str, list[int]] = {}
     done = asyncio.Event()
 

@@ -28,7 +28,11 @@ class JsonServer:
                 data = text if isinstance(text, bytes) else text.encode()
                 try:
                     self.send_response(status)
-                    for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():
+                    for name, value in {
+                        "Content-Type": "application/json",
+                        "Content-Length": str(len(data)),
+                        **headers,
+                    }.items():
                         self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)

@@ -118,7 +118,12 @@ class FakeOpenAI:
             {"object": "embedding", "index": i, "embedding": bag_of_words_vector(str(t), self.embedding_dim)}
             for i, t in enumerate(inputs)
         ]
-        return {"object": "list", "data": data, "model": body.get("model", "fake"), "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", "fake"),
+            "usage": {"prompt_tokens": 0, "total_tokens": 0},
+        }
 
     def completion(self, request: dict) -> tuple[int, str]:
         kind = kind_of(request)
@@ -161,4 +166,3 @@ class FakeOpenAI:
                 "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
             }
         )
-

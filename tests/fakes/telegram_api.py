@@ -75,16 +75,28 @@ def parse_html(source: str) -> tuple[str, list[dict]]:
     for match in _MARKUP.finditer(source):
         text += source[position : match.start()]
         position = match.end()
-        closing, tag, attributes, entity = match.group(1), (match.group(2) or "").lower(), match.group(3), match.group(4)
+        closing, tag, attributes, entity = (
+            match.group(1),
+            (match.group(2) or "").lower(),
+            match.group(3),
+            match.group(4),
+        )
         if entity:
             text += _ENTITY_TEXT.get(entity) or chr(int(entity[2:], 16) if entity[1:2] == "x" else int(entity[1:]))
         elif not tag:
-            raise ApiError(400, f"Bad Request: can't parse entities: unescaped {match.group(0)!r} at byte offset {match.start()}")
+            raise ApiError(
+                400, f"Bad Request: can't parse entities: unescaped {match.group(0)!r} at byte offset {match.start()}"
+            )
         elif tag not in TAGS:
-            raise ApiError(400, f'Bad Request: can\'t parse entities: Unsupported start tag "{tag}" at byte offset {match.start()}')
+            raise ApiError(
+                400, f'Bad Request: can\'t parse entities: Unsupported start tag "{tag}" at byte offset {match.start()}'
+            )
         elif closing:
             if not open_tags or open_tags[-1][0] != tag:
-                raise ApiError(400, f'Bad Request: can\'t parse entities: Unexpected end tag "{tag}" at byte offset {match.start()}')
+                raise ApiError(
+                    400,
+                    f'Bad Request: can\'t parse entities: Unexpected end tag "{tag}" at byte offset {match.start()}',
+                )
             _tag, start, attrs = open_tags.pop()
             entity_dict = {"type": TAGS[tag], "offset": start, "length": utf16_len(text) - start}
             if tag == "a":
@@ -94,7 +106,10 @@ def parse_html(source: str) -> tuple[str, list[dict]]:
         else:
             open_tags.append((tag, utf16_len(text), attributes or ""))
     if open_tags:
-        raise ApiError(400, f"Bad Request: can't parse entities: Can't find end tag corresponding to start tag \"{open_tags[-1][0]}\"")
+        raise ApiError(
+            400,
+            f"Bad Request: can't parse entities: Can't find end tag corresponding to start tag \"{open_tags[-1][0]}\"",
+        )
     text += source[position:]
     return text, sorted(entities, key=lambda e: e["offset"])
 
@@ -165,7 +180,9 @@ class FakeBotAPI:
 
     # --- what tests do ---------------------------------------------------------------------
 
-    def fail_next(self, method: str, status: int, description: str, parameters: dict | None = None, html_only: bool = False) -> None:
+    def fail_next(
+        self, method: str, status: int, description: str, parameters: dict | None = None, html_only: bool = False
+    ) -> None:
         """The next call of `method` (with parse_mode=HTML, if `html_only`) fails like this."""
         self._failures.setdefault(method, []).append((ApiError(status, description, parameters), html_only))
 
@@ -203,7 +220,11 @@ class FakeBotAPI:
         }
         if entities is None:
             entities = [
-                {"type": "bot_command" if m.group(0).startswith("/") else "mention", "offset": utf16_len(text[: m.start()]), "length": utf16_len(m.group(0))}
+                {
+                    "type": "bot_command" if m.group(0).startswith("/") else "mention",
+                    "offset": utf16_len(text[: m.start()]),
+                    "length": utf16_len(m.group(0)),
+                }
                 for m in re.finditer(r"(?<!\S)(/\w+(?:@\w+)?|@\w+)", text)
                 if m.group(0).startswith("@") or m.start() == 0
             ]
@@ -227,7 +248,9 @@ class FakeBotAPI:
         self.files[file_id] = ({**file, "file_path": f"documents/file_{n}.{name.rsplit('.', 1)[-1]}"}, content)
         return {"file_name": name, "mime_type": mime_type, **file}
 
-    def send_file(self, chat: dict, user: dict, caption: str = "", document: dict | None = None, **options: Any) -> dict:
+    def send_file(
+        self, chat: dict, user: dict, caption: str = "", document: dict | None = None, **options: Any
+    ) -> dict:
         """A person's document (or, without one, a photo) with a caption, as an update; returns it."""
         message = self.message(chat, user, caption, **options)
         del message["text"]
@@ -354,13 +377,26 @@ class FakeBotAPI:
         return message
 
     def api_editMessageText(  # noqa: N802
-        self, chat_id: str, message_id: str, text: str, parse_mode: str | None = None, reply_markup: dict | None = None, **_: Any
+        self,
+        chat_id: str,
+        message_id: str,
+        text: str,
+        parse_mode: str | None = None,
+        reply_markup: dict | None = None,
+        **_: Any,
     ) -> dict:
         message = self._own_message(chat_id, message_id)
         visible, entities = self._text(text, parse_mode)
         markup = self._keyboard(reply_markup) if reply_markup else None
-        if visible == message["text"] and entities == message.get("entities", []) and markup == message.get("reply_markup"):
-            raise ApiError(400, "Bad Request: message is not modified: specified new message content and reply markup are exactly the same")
+        if (
+            visible == message["text"]
+            and entities == message.get("entities", [])
+            and markup == message.get("reply_markup")
+        ):
+            raise ApiError(
+                400,
+                "Bad Request: message is not modified: specified new message content and reply markup are exactly the same",
+            )
         message.update(text=visible, entities=entities, edit_date=int(time.time()))
         if markup:
             message["reply_markup"] = markup
@@ -368,7 +404,9 @@ class FakeBotAPI:
             message.pop("reply_markup", None)
         return message
 
-    def api_editMessageReplyMarkup(self, chat_id: str, message_id: str, reply_markup: dict | None = None, **_: Any) -> dict:  # noqa: N802
+    def api_editMessageReplyMarkup(
+        self, chat_id: str, message_id: str, reply_markup: dict | None = None, **_: Any
+    ) -> dict:  # noqa: N802
         message = self._own_message(chat_id, message_id)
         markup = self._keyboard(reply_markup) if reply_markup else None
         if markup == message.get("reply_markup"):

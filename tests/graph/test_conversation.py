@@ -122,7 +122,9 @@ asyncio.run(main())
     env.pop("OPENAI_API_KEY", None)
     if not backend:
         del env["DATABASE_URL"]
-    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     [[kind, text, paths]] = json.loads(done.stdout.strip().splitlines()[-1])
     assert kind == "answer" and paths[0] == "it/email.md", text
@@ -186,7 +188,9 @@ async def test_follow_up_in_the_same_thread_uses_its_memory(tmp_path: Path, hand
         follow = only(await talk.say("and what happens when it is exceeded?"))
         assert "Tidewater API" in follow.trace[0]["detail"]  # the standalone question
         assert follow.citations[0]["path"] == "engineering/api-style-guide.md"
-        without_memory = only(await Conversation(chat, "test:ws:chan:other").say("and what happens when it is exceeded?"))
+        without_memory = only(
+            await Conversation(chat, "test:ws:chan:other").say("and what happens when it is exceeded?")
+        )
         assert without_memory.trace[0]["detail"] == "first question"
         assert without_memory.citations[0]["path"] != "engineering/api-style-guide.md"
 

@@ -10,7 +10,11 @@ from threadsage.chat import ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.runtime import open_chat_service
 
-QUESTIONS = [json.loads(line) for line in (REPO / "examples" / "handbook-questions.jsonl").read_text().splitlines() if line.strip()]
+QUESTIONS = [
+    json.loads(line)
+    for line in (REPO / "examples" / "handbook-questions.jsonl").read_text().splitlines()
+    if line.strip()
+]
 
 
 async def test_offline_answers_and_clarifications_on_the_handbook(tmp_path: Path, handbook_kb) -> None:

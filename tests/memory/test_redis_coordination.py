@@ -82,7 +82,9 @@ async def test_a_dead_holder_frees_the_lock_after_its_ttl(coordinator: RedisCoor
     assert 0.3 < waited < 2.0
 
 
-async def test_a_stalled_holder_loses_the_lock_and_cannot_release_anothers(coordinator: RedisCoordinator, prefix: str) -> None:
+async def test_a_stalled_holder_loses_the_lock_and_cannot_release_anothers(
+    coordinator: RedisCoordinator, prefix: str
+) -> None:
     other = RedisCoordinator(Redis.from_url(REDIS_URL), prefix=prefix, lock_ttl=5)
     taken, first_left = asyncio.Event(), asyncio.Event()
 

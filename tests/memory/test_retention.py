@@ -35,7 +35,11 @@ def database_url(request: pytest.FixtureRequest) -> str:
 
 def settings_for(tmp_path: Path, database_url: str, **values) -> Settings:
     return Settings(
-        THREADSAGE_DATA_DIR=tmp_path / "data", DATABASE_URL=database_url or None, OPENAI_API_KEY=None, _env_file=None, **values
+        THREADSAGE_DATA_DIR=tmp_path / "data",
+        DATABASE_URL=database_url or None,
+        OPENAI_API_KEY=None,
+        _env_file=None,
+        **values,
     )
 
 
@@ -51,7 +55,9 @@ class Session:
 
     async def click(self, interrupt_id: str, option: int) -> Reply:
         self.n += 1
-        [reply] = await self.chat.handle(Turn("test", self.key, self.user, f"c{self.n}", answer=ClarificationAnswer(interrupt_id, option)))
+        [reply] = await self.chat.handle(
+            Turn("test", self.key, self.user, f"c{self.n}", answer=ClarificationAnswer(interrupt_id, option))
+        )
         return reply
 
     async def state(self):
@@ -75,7 +81,11 @@ async def thread_tables(checkpointer) -> list[str]:
     """Every table with a thread_id column: whatever the saver keeps, not a list of ours."""
     if type(checkpointer.conn).__module__.startswith("aiosqlite"):
         tables = [name for (name,) in await query(checkpointer, "SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return [t for t in tables if any(col[1] == "thread_id" for col in await query(checkpointer, f"PRAGMA table_info({t})"))]
+        return [
+            t
+            for t in tables
+            if any(col[1] == "thread_id" for col in await query(checkpointer, f"PRAGMA table_info({t})"))
+        ]
     rows = await query(
         checkpointer,
         "SELECT table_name FROM information_schema.columns WHERE column_name = 'thread_id' AND table_schema = current_schema()",
@@ -92,7 +102,12 @@ async def row_counts(checkpointer) -> dict[str, Counter]:
 
 
 def removed(before: dict[str, Counter], after: dict[str, Counter]) -> dict[str, int]:
-    names = {"checkpoints": "checkpoints", "writes": "writes", "checkpoint_writes": "writes", "checkpoint_blobs": "blobs"}
+    names = {
+        "checkpoints": "checkpoints",
+        "writes": "writes",
+        "checkpoint_writes": "writes",
+        "checkpoint_blobs": "blobs",
+    }
     return {names[t]: before[t].total() - after[t].total() for t in before}
 
 
@@ -120,7 +135,9 @@ async def test_prune_deletes_abandoned_threads_and_keeps_the_latest_checkpoint_o
         await asyncio.sleep(0.05)
         answered, paused = Session(chat, "test:ws:c:live-1", "U3"), Session(chat, "test:ws:c:live-2", "U4")
         assert (await answered.say(RATE_LIMIT)).kind is ReplyKind.ANSWER
-        assert (await paused.say("Which cabin class may I book for a flight of 6 hours or more?")).kind is ReplyKind.ANSWER
+        assert (
+            await paused.say("Which cabin class may I book for a flight of 6 hours or more?")
+        ).kind is ReplyKind.ANSWER
         ask = await paused.say(AMBIGUOUS)
         assert ask.kind is ReplyKind.CLARIFICATION
 
@@ -162,10 +179,17 @@ async def test_prune_deletes_abandoned_threads_and_keeps_the_latest_checkpoint_o
             assert snapshot.created_at == old.created_at  # idle expiry still sees the same age
             head = snapshot.config["configurable"]["checkpoint_id"]
             writes = "writes" if database_url == "" else "checkpoint_writes"
-            assert {i for (i,) in await query(saver, f"SELECT DISTINCT checkpoint_id FROM {writes} WHERE thread_id = %s", (session.thread,))} <= {head}
+            assert {
+                i
+                for (i,) in await query(
+                    saver, f"SELECT DISTINCT checkpoint_id FROM {writes} WHERE thread_id = %s", (session.thread,)
+                )
+            } <= {head}
             if database_url:
                 tuple_ = await saver.aget_tuple(snapshot.config)
-                blobs = await query(saver, "SELECT channel, version FROM checkpoint_blobs WHERE thread_id = %s", (session.thread,))
+                blobs = await query(
+                    saver, "SELECT channel, version FROM checkpoint_blobs WHERE thread_id = %s", (session.thread,)
+                )
                 assert set(blobs) <= set(tuple_.checkpoint["channel_versions"].items())
                 assert before["checkpoint_blobs"][session.thread] > len(blobs) > 0
         assert await saver.aget_tuple(states[paused.thread].config) is not None
@@ -173,7 +197,12 @@ async def test_prune_deletes_abandoned_threads_and_keeps_the_latest_checkpoint_o
 
         # a second prune finds nothing to do
         again = await prune(saver, MONTH, now=now)
-        assert (again.threads_deleted, again.checkpoints_deleted, again.writes_deleted, again.blobs_deleted) == (0, 0, 0, 0)
+        assert (again.threads_deleted, again.checkpoints_deleted, again.writes_deleted, again.blobs_deleted) == (
+            0,
+            0,
+            0,
+            0,
+        )
         assert again.threads_kept == 2 and await row_counts(saver) == after
 
         # the paused clarification resumes, and the answered thread remembers its topic
@@ -271,7 +300,12 @@ async def test_periodic_pruning(tmp_path: Path, handbook_kb) -> None:
 
 @pytest.mark.parametrize(
     ("text", "age"),
-    [("30d", timedelta(days=30)), ("12h", timedelta(hours=12)), ("90m", timedelta(minutes=90)), (" 7d ", timedelta(days=7))],
+    [
+        ("30d", timedelta(days=30)),
+        ("12h", timedelta(hours=12)),
+        ("90m", timedelta(minutes=90)),
+        (" 7d ", timedelta(days=7)),
+    ],
 )
 def test_ages_that_parse(text: str, age: timedelta) -> None:
     assert parse_age(text) == age
@@ -291,16 +325,23 @@ def test_the_prune_command(cli) -> None:
     assert cli("prune").exit_code == 2  # --older-than is required
     empty = cli("prune", "--older-than", "30d")
     assert empty.exit_code == 0, empty.output
-    assert empty.stdout.strip() == "deleted 0 abandoned threads and 0 checkpoints, 0 writes; kept 0 live threads at the latest checkpoint"
+    assert (
+        empty.stdout.strip()
+        == "deleted 0 abandoned threads and 0 checkpoints, 0 writes; kept 0 live threads at the latest checkpoint"
+    )
     chatted = cli("chat", "--demo", str(HANDBOOK), "--session", "team", stdin="What is the hotel limit?\n2\n")
     assert chatted.exit_code == 0, chatted.output
     dry = cli("prune", "--older-than", "12h", "--dry-run")
     assert dry.exit_code == 0, dry.output
-    match = re.search(r"^would delete 0 abandoned threads and (\d+) checkpoints, (\d+) writes; kept 1 live thread", dry.stdout)
+    match = re.search(
+        r"^would delete 0 abandoned threads and (\d+) checkpoints, (\d+) writes; kept 1 live thread", dry.stdout
+    )
     assert match and int(match.group(1)) > 0, dry.stdout
     assert "(dry run: nothing deleted)" in dry.stdout
     real = cli("prune", "--older-than", "90m")
-    assert real.stdout.startswith(f"deleted 0 abandoned threads and {match.group(1)} checkpoints, {match.group(2)} writes")
+    assert real.stdout.startswith(
+        f"deleted 0 abandoned threads and {match.group(1)} checkpoints, {match.group(2)} writes"
+    )
     again = cli("prune", "--older-than", "30d")
     assert again.stdout.startswith("deleted 0 abandoned threads and 0 checkpoints, 0 writes; kept 1 live thread")
     resumed = cli("chat", "--session", "team", stdin="and for a conference?\n")

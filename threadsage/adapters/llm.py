@@ -39,6 +39,7 @@ class LLMReasoner:
 
     def __init__(self, settings: Settings, budget: Callable[[], Awaitable[bool]] | None = None) -> None:
         self._budget = budget
+
         def model(name: str) -> ChatOpenAI:
             return ChatOpenAI(
                 model=name,
@@ -57,15 +58,11 @@ class LLMReasoner:
 
     async def contextualise(self, question: str, history: Sequence[tuple[str, str]]) -> str:
         conversation = "\n".join(f"{role}: {text}" for role, text in history[-8:])
-        return await self._text(
-            prompts.CONTEXTUALISE, f"Conversation:\n{conversation}\n\nLatest message: {question}"
-        )
+        return await self._text(prompts.CONTEXTUALISE, f"Conversation:\n{conversation}\n\nLatest message: {question}")
 
     async def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
         excerpts = prompts.numbered(list(evidence)) or "(no excerpts found)"
-        return await self._structured(
-            RouteDecision, prompts.ROUTE, f"Question: {question}\n\nExcerpts:\n{excerpts}"
-        )
+        return await self._structured(RouteDecision, prompts.ROUTE, f"Question: {question}\n\nExcerpts:\n{excerpts}")
 
     async def grade(self, question: str, passages: Sequence[Passage]) -> list[bool]:
         result = await self._structured(

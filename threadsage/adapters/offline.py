@@ -63,7 +63,10 @@ _BETWEEN = re.compile(r"\bbetween (.+?) and (.+?)(?:[?.!]|$)", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 _ENDINGS = (".", "!", "?", "。", "！", "？", ")", "|")
-_QUANTITY = re.compile(r"\b(how (many|much|long|often|soon)|what (time|date|day)|when|until|by when|limit|maximum|minimum)\b|多少|多长|几|何时|什么时候", re.IGNORECASE)
+_QUANTITY = re.compile(
+    r"\b(how (many|much|long|often|soon)|what (time|date|day)|when|until|by when|limit|maximum|minimum)\b|多少|多长|几|何时|什么时候",
+    re.IGNORECASE,
+)
 
 
 def off_the_loop(method: Callable[..., T]) -> Callable[..., Awaitable[T]]:

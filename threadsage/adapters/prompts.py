@@ -17,7 +17,8 @@ latest message, write one standalone question that can be understood without the
 Keep the user's language. If the message already stands alone, return it unchanged. \
 Reply with the question only."""
 
-ROUTE = """You route questions for a company knowledge assistant that answers from internal \
+ROUTE = (
+    """You route questions for a company knowledge assistant that answers from internal \
 documents. Decide the intent:
 - CHIT_CHAT: greetings, thanks, small talk about the assistant itself.
 - FACT_LOOKUP: a single fact (a number, a name, a date, a yes/no).
@@ -30,23 +31,34 @@ different things that the documents answer differently (for example the excerpts
 different procedures or policies that both match) and the question does not say which. When \
 clarifying, write a short clarify_prompt and 2-3 clarify_options, each at most 75 characters, \
 that name the alternatives in the user's terms. Use the excerpts only to judge ambiguity.\
-""" + DATA_NOT_INSTRUCTIONS
+"""
+    + DATA_NOT_INSTRUCTIONS
+)
 
-GRADE = """For each numbered excerpt, decide whether it contains information relevant to \
+GRADE = (
+    """For each numbered excerpt, decide whether it contains information relevant to \
 answering the question. Return the numbers of the relevant excerpts.\
-""" + DATA_NOT_INSTRUCTIONS
+"""
+    + DATA_NOT_INSTRUCTIONS
+)
 
-ANSWER = """You answer questions using only the numbered excerpts from the organisation's \
+ANSWER = (
+    """You answer questions using only the numbered excerpts from the organisation's \
 documents. Cite every statement with the number of its excerpt in square brackets, like [1] or \
 [2][3]. Do not cite numbers that are not listed. If the excerpts do not contain the answer, say \
 that the documents don't cover it. Be concise; use Markdown lists for steps. Answer in the \
 language of the question.\
-""" + DATA_NOT_INSTRUCTIONS
+"""
+    + DATA_NOT_INSTRUCTIONS
+)
 
-JUDGE = """You check an answer against the excerpts it was written from. grounded: the share of \
+JUDGE = (
+    """You check an answer against the excerpts it was written from. grounded: the share of \
 the answer's statements that the excerpts support (0-1). useful: how completely the answer \
 resolves the question (0-1; an honest "the documents don't cover it" is 0.2).\
-""" + DATA_NOT_INSTRUCTIONS
+"""
+    + DATA_NOT_INSTRUCTIONS
+)
 
 REWRITE = """The search for this question found nothing good enough. Write a better search query \
 for a keyword and semantic search over company documents: the key terms, synonyms, and no \
@@ -69,7 +81,7 @@ def numbered(passages: list[dict]) -> str:
     blocks = []
     for n, p in enumerate(passages, start=1):
         where = unfenced(" › ".join(part for part in (p["title"], p["heading"]) if part))
-        blocks.append(f"[{n}] {where}\n<excerpt n=\"{n}\">\n{unfenced(p['text'])}\n</excerpt>")
+        blocks.append(f'[{n}] {where}\n<excerpt n="{n}">\n{unfenced(p["text"])}\n</excerpt>')
     return "\n\n".join(blocks)
 
 

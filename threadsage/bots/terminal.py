@@ -65,7 +65,13 @@ class TerminalChat:
     def _turn(self, line: str) -> Turn:
         message_id = uuid.uuid4().hex
         pending = self._pending
-        if pending and pending.interrupt_id and line.isascii() and line.isdigit() and 1 <= int(line) <= len(pending.choices):
+        if (
+            pending
+            and pending.interrupt_id
+            and line.isascii()
+            and line.isdigit()
+            and 1 <= int(line) <= len(pending.choices)
+        ):
             answer = ClarificationAnswer(pending.interrupt_id, int(line) - 1)
             return Turn("terminal", self.key, self.user, message_id, answer=answer)
         return Turn("terminal", self.key, self.user, message_id, text=line)

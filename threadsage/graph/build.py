@@ -1,13 +1,13 @@
 """The conversation graph: nodes, explicit path maps, and the brakes on every loop.
 
-    begin → contextualise → route ─┬─ clarify ──(resume)──→ route            (≤ max_clarify_rounds)
-                                   ├─ direct_reply ───────────────→ compose
-                                   ├─ fallback ───────────────────→ compose
-                                   ├─ fast_retrieval ─→ generate ─→ compose
-                                   ├─ standard_retrieval ─→ grade ─→ generate ─→ judge ─┬→ compose
-                                   ├─ code_search ─→ retrieve ─┘          ↑             ├→ rewrite → retrieve
-                                   └─ deep_search ─→ plan → research ─→ grade            └→ settle → compose
-                                                                         (≤ max_hops, ≤ llm_budget)
+begin → contextualise → route ─┬─ clarify ──(resume)──→ route            (≤ max_clarify_rounds)
+                               ├─ direct_reply ───────────────→ compose
+                               ├─ fallback ───────────────────→ compose
+                               ├─ fast_retrieval ─→ generate ─→ compose
+                               ├─ standard_retrieval ─→ grade ─→ generate ─→ judge ─┬→ compose
+                               ├─ code_search ─→ retrieve ─┘          ↑             ├→ rewrite → retrieve
+                               └─ deep_search ─→ plan → research ─→ grade            └→ settle → compose
+                                                                     (≤ max_hops, ≤ llm_budget)
 """
 
 from __future__ import annotations
@@ -87,9 +87,7 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
         "grade", after_grade, {"generate": "generate", "rewrite": "rewrite", "settle": "settle"}
     )
     graph.add_conditional_edges("generate", after_generate, {"judge": "judge", "finish": "compose"})
-    graph.add_conditional_edges(
-        "judge", after_judge, {"finish": "compose", "rewrite": "rewrite", "settle": "settle"}
-    )
+    graph.add_conditional_edges("judge", after_judge, {"finish": "compose", "rewrite": "rewrite", "settle": "settle"})
     graph.add_edge("rewrite", "retrieve")
     graph.add_edge("settle", "compose")
     graph.add_edge("direct_reply", "compose")

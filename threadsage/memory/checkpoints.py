@@ -59,7 +59,9 @@ async def schema_lock(pool: AsyncConnectionPool) -> AsyncIterator[None]:
     The others poll rather than block: a migration's `CREATE INDEX CONCURRENTLY` waits for every
     open transaction, a blocked `pg_advisory_lock` call included — a deadlock (seen)."""
     async with pool.connection() as conn:
-        while not (await (await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (SCHEMA_LOCK,))).fetchone())["ok"]:
+        while not (await (await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (SCHEMA_LOCK,))).fetchone())[
+            "ok"
+        ]:
             await asyncio.sleep(0.1)
         try:
             yield

@@ -48,7 +48,11 @@ class TelegramWebhook:
             return Response(status_code=400)
         try:
             data = await request.json()
-            update = Update.de_json(data, None) if isinstance(data, dict) and isinstance(data.get("update_id"), int) else None
+            update = (
+                Update.de_json(data, None)
+                if isinstance(data, dict) and isinstance(data.get("update_id"), int)
+                else None
+            )
         except Exception:  # noqa: BLE001 - PTB raises whatever a body not shaped like an Update makes it raise
             update = None
         if update is None:

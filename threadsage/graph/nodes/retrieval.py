@@ -34,7 +34,9 @@ async def retrieve(state: ConversationState, runtime: Runtime[BrainContext]) -> 
     return {
         "documents": documents,
         "hops": hops,
-        "trace": traced({**state, "hops": hops}, "retrieve", f"{len(documents)} passages for: {state['search_query'][:120]}"),
+        "trace": traced(
+            {**state, "hops": hops}, "retrieve", f"{len(documents)} passages for: {state['search_query'][:120]}"
+        ),
     }
 
 
@@ -77,9 +79,7 @@ async def judge(state: ConversationState, runtime: Runtime[BrainContext]) -> dic
     verdict = await runtime.context.reasoner.judge(state["standalone"], documents, state["answer"])
     update: dict = {
         "llm_calls": calls(state),
-        "trace": traced(
-            state, "judge", verdict.reasoning[:160], grounded=verdict.grounded, useful=verdict.useful
-        ),
+        "trace": traced(state, "judge", verdict.reasoning[:160], grounded=verdict.grounded, useful=verdict.useful),
         "confidence": verdict.score,
     }
     if verdict.score > state.get("best_score", -1.0):
@@ -172,5 +172,7 @@ async def research(state: ConversationState, runtime: Runtime[BrainContext]) -> 
         "documents": documents,
         "hops": hops,
         "search_query": state["standalone"],
-        "trace": traced({**state, "hops": hops}, "research", f"{len(documents)} passages for {len(results)} sub-questions"),
+        "trace": traced(
+            {**state, "hops": hops}, "research", f"{len(documents)} passages for {len(results)} sub-questions"
+        ),
     }

@@ -85,7 +85,9 @@ def resolve(proposal: RouteDecision, evidence: list[Passage], policy: Policy, ro
     elif wants_clarify:
         strategy = "clarify_needed"
         if not prompt:
-            prompt = "Which of these do you mean?" if len(options) >= 2 else "Could you say a bit more about what you need?"
+            prompt = (
+                "Which of these do you mean?" if len(options) >= 2 else "Could you say a bit more about what you need?"
+            )
         if len(options) < 2:
             options = []
     clarifying = strategy == "clarify_needed"
