@@ -47,7 +47,7 @@ def environment(service: dict) -> dict[str, str]:
 def depends_on(service: dict) -> dict[str, str]:
     deps = service.get("depends_on") or {}
     if isinstance(deps, list):
-        return {name: "service_started" for name in deps}
+        return dict.fromkeys(deps, "service_started")
     return {name: (spec or {}).get("condition", "service_started") for name, spec in deps.items()}
 
 
@@ -237,9 +237,9 @@ def test_dependencies_exist_are_healthy_and_acyclic():
     assert {"etcd", "minio"} <= set(depends_on(SERVICES["milvus"]))
 
     def visit(name: str, path: tuple[str, ...]) -> None:
-        assert name not in path, f"dependency cycle: {' -> '.join(path + (name,))}"
+        assert name not in path, f"dependency cycle: {' -> '.join((*path, name))}"
         for target in depends_on(SERVICES[name]):
-            visit(target, path + (name,))
+            visit(target, (*path, name))
 
     for name in SERVICES:
         visit(name, ())
@@ -289,7 +289,7 @@ def test_env_example_names_every_setting_and_nothing_else():
 def test_env_example_sets_nothing_by_accident():
     # An empty value counts as set (an empty SLACK_APP_TOKEN turns Socket Mode on), so every line
     # of the example is commented out; secrets have no value at all.
-    for commented, name, value in env_example():
+    for commented, name, _value in env_example():
         assert commented, f"{name} is set in .env.example; comment it out"
     secret_fields = {
         env_names()[name] for name, field in Settings.model_fields.items() if "SecretStr" in str(field.annotation)

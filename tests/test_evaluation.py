@@ -46,7 +46,8 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 def test_decoy_first_hits_are_not_gold_and_anaphora_gets_its_context(tmp_path: Path) -> None:
     rows = [
-        {"id": 1, "type": "Negation Exclusion", "question": "Q1", "retrieval": [{"wrong.md": ["x"]}, {"right.md": ["y"]}]},
+        {"id": 1, "type": "Negation Exclusion", "question": "Q1",
+         "retrieval": [{"wrong.md": ["x"]}, {"right.md": ["y"]}]},
         {"id": 2, "type": "Contextual Anaphora", "question": "And then?", "context": "About leave.",
          "retrieval": [{"wrong.md": []}, {"a.md": ["q"]}, {"b.md": ["r"]}]},
         {"id": 3, "type": "Multi-hop Reasoning", "question": "Q3", "retrieval": [{"a.md": ["s"]}, {"b.md": ["t"]}]},

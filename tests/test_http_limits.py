@@ -29,7 +29,7 @@ async def served(routes: list[Route], ready: ReadinessCheck | None = None) -> As
         uvicorn.Config(create_app(routes, ready), host="127.0.0.1", port=0, log_level="warning", lifespan="off")
     )
     serving = asyncio.create_task(server.serve())
-    while not server.started:
+    while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
         await asyncio.sleep(0.01)
     try:
         yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"

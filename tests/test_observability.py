@@ -205,7 +205,7 @@ async def served_app() -> AsyncIterator[str]:
         uvicorn.Config(create_app([]), host="127.0.0.1", port=0, log_level="warning", lifespan="off")
     )
     serving = asyncio.create_task(server.serve())
-    while not server.started:
+    while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
         await asyncio.sleep(0.01)
     yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
     server.should_exit = True

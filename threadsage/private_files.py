@@ -4,6 +4,7 @@ the umask."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -50,9 +51,7 @@ def write_once(path: Path, content: bytes) -> None:
             file.write(content)
             file.flush()
             os.fsync(file.fileno())
-        try:
+        with contextlib.suppress(FileExistsError):
             os.link(aside, path)
-        except FileExistsError:
-            pass
     finally:
         os.unlink(aside)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 from threadsage.adapters.chunking import chunk_document, split_text
 from threadsage.adapters.loaders import Document, Section
 
@@ -35,7 +37,7 @@ def test_long_sections_split_with_overlap_and_keep_their_heading() -> None:
     chunks = chunk_document(doc, max_chars=300, overlap=80)
     assert len(chunks) > 5
     assert all(c.heading_path == ("Long",) and len(c.text) <= 300 for c in chunks)
-    for previous, following in zip(chunks, chunks[1:]):
+    for previous, following in itertools.pairwise(chunks):
         assert following.text.split("\n\n")[0] in previous.text  # the overlap
     joined = " ".join(c.text for c in chunks)
     assert all(s in joined for s in sentences)

@@ -179,8 +179,8 @@ def test_a_second_process_on_the_same_lite_file_is_told_why(settings: Settings, 
 
 
 async def test_no_categories_means_no_documents_not_all(kb) -> None:
-    from threadsage.adapters.ingest import Ingestor
     from tests.conftest import HANDBOOK
+    from threadsage.adapters.ingest import Ingestor
 
     assert Ingestor(kb, 1200, 200).ingest_paths([HANDBOOK]).ok
     assert await kb.search("password reset", k=5, categories=None)

@@ -30,7 +30,7 @@ def make_pdf(pages: list[str], title: str = "") -> bytes:
     kids = " ".join(f"{i} 0 R" for i in page_ids).encode()
     objects.append(b"<< /Type /Pages /Kids [" + kids + b"] /Count " + str(len(pages)).encode() + b" >>")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    for page_id, text in zip(page_ids, pages):
+    for page_id, text in zip(page_ids, pages, strict=True):
         stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "

@@ -253,7 +253,7 @@ async def test_a_reply_to_the_bot_continues_the_session(bot, fake) -> None:
 async def test_forum_topic_is_kept_for_answers_clarifications_and_clicks(bot, fake) -> None:
     topic_root = fake.message(FORUM, ANN, "VPN", topic=9001)
     topic_root["forum_topic_created"] = {"name": "VPN", "icon_color": 7322096}
-    question, answer = await exchange(fake, FORUM, ANN, mention(TRAVEL), topic=9001, reply_to=topic_root)
+    question, _answer = await exchange(fake, FORUM, ANN, mention(TRAVEL), topic=9001, reply_to=topic_root)
     sent = last_call(fake, "sendMessage")
     assert sent["message_thread_id"] == "9001" and sent["reply_parameters"]["message_id"] == question["message_id"]
     assert last_call(fake, "sendChatAction")["message_thread_id"] == "9001"

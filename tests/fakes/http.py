@@ -21,7 +21,7 @@ class JsonServer:
             # for the client's delayed ACK (~40 ms a call), which no real server makes anyone pay.
             disable_nagle_algorithm = True
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 status, headers, payload = respond(self.path, dict(self.headers.items()), raw)
                 text = payload if isinstance(payload, str | bytes) else json.dumps(payload)
@@ -39,7 +39,7 @@ class JsonServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
 
-            def do_GET(self) -> None:  # noqa: N802 - e.g. Slack's conversations.* read methods
+            def do_GET(self) -> None:
                 self.do_POST()
 
             def log_message(self, *args: Any) -> None:

@@ -23,6 +23,7 @@ Tests push updates (`say`, `send_file`, `click`, `push`), queue failures (`fail_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import re
@@ -336,10 +337,8 @@ class FakeBotAPI:
             self._new_update.clear()
             with_timeout = float(timeout)
             if with_timeout:
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._new_update.wait(), with_timeout)
-                except TimeoutError:
-                    pass
         return list(self._updates[:100])
 
     def api_sendMessage(  # noqa: N802
@@ -395,7 +394,8 @@ class FakeBotAPI:
         ):
             raise ApiError(
                 400,
-                "Bad Request: message is not modified: specified new message content and reply markup are exactly the same",
+                "Bad Request: message is not modified: "
+                "specified new message content and reply markup are exactly the same",
             )
         message.update(text=visible, entities=entities, edit_date=int(time.time()))
         if markup:
@@ -404,9 +404,9 @@ class FakeBotAPI:
             message.pop("reply_markup", None)
         return message
 
-    def api_editMessageReplyMarkup(
+    def api_editMessageReplyMarkup(  # noqa: N802
         self, chat_id: str, message_id: str, reply_markup: dict | None = None, **_: Any
-    ) -> dict:  # noqa: N802
+    ) -> dict:
         message = self._own_message(chat_id, message_id)
         markup = self._keyboard(reply_markup) if reply_markup else None
         if markup == message.get("reply_markup"):

@@ -3,8 +3,8 @@ checkpointed in SQLite and in a real Postgres."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-
 import json
 import os
 import subprocess
@@ -122,8 +122,14 @@ asyncio.run(main())
     env.pop("OPENAI_API_KEY", None)
     if not backend:
         del env["DATABASE_URL"]
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     [[kind, text, paths]] = json.loads(done.stdout.strip().splitlines()[-1])

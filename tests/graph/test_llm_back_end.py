@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.openai_server import FakeOpenAI, Failure, kind_of, user_text
+from tests.fakes.openai_server import Failure, FakeOpenAI, kind_of, user_text
 from tests.graph.test_conversation import Conversation, only
 from threadsage.chat import APOLOGY, BUSY, NO_DOCUMENTS, ChatService, ReplyKind, Turn
 from threadsage.config import Settings

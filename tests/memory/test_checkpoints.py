@@ -31,5 +31,5 @@ async def test_sqlite_checkpoints_are_readable_by_their_owner_only(tmp_path: Pat
             modes = {p.name: p.stat().st_mode & 0o777 for p in data.iterdir()}
     finally:
         os.umask(previous)
-    assert modes == {name: 0o600 for name in ("checkpoints.sqlite", "checkpoints.sqlite-shm", "checkpoints.sqlite-wal")}
+    assert modes == dict.fromkeys(("checkpoints.sqlite", "checkpoints.sqlite-shm", "checkpoints.sqlite-wal"), 0o600)
     assert data.stat().st_mode & 0o777 == 0o700

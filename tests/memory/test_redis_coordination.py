@@ -95,7 +95,7 @@ async def test_a_stalled_holder_loses_the_lock_and_cannot_release_anothers(
             return await other.still_holds()
 
     async with coordinator.session_lock("stall"):
-        time.sleep(0.8)  # the whole process stalls: renewal cannot run, the lock expires
+        time.sleep(0.8)  # noqa: ASYNC251 - the whole process stalls: renewal cannot run, the lock expires
         later = asyncio.create_task(next_turn())
         await asyncio.wait_for(taken.wait(), 2)
         assert not await coordinator.still_holds()  # the stalled holder learns it lost the lock

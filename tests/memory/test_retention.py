@@ -88,7 +88,8 @@ async def thread_tables(checkpointer) -> list[str]:
         ]
     rows = await query(
         checkpointer,
-        "SELECT table_name FROM information_schema.columns WHERE column_name = 'thread_id' AND table_schema = current_schema()",
+        "SELECT table_name FROM information_schema.columns"
+        " WHERE column_name = 'thread_id' AND table_schema = current_schema()",
     )
     return sorted(name for (name,) in rows)
 
@@ -263,7 +264,7 @@ async def test_nothing_to_prune_and_bad_ages(tmp_path: Path, database_url: str) 
         report = await prune(saver, MONTH)
         assert asdict(report) == asdict(PruneReport(backend="postgres" if database_url else "sqlite"))
         assert report.summary().startswith("deleted 0 abandoned threads and 0 checkpoints, 0 writes")
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="must be positive"):
             await prune(saver, timedelta(0))
 
 
@@ -313,7 +314,7 @@ def test_ages_that_parse(text: str, age: timedelta) -> None:
 
 @pytest.mark.parametrize("text", ["30", "30s", "2w", "0d", "-1d", "1.5d", "d", "30 days", ""])
 def test_ages_that_do_not(cli, text: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="expected a whole number of days, hours or minutes"):
         parse_age(text)
     result = cli("prune", "--older-than", text)
     assert result.exit_code == 2

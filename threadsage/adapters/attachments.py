@@ -153,7 +153,7 @@ def best_attached(query: str, attached: Sequence[Passage], k: int, paths: Sequen
     average = sum(sum(c.values()) for c in counts) / len(counts) or 1.0
     frequency = Counter(term for c in counts for term in wanted if term in c)
     scored = []
-    for p, c in zip(pool, counts):
+    for p, c in zip(pool, counts, strict=True):
         length = sum(c.values())
         score = 0.0
         for term in wanted & c.keys():

@@ -55,7 +55,7 @@ def chunk_document(document: Document, max_chars: int, overlap: int) -> list[Chu
     for block in blocks:
         if packed and block.whole_section:
             path, members = packed[-1]
-            fits = _rendered_length(path, members + [block]) <= max_chars
+            fits = _rendered_length(path, [*members, block]) <= max_chars
             same_part = path[:1] == block.path[:1] and all(m.whole_section for m in members)
             if fits and same_part:
                 members.append(block)
@@ -75,14 +75,14 @@ def split_text(text: str, max_chars: int, overlap: int) -> list[str]:
     pieces: list[str] = []
     current: list[str] = []
     for unit in units:
-        if current and len(_join(current + [unit])) > max_chars:
+        if current and len(_join([*current, unit])) > max_chars:
             pieces.append(_join(current))
             carried: list[str] = []
             for previous in reversed(current):
-                if len(_join([previous] + carried)) > overlap:
+                if len(_join([previous, *carried])) > overlap:
                     break
                 carried.insert(0, previous)
-            current = carried if len(_join(carried + [unit])) <= max_chars else []
+            current = carried if len(_join([*carried, unit])) <= max_chars else []
         current.append(unit)
     if current:
         pieces.append(_join(current))
@@ -120,7 +120,7 @@ def _join(units: list[str]) -> str:
 
 def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
     common = []
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             break
         common.append(x)

@@ -69,7 +69,8 @@ def _chat_id(entry: str) -> int:
         return int(entry)
     except ValueError:
         raise TelegramConfigError(
-            f"THREADSAGE_TELEGRAM_ALLOWED: {entry!r} is neither an id (a number, e.g. 123456789 or -1001234567890) nor *"
+            f"THREADSAGE_TELEGRAM_ALLOWED: {entry!r} is neither an id "
+            "(a number, e.g. 123456789 or -1001234567890) nor *"
         ) from None
 
 

@@ -19,8 +19,11 @@ HELP = """Ask me a question about the documents and I answer with sources.
 • Send a document with your question as its caption, or reply to one with a question: I read it for this chat only.
 • When a question is ambiguous I ask back: tap an option or answer in your own words.
 • 👍/👎 under an answer tell the maintainers whether it helped."""
-NOT_ALLOWED = """Sorry, I can't answer here yet: I only answer chats that whoever runs this bot has allowed.
-Your user id: {user}
-This chat's id: {chat}
-If you should have access, send these ids to them: they add yours (for a private chat) or this chat's (for a group) to THREADSAGE_TELEGRAM_ALLOWED."""
+NOT_ALLOWED = (
+    "Sorry, I can't answer here yet: I only answer chats that whoever runs this bot has allowed.\n"
+    "Your user id: {user}\n"
+    "This chat's id: {chat}\n"
+    "If you should have access, send these ids to them: they add yours (for a private chat) or this chat's "
+    "(for a group) to THREADSAGE_TELEGRAM_ALLOWED."
+)
 NOT_ALLOWED_CLICK = "Sorry, I can't answer here yet: whoever runs this bot has to allow this chat ({chat}) first."
