@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from threadsage.adapters.embeddings import make_embedder
 from threadsage.adapters.ingest import Ingestor, IngestReport
@@ -108,10 +109,10 @@ def evaluate(
     search: Callable[[str, int], list[Hit]],
     k: int,
     corpus_text: Callable[[str], str] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Scores overall and per question type. `corpus_text(path)` gives a file's text for
     deciding whether a quote is findable; without it chunk-level recall is not scored."""
-    per_kind: dict[str, list[dict]] = defaultdict(list)
+    per_kind: dict[str, list[dict[str, float]]] = defaultdict(list)
     for question in questions:
         hits = search(question.query, k)
         per_kind[question.kind].append(_score(question, hits, k, corpus_text))
@@ -129,7 +130,7 @@ def _score(
     hits: list[Hit],
     k: int,
     corpus_text: Callable[[str], str] | None,
-) -> dict:
+) -> dict[str, float]:
     ranks = [rank for rank, hit in enumerate(hits[:k], start=1) if hit.path in question.gold]
     first = ranks[0] if ranks else None
     scored = {"r1": first == 1, "rk": first is not None, "rr": 1 / first if first else 0.0}
@@ -148,7 +149,7 @@ def _score(
     return scored
 
 
-def _aggregate(scores: list[dict], k: int) -> dict:
+def _aggregate(scores: list[dict[str, float]], k: int) -> dict[str, Any]:
     n = len(scores)
     chunk = [s["chunk"] for s in scores if "chunk" in s]
     out = {
@@ -163,7 +164,7 @@ def _aggregate(scores: list[dict], k: int) -> dict:
     return out
 
 
-def _mean(values: list) -> float:
+def _mean(values: Sequence[float]) -> float:
     return round(sum(values) / len(values), 4) if values else 0.0
 
 
@@ -187,7 +188,7 @@ def _holds_quote(chunk: str, quote: str) -> bool:
 # --- formats -------------------------------------------------------------------------------
 
 
-def _handbook_question(row: dict) -> RetrievalQuestion:
+def _handbook_question(row: dict[str, Any]) -> RetrievalQuestion:
     kind = str(row.get("type", "")).replace("-", " ").strip().lower()
     evidence = row["retrieval"][1:] if kind in DECOY_FIRST else row["retrieval"]
     gold = frozenset(path for entry in evidence for path in entry)
@@ -210,7 +211,7 @@ def _qrels(queries_file: Path) -> dict[str, set[str]]:
     return qrels
 
 
-def _beir_questions(rows: list[dict], qrels: dict[str, set[str]]) -> list[RetrievalQuestion]:
+def _beir_questions(rows: list[dict[str, Any]], qrels: dict[str, set[str]]) -> list[RetrievalQuestion]:
     return [
         RetrievalQuestion(str(row["_id"]), "query", row["text"], frozenset(qrels[row["_id"]]))
         for row in rows

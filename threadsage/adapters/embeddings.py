@@ -53,11 +53,15 @@ class LocalEmbedder:
 
     @property
     def dim(self) -> int:
-        return int(self._model.get_embedding_dimension())
+        dim = self._model.get_embedding_dimension()
+        if dim is None:  # a model of fixed width always reports it
+            raise EmbeddingsUnavailable("the local embedding model reports no dimension")
+        return dim
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         vectors = self._model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False)
-        return vectors.tolist()
+        rows: list[list[float]] = vectors.tolist()
+        return rows
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
@@ -70,10 +74,12 @@ class OpenAIEmbedder:
         if settings.openai_api_key is None:
             raise EmbeddingsUnavailable("THREADSAGE_EMBEDDINGS=openai needs OPENAI_API_KEY")
         model = settings.embedding_model or "text-embedding-3-small"
+        # Field names, not their aliases (base_url, api_key): with extra="forbid" the pydantic mypy
+        # plugin accepts only the names.
         self._client = OpenAIEmbeddings(
             model=model,
-            base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key,
+            openai_api_base=settings.openai_base_url,
+            openai_api_key=settings.openai_api_key,
             chunk_size=BATCH_SIZE,
             # Other OpenAI-compatible servers take text, not tiktoken ids.
             check_embedding_ctx_length=False,

@@ -21,7 +21,6 @@ from threadsage.adapters.reasoning import ModelBusy, Passage, RouteDecision, Ver
 from threadsage.config import Settings
 from threadsage.observability import ERRORS, LLM_CALLS, count_tokens
 
-
 T = TypeVar("T", bound=BaseModel)
 
 
@@ -61,14 +60,14 @@ class LLMReasoner:
         return await self._text(prompts.CONTEXTUALISE, f"Conversation:\n{conversation}\n\nLatest message: {question}")
 
     async def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
-        excerpts = prompts.numbered(list(evidence)) or "(no excerpts found)"
+        excerpts = prompts.numbered(evidence) or "(no excerpts found)"
         return await self._structured(RouteDecision, prompts.ROUTE, f"Question: {question}\n\nExcerpts:\n{excerpts}")
 
     async def grade(self, question: str, passages: Sequence[Passage]) -> list[bool]:
         result = await self._structured(
             RelevantExcerpts,
             prompts.GRADE,
-            f"Question: {question}\n\nExcerpts:\n{prompts.numbered(list(passages))}",
+            f"Question: {question}\n\nExcerpts:\n{prompts.numbered(passages)}",
         )
         chosen = set(result.relevant)
         return [n in chosen for n in range(1, len(passages) + 1)]
@@ -76,7 +75,7 @@ class LLMReasoner:
     async def answer(self, question: str, passages: Sequence[Passage]) -> str:
         return await self._text(
             prompts.ANSWER,
-            f"Excerpts:\n{prompts.numbered(list(passages))}\n\nQuestion: {question}",
+            f"Excerpts:\n{prompts.numbered(passages)}\n\nQuestion: {question}",
             model=self.chat_model,
         )
 
@@ -84,7 +83,7 @@ class LLMReasoner:
         return await self._structured(
             Verdict,
             prompts.JUDGE,
-            f"Question: {question}\n\nExcerpts:\n{prompts.numbered(list(passages))}\n\nAnswer:\n{answer}",
+            f"Question: {question}\n\nExcerpts:\n{prompts.numbered(passages)}\n\nAnswer:\n{answer}",
         )
 
     async def rewrite(self, question: str, passages: Sequence[Passage]) -> str:
@@ -121,7 +120,11 @@ class LLMReasoner:
         return result
 
     async def _invoke(
-        self, model: ChatOpenAI, kind: str, messages: list[BaseMessage], runnable: Runnable | None = None
+        self,
+        model: ChatOpenAI,
+        kind: str,
+        messages: list[BaseMessage],
+        runnable: Runnable[list[BaseMessage], Any] | None = None,
     ) -> Any:
         """Every model call goes through here: within the budget, counted with its tokens."""
         if self._budget is not None and not await self._budget():

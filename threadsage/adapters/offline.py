@@ -14,8 +14,8 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from threadsage.adapters.reasoning import (
     MAX_OPTION_CHARS,
@@ -27,6 +27,7 @@ from threadsage.adapters.reasoning import (
 from threadsage.adapters.text import term_set, terms
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 # Another document is a real alternative when its best passage scores at least this share of the top.
 CLOSE_SCORE_RATIO = 0.6
@@ -64,18 +65,21 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 _ENDINGS = (".", "!", "?", "。", "！", "？", ")", "|")
 _QUANTITY = re.compile(
-    r"\b(how (many|much|long|often|soon)|what (time|date|day)|when|until|by when|limit|maximum|minimum)\b|多少|多长|几|何时|什么时候",
+    r"\b(how (many|much|long|often|soon)|what (time|date|day)|when|until|by when|limit|maximum|minimum)\b"
+    r"|多少|多长|几|何时|什么时候",
     re.IGNORECASE,
 )
 
 
-def off_the_loop(method: Callable[..., T]) -> Callable[..., Awaitable[T]]:
+def off_the_loop(
+    method: Callable[Concatenate[OfflineReasoner, P], T],
+) -> Callable[Concatenate[OfflineReasoner, P], Coroutine[Any, Any, T]]:
     """The offline back-end is pure-Python CPU work (tens of milliseconds a turn): run it in a
     worker thread so the event loop keeps acknowledging platforms meanwhile."""
 
     @functools.wraps(method)
-    async def run(self: OfflineReasoner, *args: Any) -> T:
-        return await asyncio.to_thread(method, self, *args)
+    async def run(self: OfflineReasoner, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await asyncio.to_thread(method, self, *args, **kwargs)
 
     return run
 

@@ -12,6 +12,8 @@ begin → contextualise → route ─┬─ clarify ──(resume)──→ rout
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -42,26 +44,25 @@ def strategy(state: ConversationState) -> str:
     return state["decision"]["strategy"]
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def build_graph(
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> CompiledStateGraph[ConversationState, BrainContext, TurnInput, ConversationState]:
     graph = StateGraph(ConversationState, input_schema=TurnInput, context_schema=BrainContext)
-    for name, node in [
-        ("begin", begin),
-        ("contextualise", contextualise),
-        ("route", route),
-        ("clarify", clarify),
-        ("direct_reply", direct_reply),
-        ("fallback", fallback),
-        ("retrieve", retrieve),
-        ("grade", grade),
-        ("generate", generate),
-        ("judge", judge),
-        ("rewrite", rewrite),
-        ("settle", settle),
-        ("plan", plan),
-        ("research", research),
-        ("compose", compose),
-    ]:
-        graph.add_node(name, node)
+    graph.add_node("begin", begin)
+    graph.add_node("contextualise", contextualise)
+    graph.add_node("route", route)
+    graph.add_node("clarify", clarify)
+    graph.add_node("direct_reply", direct_reply)
+    graph.add_node("fallback", fallback)
+    graph.add_node("retrieve", retrieve)
+    graph.add_node("grade", grade)
+    graph.add_node("generate", generate)
+    graph.add_node("judge", judge)
+    graph.add_node("rewrite", rewrite)
+    graph.add_node("settle", settle)
+    graph.add_node("plan", plan)
+    graph.add_node("research", research)
+    graph.add_node("compose", compose)
 
     graph.add_edge(START, "begin")
     graph.add_edge("begin", "contextualise")

@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from psycopg.rows import dict_row
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from threadsage.config import Settings
@@ -22,7 +23,7 @@ SCHEMA_LOCK = 0x7468726561647361  # the Postgres advisory lock key of table set-
 
 
 @asynccontextmanager
-async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointSaver]:
+async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointSaver[str]]:
     if settings.database_url:
         async with postgres_checkpointer(settings.database_url) as saver:
             yield saver
@@ -36,22 +37,23 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
 
 
 @asynccontextmanager
-async def postgres_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
+async def postgres_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
     """An `AsyncPostgresSaver` on a pool (autocommit, dict rows, no prepared statements, as the
     saver requires); `setup()` creates or migrates its tables once. A schema other than the
     default goes in the URL: `?options=-csearch_path%3Dname`."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
     kwargs = {"autocommit": True, "row_factory": dict_row, "prepare_threshold": None}
-    async with AsyncConnectionPool(url, min_size=1, max_size=POOL_SIZE, kwargs=kwargs, open=False) as pool:
-        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+    pool = AsyncConnectionPool[AsyncConnection[DictRow]](url, min_size=1, max_size=POOL_SIZE, kwargs=kwargs, open=False)
+    async with pool:
+        saver = AsyncPostgresSaver(pool)
         async with schema_lock(pool):
             await saver.setup()
         yield saver
 
 
 @asynccontextmanager
-async def schema_lock(pool: AsyncConnectionPool) -> AsyncIterator[None]:
+async def schema_lock(pool: AsyncConnectionPool[AsyncConnection[DictRow]]) -> AsyncIterator[None]:
     """One process at a time creates or migrates tables. Workers starting together on a new
     database otherwise race through the saver's migrations (seen: a duplicate key in
     `checkpoint_migrations`, and the worker exiting).
@@ -59,11 +61,14 @@ async def schema_lock(pool: AsyncConnectionPool) -> AsyncIterator[None]:
     The others poll rather than block: a migration's `CREATE INDEX CONCURRENTLY` waits for every
     open transaction, a blocked `pg_advisory_lock` call included — a deadlock (seen)."""
     async with pool.connection() as conn:
-        while not (await (await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (SCHEMA_LOCK,))).fetchone())[
-            "ok"
-        ]:
+        while not await _try_lock(conn):  # noqa: ASYNC110 - polling on purpose (above)
             await asyncio.sleep(0.1)
         try:
             yield
         finally:
             await conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
+
+
+async def _try_lock(conn: AsyncConnection[DictRow]) -> bool:
+    row = await (await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (SCHEMA_LOCK,))).fetchone()
+    return bool(row and row["ok"])

@@ -30,7 +30,7 @@ _SELECT = "SELECT user_id, vote FROM threadsage_feedback WHERE session_key = {p}
 class FeedbackStore:
     """On the checkpointer's own connection: an aiosqlite connection or a psycopg pool."""
 
-    def __init__(self, checkpointer: BaseCheckpointSaver) -> None:
+    def __init__(self, checkpointer: BaseCheckpointSaver[Any]) -> None:
         self._conn: Any = checkpointer.conn  # type: ignore[attr-defined]
         self._sqlite = type(self._conn).__module__.startswith("aiosqlite")
         self._p = "?" if self._sqlite else "%s"
@@ -50,7 +50,7 @@ class FeedbackStore:
         rows = await self._execute(_SELECT.format(p=self._p), (session_key, answer_ref), fetch=True)
         return {row[0] if self._sqlite else row["user_id"]: row[1] if self._sqlite else row["vote"] for row in rows}
 
-    async def _execute(self, sql: str, params: tuple, fetch: bool = False) -> list:
+    async def _execute(self, sql: str, params: tuple[object, ...], fetch: bool = False) -> list[Any]:
         if self._sqlite:
             cursor = await self._conn.execute(sql, params)
             rows = await cursor.fetchall() if fetch else []

@@ -88,7 +88,7 @@ class _Walk:
 
     def event(self, event: Event) -> None:
         """One event: a bare string (SoftBreak, HardBreak, Rule) or a dict with a single key."""
-        if type(event) is str:
+        if isinstance(event, str):
             if event == "Rule":
                 self.begin_block()
                 self.write(self.f.rule)
@@ -98,12 +98,12 @@ class _Walk:
             return
         for kind, value in event.items():
             if kind == "Start":
-                self.start(*((value, None) if type(value) is str else next(iter(value.items()))))
+                self.start(*_tag(value))
             elif kind == "End":
-                self.end(value if type(value) is str else next(iter(value)))
-            elif kind == "Code":
+                self.end(_tag(value)[0])
+            elif kind == "Code" and isinstance(value, str):
                 self.code(value)
-            elif type(value) is str:  # Text, InlineHtml, Html and anything else carrying text
+            elif isinstance(value, str):  # Text, InlineHtml, Html and anything else carrying text
                 self.text(value)
 
     def start(self, name: str, data: Any) -> None:
@@ -269,9 +269,10 @@ class _Walk:
             return
         self.write("")
         around = [] if self.f.code_inside_formatting else self.written_tags
-        self.out += [CLOSE] * len(around) + [self.f.code, self.f.escape_code(text), CLOSE] + around
+        self.out += [CLOSE] * len(around)
+        self.out += [self.f.code, self.f.escape_code(text), CLOSE, *around]
 
-    def open_link(self, data: dict) -> None:
+    def open_link(self, data: dict[str, Any]) -> None:
         if self.link is not None:
             self.inner_links += 1
             return
@@ -299,3 +300,11 @@ class _Walk:
             self.out.append(CLOSE)
         if label and label_differs(label, link.destination, link.target):
             self.write(self.f.escape(f" ({link.target.shown if link.tag is not None else link.target.href})"))
+
+
+def _tag(value: object) -> tuple[str, Any]:
+    """A Start or End event's tag and its data: a bare name ("Paragraph"), or {name: data}."""
+    if isinstance(value, dict):
+        name, data = next(iter(value.items()))
+        return name, data
+    return str(value), None

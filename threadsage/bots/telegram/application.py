@@ -3,19 +3,32 @@ errors it (and the webhook) refuse to start with."""
 
 from __future__ import annotations
 
+from typing import Any, TypeAlias
+
 from telegram import LinkPreviewOptions, Update
-from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, Defaults
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes, Defaults, ExtBot, JobQueue
 
 from threadsage.config import Settings
 
 ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
+
+# The application the builder below makes: PTB's default context and data types, on a bot whose rate
+# limiter takes an int (max_retries) per request.
+TelegramApplication: TypeAlias = Application[
+    ExtBot[int],
+    ContextTypes.DEFAULT_TYPE,
+    dict[Any, Any],
+    dict[Any, Any],
+    dict[Any, Any],
+    JobQueue[ContextTypes.DEFAULT_TYPE],
+]
 
 
 class TelegramConfigError(ValueError):
     """The Telegram settings cannot work; the message says which variable to fix."""
 
 
-def build_application(settings: Settings, polling: bool) -> Application:
+def build_application(settings: Settings, polling: bool) -> TelegramApplication:
     """Rate-limited (Telegram's flood limits are retried), concurrent updates, no link previews;
     pointed at `TELEGRAM_API_URL` when set. Without polling it has no updater."""
     if settings.telegram_bot_token is None:

@@ -83,7 +83,7 @@ class ReplyChains:
         return " ".join(text.decode("utf-16-le").split())
 
 
-def _entities(message: Message, types: list[str]) -> dict[MessageEntity, str]:
+def _entities(message: Message, types: list[str | None]) -> dict[MessageEntity, str]:
     """The entities of the message's text, or of its caption when it has none (a file)."""
     return message.parse_entities(types) if message.text is not None else message.parse_caption_entities(types)
 

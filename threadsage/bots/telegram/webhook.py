@@ -23,7 +23,7 @@ _WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
 class TelegramWebhook:
-    def __init__(self, settings: Settings, dispatch: Callable[[Job], Awaitable[None]]) -> None:
+    def __init__(self, settings: Settings, dispatch: Callable[[Job], Awaitable[object]]) -> None:
         secret = webhook_secret(settings)
         if secret is None or settings.telegram_webhook_url is None:
             raise TelegramConfigError("the webhook needs TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET")

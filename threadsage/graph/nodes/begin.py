@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage
 from threadsage.graph.state import ConversationState
 
 
-def begin(state: ConversationState) -> dict:
+def begin(state: ConversationState) -> ConversationState:
     question = state["question"]
     return {
         "messages": [HumanMessage(content=question)],

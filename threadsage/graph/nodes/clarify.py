@@ -12,7 +12,7 @@ from threadsage.graph.nodes.common import traced
 from threadsage.graph.state import ClarificationRequest, ConversationState
 
 
-def clarify(state: ConversationState) -> dict:
+def clarify(state: ConversationState) -> ConversationState:
     decision = state["decision"]
     options = decision["clarify_options"]
     reply = interrupt(

@@ -23,7 +23,7 @@ NO_CODE = "The documents I have access to contain no code or technical passages 
 CODE_MARKER = "```"
 
 
-async def retrieve(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+async def retrieve(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     ctx = runtime.context
     code_only = state.get("route") == "code_search"
     k = ctx.policy.retrieve_k * (2 if code_only else 1)
@@ -40,12 +40,12 @@ async def retrieve(state: ConversationState, runtime: Runtime[BrainContext]) -> 
     }
 
 
-async def grade(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+async def grade(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     documents = state.get("documents", [])
     if not documents:
         return {"trace": traced(state, "grade", "nothing to grade")}
     verdicts = await runtime.context.reasoner.grade(state["standalone"], documents)
-    kept = [d for d, relevant in zip(documents, verdicts) if relevant]
+    kept = [d for d, relevant in zip(documents, verdicts, strict=False) if relevant]
     return {
         "documents": kept,
         "llm_calls": calls(state),
@@ -53,7 +53,7 @@ async def grade(state: ConversationState, runtime: Runtime[BrainContext]) -> dic
     }
 
 
-async def generate(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+async def generate(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     """Answer from the passages. Fast retrieval answers from the router's top evidence."""
     ctx = runtime.context
     documents = state.get("documents", [])
@@ -71,13 +71,13 @@ async def generate(state: ConversationState, runtime: Runtime[BrainContext]) -> 
     }
 
 
-async def judge(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+async def judge(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     """Score the answer; remember the best one in case the loop runs out."""
     documents = state.get("documents", [])
     if not documents:
         return {"trace": traced(state, "judge", "nothing to judge")}
     verdict = await runtime.context.reasoner.judge(state["standalone"], documents, state["answer"])
-    update: dict = {
+    update: ConversationState = {
         "llm_calls": calls(state),
         "trace": traced(state, "judge", verdict.reasoning[:160], grounded=verdict.grounded, useful=verdict.useful),
         "confidence": verdict.score,
@@ -87,7 +87,7 @@ async def judge(state: ConversationState, runtime: Runtime[BrainContext]) -> dic
     return update
 
 
-async def rewrite(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+async def rewrite(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     query = await runtime.context.reasoner.rewrite(state["standalone"], state.get("documents", []))
     query = " ".join(query.split()) or state["standalone"]
     return {
@@ -97,7 +97,7 @@ async def rewrite(state: ConversationState, runtime: Runtime[BrainContext]) -> d
     }
 
 
-def settle(state: ConversationState) -> dict:
+def settle(state: ConversationState) -> ConversationState:
     """The loop ran out: return the best answer seen, marked low-confidence."""
     if state.get("best_answer"):
         return {
@@ -144,7 +144,7 @@ def _may_loop(state: ConversationState, runtime: Runtime[BrainContext]) -> bool:
 # --- deep search ---------------------------------------------------------------------------
 
 
-async def plan(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+async def plan(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     sub_questions = (await runtime.context.reasoner.decompose(state["standalone"]))[:3] or [state["standalone"]]
     return {
         "sub_questions": sub_questions,
@@ -153,7 +153,7 @@ async def plan(state: ConversationState, runtime: Runtime[BrainContext]) -> dict
     }
 
 
-async def research(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+async def research(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     """Retrieve for every sub-question at once; keep each one's best passages, without repeats."""
     ctx = runtime.context
     per_question = max(2, ctx.policy.retrieve_k // len(state["sub_questions"]))

@@ -14,7 +14,7 @@ REFUSAL = (
 )
 
 
-async def direct_reply(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+async def direct_reply(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     answer = await runtime.context.reasoner.chat(state["question"], history(state))
     return {
         "answer": answer,
@@ -25,7 +25,7 @@ async def direct_reply(state: ConversationState, runtime: Runtime[BrainContext])
     }
 
 
-def fallback(state: ConversationState) -> dict:
+def fallback(state: ConversationState) -> ConversationState:
     return {
         "answer": REFUSAL,
         "documents": [],

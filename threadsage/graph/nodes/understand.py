@@ -15,7 +15,7 @@ from threadsage.graph.state import INTENT_STRATEGY, ConversationState, Decision,
 log = logging.getLogger(__name__)
 
 
-async def contextualise(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+async def contextualise(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     question = state["question"]
     earlier = history(state)
     if earlier and state.get("topic"):
@@ -33,7 +33,7 @@ async def contextualise(state: ConversationState, runtime: Runtime[BrainContext]
     }
 
 
-async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     """Retrieve evidence, ask the reasoner for a decision, resolve it to a strategy.
 
     The evidence serves twice: the router sees what the documents offer (so clarification options
@@ -49,7 +49,7 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> dic
         failure = ""
     except ModelBusy:
         raise  # not a router failure: the turn ends with a "busy" notice
-    except Exception as exc:  # a router failure degrades to a clarification, never a crash
+    except Exception as exc:  # noqa: BLE001 - a router failure degrades to a clarification, never a crash
         log.warning("router failed (%s): asking the user instead", exc.__class__.__name__)
         proposal, failure = _clarify_from_evidence(evidence), f"router failed: {exc.__class__.__name__}; "
     decision = resolve(proposal, evidence, ctx.policy, state.get("clarify_rounds", 0))
