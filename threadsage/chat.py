@@ -6,15 +6,18 @@ per session, each platform message handled once, and a clarification answered on
 pending, only once, and (by default) only by the person who asked.
 
 `stream(turn)` yields the turn's events: for a clarification answer first `ACCEPTED` (the click
-won; a front-end updates the question at once), then the replies. `handle(turn)` is the same
-turn with its replies collected, for front-ends that have nothing to show in between.
+won; a front-end updates the question at once), then — when the service reports progress — a
+`Progress` each time the run enters a new step (searching, checking, writing), then the replies.
+`handle(turn)` is the same turn with its replies collected, for front-ends that have nothing to
+show in between.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum, StrEnum
@@ -30,6 +33,7 @@ from threadsage.delivery.current import current_delivery
 from threadsage.delivery.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import Citation, ClarificationRequest, TurnInput
+from threadsage.graph.steps import Step, run_reporting
 from threadsage.memory.coordination import Coordinator
 from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.sessions import thread_id
@@ -94,7 +98,18 @@ class Accepted(Enum):
 
 
 ACCEPTED = Accepted.ACCEPTED
-TurnEvent = Accepted | Reply
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The run of a turn entering a new step, for front-ends that show how far it has come."""
+
+    step: Step
+
+
+TurnEvent = Accepted | Progress | Reply
+# Where the run of the current turn reports its steps: set by `stream` for the task running it.
+_progress: ContextVar[Callable[[Progress], None] | None] = ContextVar("threadsage_progress", default=None)
 
 
 def notice(text: str) -> Reply:
@@ -128,6 +143,7 @@ class ChatService:
     rate_limit_per_minute: int = 20
     description: str = ""  # what the service runs on, for banners and logs
     attachments: AttachmentReader = field(default_factory=AttachmentReader)
+    progress: bool = False  # yield `Progress` events: worth it when steps take seconds (a language model)
 
     async def handle(self, turn: Turn) -> list[Reply]:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
@@ -187,13 +203,40 @@ class ChatService:
         attached, problems = ([], []) if not turn.attachments else await asyncio.to_thread(
             self.attachments.read, turn.attachments
         )
+        async for event in self._reporting(self._locked(turn, text, config, attached)):
+            yield event
+        for reply in map(notice, problems):  # what could not be read, after the answer
+            yield reply
+
+    async def _locked(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         async with self.coordinator.session_lock(turn.session_key):
             if text or turn.answer is not None:
-                replies = await self._under_lock(turn, text, config, attached)
-            else:  # only files: kept for the questions that follow
-                replies = await self._keep_files(turn, config, attached)
-        for reply in [*replies, *map(notice, problems)]:  # what could not be read, after the answer
-            yield reply
+                return await self._under_lock(turn, text, config, attached)
+            return await self._keep_files(turn, config, attached)  # only files: kept for the questions that follow
+
+    async def _reporting(self, work: Coroutine[Any, Any, list[Reply]]) -> AsyncIterator[TurnEvent]:
+        """The replies of `work`, preceded (when the service reports progress) by the steps its run
+        enters. The run goes on in a task of its own: showing a step never holds it up."""
+        if not self.progress:
+            for reply in await work:
+                yield reply
+            return
+        steps: asyncio.Queue[Progress | None] = asyncio.Queue()
+        token = _progress.set(steps.put_nowait)
+        try:
+            task = asyncio.ensure_future(work)  # the task copies this context, the reporter included
+        finally:
+            _progress.reset(token)
+        task.add_done_callback(lambda _: steps.put_nowait(None))
+        try:
+            while (step := await steps.get()) is not None:
+                yield step
+            for reply in task.result():
+                yield reply
+        finally:
+            if not task.done():  # the front-end stopped listening
+                task.cancel()
+                await asyncio.wait([task])
 
     async def _accept(self, turn: Turn, config: RunnableConfig) -> Reply | None:
         """Decide a click before waiting for the session lock, so that the front-end can show the
@@ -326,7 +369,10 @@ class ChatService:
         return question
 
     async def _run(self, graph_input: TurnInput | Command | None, config: RunnableConfig, platform: str) -> list[Reply]:
-        result = await self.graph.ainvoke(graph_input, config, context=self.context)
+        report = _progress.get()
+        result = await run_reporting(
+            self.graph, graph_input, config, self.context, None if report is None else lambda step: report(Progress(step))
+        )
         if not await self.coordinator.still_holds():
             # The lock expired under us (a stall longer than its TTL) and another turn of this
             # session may be running: do not deliver over it.

@@ -56,6 +56,7 @@ async def open_chat_service(
                 attachments=AttachmentReader(
                     int(settings.max_attachment_mb * MB), settings.chunk_chars, settings.chunk_overlap
                 ),
+                progress=settings.openai_api_key is not None,  # the offline back-end answers in milliseconds
             )
     finally:
         if own_kb:
