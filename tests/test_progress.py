@@ -42,7 +42,7 @@ async def test_a_clicked_answer_is_accepted_before_its_steps(tmp_path: Path, llm
         click = turn("c1", answer=ClarificationAnswer(ask.interrupt_id, 1))
         events = [event async for event in chat.stream(click)]
     assert events[0] is ACCEPTED
-    assert [e.step for e in events if isinstance(e, Progress)][0] is Step.SEARCHING
+    assert next(e.step for e in events if isinstance(e, Progress)) is Step.SEARCHING
     assert isinstance(events[-1], Reply) and events[-1].kind is ReplyKind.ANSWER
 
 

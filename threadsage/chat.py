@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,7 +33,8 @@ from threadsage.delivery.current import current_delivery
 from threadsage.delivery.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import Citation, ClarificationRequest, TurnInput
-from threadsage.graph.steps import Step, run_reporting
+from threadsage.graph.steps import Step as Step  # re-exported: front-ends name the steps
+from threadsage.graph.steps import run_reporting
 from threadsage.memory.coordination import Coordinator
 from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.sessions import thread_id
@@ -149,7 +150,7 @@ class ChatService:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
         return [event async for event in self.stream(turn) if isinstance(event, Reply)]
 
-    async def stream(self, turn: Turn) -> AsyncIterator[TurnEvent]:
+    async def stream(self, turn: Turn) -> AsyncGenerator[TurnEvent, None]:
         """The turn's events: `ACCEPTED` when a clarification answer has won (once, however many
         clicks arrive together), then its replies. A retriable outage under the turn queue is
         raised as `ServiceUnavailable`; anything else ends in an apology."""
@@ -304,6 +305,11 @@ class ChatService:
         """Whether this session has any history: a thread the bot has taken part in."""
         snapshot = await self.graph.aget_state(session_config(session_key))
         return bool(snapshot.values)
+
+    async def documents_by_category(self, categories: tuple[str, ...] | None = None) -> dict[str, int]:
+        """How many documents each category the place may read holds (None: every category)."""
+        counts = await asyncio.to_thread(self.context.kb.category_counts)
+        return {c: n for c, n in sorted(counts.items()) if categories is None or c in categories}
 
     async def record_feedback(self, session_key: str, answer_ref: str, user_id: str, vote: int) -> None:
         """Store a 👍 (vote > 0) or 👎; a person's second vote on an answer replaces the first."""

@@ -141,6 +141,11 @@ class Settings(BaseSettings):
         description="`true` = the Slack bot also answers people from other organisations in shared (Slack "
         "Connect) channels",
     )
+    slack_progress: bool = Field(
+        True,
+        description="Slack: a model-backed turn shows a placeholder at once, updated as its steps pass (searching, "
+        "checking, writing) and replaced by the answer",
+    )
     telegram_bot_token: SecretStr | None = Field(
         None,
         validation_alias="TELEGRAM_BOT_TOKEN",

@@ -1,132 +1,36 @@
 """The Slack bot end to end: signed HTTP events into the real bolt app served by uvicorn, the
-real slack_sdk client against a fake Slack Web API, a real chat service behind them."""
+real slack_sdk client against a fake Slack Web API, a real chat service behind them
+(tests/bots/slack_harness.py)."""
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-import json
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-import aiohttp
 import pytest
-import uvicorn
 
+from tests.bots.slack_harness import (
+    AMBIGUOUS,
+    CHANNEL,
+    OTHER_ORG,
+    SECRET,
+    TRAVEL,
+    Harness,
+    as_text,
+    next_ts,
+    running,
+    thread_messages,
+)
 from tests.conftest import HANDBOOK
-from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode, action_body, event_body, signed_headers
+from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode, event_body, signed_headers
 from threadsage.adapters.ingest import Ingestor
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.bots.slack import INVALID_BUTTON, SlackBot
 from threadsage.bots.slack.access import EXTERNAL_NOTICE
-from threadsage.bots.tokens import turn_ref
-from threadsage.bots.tokens import Signer, load_secret
-from threadsage.chat import APOLOGY, NOT_YOURS, STALE, ChatService
+from threadsage.bots.tokens import Signer, load_secret, turn_ref
+from threadsage.chat import APOLOGY, NOT_YOURS, STALE
 from threadsage.config import Settings
 from threadsage.memory.coordination import LocalCoordinator
 from threadsage.runtime import open_chat_service
-from threadsage.server import create_app
-
-SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
-CHANNEL = "C111"
-AMBIGUOUS = "How do I reset my password?"
-TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
-OTHER_ORG = "T0PARTNER"  # a Slack Connect partner's workspace
-_ids = itertools.count(1)
-
-
-def next_ts() -> str:
-    return f"1710000000.{next(_ids):06d}"
-
-
-@dataclass
-class Harness:
-    fake: FakeSlack
-    bot: SlackBot
-    chat: ChatService
-    url: str
-    http: aiohttp.ClientSession
-
-    async def send(self, body: bytes, headers: dict | None = None, content_type: str = "application/json") -> int:
-        sent = {"Content-Type": content_type, **signed_headers(SECRET, body), **(headers or {})}
-        async with self.http.post(f"{self.url}/slack/events", data=body, headers=sent) as response:
-            return response.status
-
-    async def event(self, event: dict, event_id: str | None = None, shared: bool = False, **headers) -> int:
-        return await self.send(event_body(event, event_id or f"Ev{next(_ids)}", shared), headers)
-
-    async def mention(self, text: str, user: str = "U222", thread_ts: str | None = None, user_team: str | None = None, shared: bool = False) -> str:
-        ts = next_ts()
-        event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": CHANNEL, "event_ts": ts}
-        if thread_ts:
-            event["thread_ts"] = thread_ts
-        if user_team:
-            event["user_team"] = event["team"] = user_team
-        assert await self.event(event, shared=shared) == 200
-        return ts
-
-    async def click(self, message: dict, index: int, user: str = "U222", value: str | None = None, user_team: str = TEAM) -> int:
-        buttons = next(b for b in message["blocks"] if b["type"] == "actions")["elements"]
-        button = buttons[index]
-        body = action_body(message, message["channel"], user, button["action_id"], value or button["value"], button["text"]["text"], next_ts(), user_team)
-        return await self.send(body, content_type="application/x-www-form-urlencoded")
-
-    async def settle(self) -> None:
-        """Until the bot has been idle for a moment: bolt runs listeners after acknowledging."""
-        idle = 0
-        while idle < 3:
-            await asyncio.sleep(0.03)
-            idle = idle + 1 if self.bot.tasks.pending == 0 else 0
-            await self.bot.tasks.drain(30)
-
-
-@asynccontextmanager
-async def running(tmp_path: Path, kb: KnowledgeBase, database_url: str = "", fake: FakeSlack | None = None, **extra) -> AsyncIterator[Harness]:
-    fake = fake or FakeSlack().start()
-    settings = Settings(
-        **extra,
-        THREADSAGE_DATA_DIR=tmp_path / "data",
-        SLACK_BOT_TOKEN="xoxb-test",
-        SLACK_SIGNING_SECRET=SECRET,
-        SLACK_API_URL=fake.api_url,
-        DATABASE_URL=database_url or None,
-        OPENAI_API_KEY=None,
-        _env_file=None,
-    )
-    async with AsyncExitStack() as stack:
-        coordinator = LocalCoordinator()
-        chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
-        bot = await stack.enter_async_context(SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running())
-        server = uvicorn.Server(uvicorn.Config(create_app([bot.route()]), host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
-        serving = asyncio.create_task(server.serve())
-        while not server.started:
-            await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        async with aiohttp.ClientSession() as http:
-            try:
-                yield Harness(fake, bot, chat, f"http://127.0.0.1:{port}", http)
-            finally:
-                await bot.tasks.drain(30)
-                server.should_exit = True
-                await serving
-
-
-@pytest.fixture
-async def slack(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
-    fake = FakeSlack().start()
-    async with running(tmp_path, handbook_kb, fake=fake) as harness:
-        yield harness
-    fake.stop()
-
-
-def thread_messages(fake: FakeSlack, thread_ts: str) -> list[dict]:
-    return [m for m in fake.posted() if m.get("thread_ts") == thread_ts]
-
-
-def as_text(message: dict) -> str:
-    return json.dumps(message.get("blocks", [])) + message.get("text", "")
 
 
 async def test_mention_is_answered_in_a_thread_with_sources_and_feedback(slack: Harness) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bots.test_slack import Harness, as_text, next_ts, running
+from tests.bots.slack_harness import Harness, as_text, next_ts, running
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.made_files import docx_bytes, pdf_bytes
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bots.test_slack import CHANNEL, SECRET, Harness, as_text, next_ts, running, thread_messages
+from tests.bots.slack_harness import CHANNEL, SECRET, Harness, as_text, next_ts, running, thread_messages
 from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers
 from tests.test_observability import configure  # noqa: F401 - a fixture: logging as the servers set it up
 

@@ -2,7 +2,12 @@
 
 The real slack_sdk client talks to `FakeSlack.api_url`; tests read what it sent from `calls`.
 `rate_limit_next(method)` answers the next call of a method with HTTP 429 and Retry-After: 1;
-a token in `revoked` is refused (`invalid_auth`) by every method.
+a token in `revoked` is refused (`invalid_auth`) by every method; a channel in `not_member` refuses
+chat.postMessage with `not_in_channel`, as Slack does where the bot was not invited.
+
+The bot's messages are kept as Slack keeps them: chat.update changes them (text, blocks, metadata)
+and conversations.replies/history read them back. A `response_url` of a command or shortcut points
+at `FakeSlack.response_url(name)`; what is posted there is recorded as the call "response_url".
 
 Files (`upload`) are kept as Slack keeps them: `files.info` returns the file object, and its
 `url_private_download` serves the bytes only to a request with a bearer token — without one Slack
@@ -52,6 +57,46 @@ def event_body(event: dict, event_id: str, shared: bool = False) -> bytes:
     ).encode()
 
 
+def command_body(text: str, response_url: str, trigger_id: str, channel: str = "C111", user: str = "U222") -> bytes:
+    """A slash command as Slack posts it: form-encoded fields (docs.slack.dev/interactivity/implementing-slash-commands)."""
+    fields = {
+        "token": "verification-token", "team_id": TEAM, "team_domain": "acme", "channel_id": channel,
+        "channel_name": "directmessage" if channel.startswith("D") else "support", "user_id": user,
+        "user_name": user.lower(), "command": "/ask", "text": text, "api_app_id": "A111",
+        "is_enterprise_install": "false", "response_url": response_url, "trigger_id": trigger_id,
+    }  # fmt: skip
+    return urllib.parse.urlencode(fields).encode()
+
+
+def shortcut_body(message: dict, channel: str, user: str, response_url: str, trigger_id: str, callback_id: str = "ask_threadsage") -> bytes:
+    """A message shortcut (`message_action`) on `message`, form-encoded as `payload=<JSON>`
+    (docs.slack.dev/reference/interaction-payloads/shortcuts-interactions-payload)."""
+    payload = {
+        "type": "message_action", "token": "verification-token", "action_ts": f"{time.time():.6f}",
+        "team": {"id": TEAM, "domain": "acme"}, "user": {"id": user, "username": user.lower(), "team_id": TEAM},
+        "channel": {"id": channel, "name": "support"}, "is_enterprise_install": False, "enterprise": None,
+        "callback_id": callback_id, "trigger_id": trigger_id, "response_url": response_url,
+        "message_ts": message["ts"], "message": {"type": "message", **message},
+    }  # fmt: skip
+    return ("payload=" + urllib.parse.quote(json.dumps(payload))).encode()
+
+
+def home_opened(user: str, tab: str = "home") -> dict:
+    """The `app_home_opened` event (docs.slack.dev/reference/events/app_home_opened)."""
+    ts = f"{time.time():.6f}"
+    return {"type": "app_home_opened", "user": user, "channel": "D" + user[1:], "tab": tab, "event_ts": ts}
+
+
+def message_changed(channel: str, original: dict, new_text: str, channel_type: str = "channel") -> dict:
+    """The `message_changed` event of an edit (docs.slack.dev/reference/events/message/message_changed)."""
+    edited_ts = f"{time.time():.6f}"
+    message = {**original, "text": new_text, "edited": {"user": original["user"], "ts": edited_ts}}
+    return {
+        "type": "message", "subtype": "message_changed", "hidden": True, "channel": channel, "ts": edited_ts,
+        "event_ts": edited_ts, "channel_type": channel_type, "message": message, "previous_message": original,
+    }  # fmt: skip
+
+
 def action_body(
     message: dict, channel: str, user: str, action_id: str, value: str, label: str, action_ts: str, user_team: str = TEAM
 ) -> bytes:
@@ -95,6 +140,8 @@ class FakeSlack:
     _rate_limited: dict[str, int] = field(default_factory=dict)
     hold: dict[str, float] = field(default_factory=dict)  # method → seconds to wait after recording
     revoked: set[str] = field(default_factory=set)
+    not_member: set[str] = field(default_factory=set)
+    messages: dict[tuple[str, str], dict] = field(default_factory=dict)  # (channel, ts) → the message as it is now
     _server: JsonServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ts: int = 0
@@ -116,6 +163,18 @@ class FakeSlack:
     def posted(self) -> list[dict]:
         """The messages posted with chat.postMessage, as the fake stored them (with their ts)."""
         return self.of("chat.postMessage")
+
+    def current(self, channel: str, thread_ts: str | None = None) -> list[dict]:
+        """The bot's messages in a channel (or one thread of it) as they are now, updates applied."""
+        with self._lock:
+            return [
+                dict(m) for (c, ts), m in sorted(self.messages.items(), key=lambda item: item[0][1])
+                if c == channel and (thread_ts is None or thread_ts in (m.get("thread_ts"), ts))
+            ]  # fmt: skip
+
+    def response_url(self, name: str) -> str:
+        assert self._server is not None
+        return f"{self._server.url}/response/{name}"
 
     async def wait_for(self, method: str, count: int = 1, timeout: float = 20.0) -> list[dict]:
         deadline = time.monotonic() + timeout
@@ -158,18 +217,14 @@ class FakeSlack:
             self._server.stop()
 
     def _read_back(self, params: dict) -> list[dict]:
-        """The bot's posted messages in a channel (or one thread of it), as Slack returns them:
-        metadata only with include_all_metadata."""
+        """The bot's messages in a channel (or one thread of it) as they are now, as Slack returns
+        them: metadata only with include_all_metadata."""
         with_metadata = str(params.get("include_all_metadata", "")).lower() in ("1", "true")
         messages = []
-        for posted in self.posted():
-            if posted.get("channel") != params.get("channel"):
-                continue
-            if "ts" in params and params["ts"] not in (posted.get("thread_ts"), posted["ts"]):
-                continue
-            message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "ts": posted["ts"], "text": posted.get("text", "")}
-            if with_metadata and posted.get("metadata"):
-                message["metadata"] = posted["metadata"]
+        for stored in self.current(params.get("channel", ""), params.get("ts")):
+            message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "ts": stored["ts"], "text": stored.get("text", "")}
+            if with_metadata and stored.get("metadata"):
+                message["metadata"] = _json(stored["metadata"])
             messages.append(message)
         return messages
 
@@ -182,6 +237,10 @@ class FakeSlack:
             params |= json.loads(raw or b"{}")
         else:
             params |= {k: v[0] for k, v in urllib.parse.parse_qs(raw.decode()).items()}
+        if url.path.startswith("/response/"):  # a response_url: JSON in, "ok" out
+            with self._lock:
+                self.calls.append(("response_url", {**params, "url": url.path.rsplit("/", 1)[-1]}))
+            return 200, {"Content-Type": "text/html"}, "ok"
         return self.respond(url.path.rsplit("/", 1)[-1], params, headers.get("Authorization", ""))
 
     def respond(self, method: str, params: dict, authorization: str) -> tuple[int, dict, dict]:
@@ -198,8 +257,18 @@ class FakeSlack:
                 return 200, {}, {"ok": True, "url": self.socket_url}
             self._ts += 1
             ts = f"{1700000000 + self._ts}.{self._ts:06d}"
+            if method == "chat.postMessage" and params.get("channel") in self.not_member:
+                self.calls.append((f"{method}#not_in_channel", params))
+                return 200, {}, {"ok": False, "error": "not_in_channel"}
             if method == "chat.postMessage":
                 params = {**params, "ts": ts}
+                self.messages[(params["channel"], ts)] = dict(params)
+            if method == "chat.update":
+                stored = self.messages.get((params.get("channel", ""), params.get("ts", "")))
+                if stored is None:
+                    self.calls.append((f"{method}#message_not_found", params))
+                    return 200, {}, {"ok": False, "error": "message_not_found"}
+                stored.update({k: v for k, v in params.items() if k in ("text", "blocks", "metadata")})
             self.calls.append((method, params))
         if self.hold.get(method):
             time.sleep(self.hold[method])  # the call took effect; the answer is late (or never read)
@@ -211,6 +280,15 @@ class FakeSlack:
             return 200, {}, {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
         if method in ("chat.update", "chat.postEphemeral"):
             return 200, {}, {"ok": True, "channel": params.get("channel"), "ts": params.get("ts", ts), "message_ts": ts}
+        if method == "chat.getPermalink":
+            channel, message_ts = params["channel"], params["message_ts"]
+            link = f"https://acme.slack.com/archives/{channel}/p{message_ts.replace('.', '')}"
+            return 200, {}, {"ok": True, "channel": channel, "permalink": link}
+        if method == "views.publish":
+            view = {"id": f"V{self._ts}", "team_id": TEAM, **_json(params["view"])}
+            return 200, {}, {"ok": True, "view": view}
+        if method == "conversations.open":
+            return 200, {}, {"ok": True, "channel": {"id": "D" + str(params["users"])[1:]}}
         if method in ("reactions.add", "reactions.remove"):
             return 200, {}, {"ok": True}
         if method == "files.info":
@@ -237,6 +315,11 @@ class FakeSlack:
         file, content = known
         disposition = f'attachment; filename="{file["name"]}"'
         return 200, {"Content-Type": file["mimetype"], "Content-Disposition": disposition}, content
+
+
+def _json(value: Any) -> Any:
+    """A JSON argument as slack_sdk sends it: an object in a JSON body, a string in a form."""
+    return json.loads(value) if isinstance(value, str) else value
 
 
 class FakeSocketMode:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
@@ -48,7 +48,7 @@ async def run_reporting(
     """What `graph.ainvoke` returns (the final state, with `__interrupt__` when the run paused),
     calling `report` each time a node of a new step starts. Without `report` it is `ainvoke`."""
     if report is None:
-        return await graph.ainvoke(graph_input, config, context=context, **options)
+        return cast(dict[str, Any], await graph.ainvoke(graph_input, config, context=context, **options))
     latest: dict[str, Any] = {}
     interrupts: list[Any] = []
     current: Step | None = None

@@ -1,9 +1,12 @@
-"""The Slack bot: bolt listeners turn events into `Job`s, and the work behind them turns a job
-into a `Turn` for the chat service and its `Reply`s into messages.
+"""The Slack bot: bolt listeners turn events, commands, shortcuts and clicks into `Job`s, and the
+work behind them turns a job into a `Turn` for the chat service and its events into messages.
 
 Listeners acknowledge first and hand the work on as a `Job`: to a background task in one process,
 or to the turn queue on a `threadsage serve` front-end (then `threadsage worker` calls `perform`).
 People from another organisation (Slack Connect) stop at the listeners, see `access`.
+Entry points: mentions, DMs and thread follow-ups, their edits (`edits`), `/ask` and the "Ask
+threadsage" message shortcut (`asking`), the App Home tab (`home`), and button clicks; a turn is
+shown by `answering`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import asdict
+from functools import cached_property
 from typing import Any
 
 import aiohttp
@@ -28,22 +32,27 @@ from starlette.routing import Route
 from threadsage.adapters.attachments import MB
 from threadsage.bots.background import BackgroundTasks
 from threadsage.bots.slack.access import EXTERNAL_NOTICE, is_external, person_team
+from threadsage.bots.slack.answering import Answering
+from threadsage.bots.slack.asking import Asking, parse_ask, question_text
+from threadsage.bots.slack.edits import Question, edit_of
 from threadsage.bots.slack.files import SlackFiles
+from threadsage.bots.slack.home import Asked, Home, RecentQuestions
 from threadsage.bots.slack.intake import events_route, from_a_person, on_error
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
 from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.slack.texts import ANSWERING_PRIVATELY, ASK_USAGE, NEW_STARTED, unescaped
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
-from threadsage.chat import ACCEPTED, APOLOGY, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
+from threadsage.chat import APOLOGY, ChatService, ClarificationAnswer, Turn
 from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
-from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.memory.coordination import Coordinator
 
 log = logging.getLogger(__name__)
 
 INVALID_BUTTON = "This button is not valid here."
 THANKS = {1: "Thanks — your 👍 is recorded.", 0: "Thanks — your 👎 is recorded. Rephrasing the question may help."}
-_MENTION = re.compile(r"<@[A-Z0-9]+>")
+ASK_COMMAND = "/ask"
+ASK_SHORTCUT = "ask_threadsage"  # the message shortcut's callback id (deploy/slack-app-manifest.yml)
 
 
 class SlackBot:
@@ -75,6 +84,7 @@ class SlackBot:
         self._coordinator = coordinator
         self.signer = signer
         self.own_teams: frozenset[str] = frozenset()  # the bot's workspace and organisation, from auth.test
+        self.bot_user = ""  # the bot's user id, from auth.test
         self.tasks = BackgroundTasks()
         self.dispatch = dispatch or self._work_here
         # One HTTP session for every Web API call: slack_sdk otherwise opens a session (and builds
@@ -105,6 +115,9 @@ class SlackBot:
         )
         self.app.event("app_mention")(self._on_mention)
         self.app.event("message")(self._on_message)
+        self.app.event("app_home_opened")(self._on_home_opened)
+        self.app.command(ASK_COMMAND)(self._on_ask)
+        self.app.message_shortcut(ASK_SHORTCUT)(self._on_shortcut)
         self.app.action(re.compile(r"^clarify:\d+$"))(self._on_clarify)
         self.app.action(re.compile(r"^feedback:(up|down)$"))(self._on_feedback)
         self.app.error(on_error)
@@ -116,6 +129,7 @@ class SlackBot:
         try:
             identity = await self._identity()
             self.own_teams = frozenset(filter(None, (identity.get("team_id"), identity.get("enterprise_id"))))
+            self.bot_user = str(identity.get("user_id", ""))
             _share_identity(self.app, identity)
             yield self
         finally:
@@ -139,6 +153,27 @@ class SlackBot:
             raise RuntimeError("this Slack bot only queues work; a worker answers")
         return self._chat
 
+    @property
+    def coordinator(self) -> Coordinator:
+        assert self._coordinator is not None  # given with the chat service
+        return self._coordinator
+
+    @cached_property
+    def answering(self) -> Answering:
+        return Answering(self.chat, self.send, self.settings.slack_progress)
+
+    @cached_property
+    def recent(self) -> RecentQuestions:
+        return RecentQuestions(self.coordinator)
+
+    @cached_property
+    def asking(self) -> Asking:
+        return Asking(self.settings, self.chat, self.send, self.recent, self.answering)
+
+    @cached_property
+    def home(self) -> Home:
+        return Home(self.settings, self.chat, self.send, self.recent)
+
     # --- listeners: acknowledge, then work in the background ---------------------------------
 
     async def _on_mention(self, event: dict, body: dict, context: Any) -> None:
@@ -150,8 +185,11 @@ class SlackBot:
         await self._message_job(event, place_of_mention(event, body))
 
     async def _on_message(self, event: dict, body: dict, context: Any) -> None:
+        if event.get("subtype") == "message_changed":
+            await self._edit_job(event, body, context.get("bot_user_id"))
+            return
         if not from_a_person(event, context):
-            return  # edits, joins, bots (ourselves included), other non-user messages
+            return  # joins, bots (ourselves included), other non-user messages
         place = place_of_message(event, body)
         if place is None:
             return
@@ -160,6 +198,32 @@ class SlackBot:
                 self._tell_outsider(place, event["user"])
             return
         await self._message_job(event, place)
+
+    async def _edit_job(self, event: dict, body: dict, bot_user: str | None) -> None:
+        edit = edit_of(event, body, bot_user)
+        if edit is not None:
+            # Its own order key: queued behind the question's turn, the edit would always come too late.
+            await self.dispatch(Job("slack", "edit", edit, f"slack-edit:{edit['channel']}:{edit['ts']}"))
+
+    async def _on_home_opened(self, event: dict, body: dict) -> None:
+        if event.get("tab") == "home":
+            payload = {"team": body.get("team_id", ""), "user": event["user"]}
+            await self.dispatch(Job("slack", "home", payload, f"slack-home:{event['user']}"))
+
+    async def _on_ask(self, ack: Any, command: dict) -> None:
+        request = parse_ask(unescaped(command.get("text", "")))
+        if request.kind == "usage":
+            await ack(ASK_USAGE)
+            return
+        await ack(ANSWERING_PRIVATELY if request.kind == "private" else "")
+        await self.dispatch(Job("slack", "command", {"command": command}, f"slack-command:{command['trigger_id']}"))
+
+    async def _on_shortcut(self, ack: Any, body: dict) -> None:
+        await ack()
+        if self._outsider(body):
+            self._tell_outsider(Place("", body["channel"]["id"], "", False), body["user"]["id"])
+            return
+        await self.dispatch(Job("slack", "shortcut", {"body": body}, f"slack-shortcut:{body['trigger_id']}"))
 
     async def _on_clarify(self, ack: Any, body: dict, action: dict) -> None:
         await ack()
@@ -198,6 +262,14 @@ class SlackBot:
         """Do the work behind one listener (here, or on a worker of the turn queue)."""
         if job.kind == "message":
             await self._answer_message(job.payload["event"], Place(**job.payload["place"]))
+        elif job.kind == "edit":
+            await Question(self.coordinator, job.payload["channel"], job.payload["ts"]).record(job.payload)
+        elif job.kind == "command":
+            await self.asking.command(job.payload["command"])
+        elif job.kind == "shortcut":
+            await self.asking.shortcut(job.payload["body"])
+        elif job.kind == "home":
+            await self.home.publish(job.payload["team"], job.payload["user"], self.bot_user)
         elif job.kind == "click":
             await self._answer_click(job.payload["body"], job.payload["action"])
         elif job.kind == "vote":
@@ -211,31 +283,32 @@ class SlackBot:
             await self.send.post_quietly(Place(**job.payload["place"]), APOLOGY)
         elif job.kind == "click":
             await self.send.ephemeral(place_of_click(job.payload["body"]), job.payload["body"]["user"]["id"], APOLOGY)
+        elif job.kind in ("command", "shortcut"):
+            request = job.payload.get("command") or job.payload["body"]
+            await self.send.respond(request.get("response_url", ""), APOLOGY)
 
     async def _answer_message(self, event: dict, place: Place) -> None:
         is_thread_reply = event.get("type") == "message" and not place.is_dm
         if is_thread_reply and not await self.chat.has_conversation(place.session):
             return  # a thread the bot is not part of: there it speaks only when mentioned
         # app_mention and message arrive both for a mention; Slack retries re-deliver: once only.
-        assert self._coordinator is not None
-        if not await self._coordinator.claim(f"slack-event:{event['channel']}:{event['ts']}", 24 * 3600):
+        if not await self.coordinator.claim(f"slack-event:{event['channel']}:{event['ts']}", 24 * 3600):
             return
-        text = _MENTION.sub("", event.get("text") or "").strip()
+        text = question_text(event.get("text"))
+        if place.is_dm and text.lower() == "new":  # as /new does in Telegram
+            await self.chat.reset(place.session, "slack")
+            await self.send.post_quietly(place, NEW_STARTED)
+            return
         message_id = f"{event['channel']}:{event['ts']}"
         categories = place.categories(self.settings)
+        if text:
+            await self.recent.add(place.team, event["user"], Asked(unescaped(text), event["channel"], event["ts"]))
         async with self.send.eyes_on(place.channel, event["ts"]):
             files = await self.files.fetch(event)
             turn = Turn(
                 "slack", place.session, event["user"], message_id, text=text, categories=categories, attachments=files
             )
-            try:
-                for reply in await self.chat.handle(turn):
-                    await self.send.post(place, reply, turn)
-            except ServiceUnavailable:
-                raise  # the turn queue retries it
-            except Exception:
-                log.exception("answering %s failed", turn.message_id)
-                await self.send.post_quietly(place, APOLOGY)
+            await self.answering.answer(place, turn, Question(self.coordinator, event["channel"], event["ts"]))
 
     async def _answer_click(self, body: dict, action: dict) -> None:
         pressed = await self._pressed(body, action, ButtonKind.CLARIFY)
@@ -245,19 +318,11 @@ class SlackBot:
         message_id = f"action:{body.get('container', {}).get('message_ts')}:{action.get('action_ts')}"
         answer = ClarificationAnswer(button.ref, button.value)
         turn = Turn("slack", place.session, user, message_id, answer=answer, categories=place.categories(self.settings))
-        try:
-            async for event in self.chat.stream(turn):
-                if event is ACCEPTED:
-                    await self.send.show_choice(body, action.get("text", {}).get("text", ""), user)
-                elif isinstance(event, Reply) and event.kind is ReplyKind.NOTICE:
-                    await self.send.ephemeral(place, user, event.text)
-                elif isinstance(event, Reply):
-                    await self.send.post(place, event, turn)
-        except ServiceUnavailable:
-            raise
-        except Exception:
-            log.exception("resuming %s failed", turn.message_id)
-            await self.send.post_quietly(place, APOLOGY)
+
+        async def show_choice() -> None:
+            await self.send.show_choice(body, action.get("text", {}).get("text", ""), user)
+
+        await self.answering.answer(place, turn, on_accepted=show_choice, notices_to=user)
 
     async def _record_vote(self, body: dict, action: dict) -> None:
         pressed = await self._pressed(body, action, ButtonKind.FEEDBACK)

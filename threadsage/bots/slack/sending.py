@@ -1,7 +1,10 @@
 """Everything the Slack bot sends: replies (read back first when a turn is redelivered), the
-edited clarification, ephemeral notices, apologies and the 👀 while a turn runs.
+placeholder a turn shows while it works, the edited clarification, ephemeral notices and
+`response_url` answers, apologies and the 👀 while a turn runs.
 
-Only a reply's failure propagates (the turn queue may retry it); the rest is best effort, logged."""
+What the bot posts for a turn carries the turn in its metadata, so that a redelivered turn can
+find it again. Only the failure of a reply or of a message a turn needs propagates (the turn
+queue may retry it); the rest is best effort, logged."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from contextlib import asynccontextmanager
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from threadsage.bots.slack.blocks import choice_shown, reply_messages
 from threadsage.bots.slack.places import Place
@@ -22,6 +26,8 @@ log = logging.getLogger(__name__)
 
 EYES = "eyes"
 REPLY_EVENT = "threadsage_reply"  # the metadata event type that marks the bot's replies
+PLACEHOLDER_EVENT = "threadsage_progress"  # …its placeholders, replaced by a reply when the turn ends
+QUESTION_EVENT = "threadsage_question"  # …and the questions it posts for /ask
 
 
 class SlackSender:
@@ -29,29 +35,51 @@ class SlackSender:
         self.client = client
         self.signer = signer
 
-    async def post(self, place: Place, reply: Reply, turn: Turn) -> None:
-        """A reply in the place's thread (or the DM itself); long answers take several messages.
+    async def post(self, place: Place, reply: Reply, turn: Turn, replacing: str | None = None) -> None:
+        """A reply in the place's thread (or the DM itself); long answers take several messages,
+        the first in place of the placeholder `replacing` (its ts), when there is one.
 
         Each message carries its turn and part in its metadata. A turn redelivered by the queue
         (its worker died, perhaps after posting) first reads back what was posted and skips it."""
-        delivery = current_delivery.get()
-        posted = await self._posted_parts(place, turn) if delivery is not None and delivery.attempt > 1 else set()
+        posted = {int(p.get("part", 0)) for p in await self.find(place, REPLY_EVENT, turn.message_id)}
         for part, (blocks, fallback) in enumerate(reply_messages(reply, place, turn, self.signer)):
             if part in posted:
                 log.info("part %d of the reply to %s was already posted", part, turn.message_id)
                 continue
-            await self.client.chat_postMessage(
-                channel=place.channel,
-                thread_ts=place.thread_ts or None,
-                text=fallback,
-                blocks=blocks,
-                unfurl_links=False,
-                metadata={"event_type": REPLY_EVENT, "event_payload": {"turn": turn.message_id, "part": part}},
-            )
+            metadata = {"event_type": REPLY_EVENT, "event_payload": {"turn": turn.message_id, "part": part}}
+            if part == 0 and replacing:
+                await self.client.chat_update(
+                    channel=place.channel, ts=replacing, text=fallback, blocks=blocks, metadata=metadata
+                )
+            else:
+                await self.client.chat_postMessage(
+                    channel=place.channel,
+                    thread_ts=place.thread_ts or None,
+                    text=fallback,
+                    blocks=blocks,
+                    unfurl_links=False,
+                    metadata=metadata,
+                )
 
-    async def _posted_parts(self, place: Place, turn: Turn) -> set[int]:
-        """The parts of this turn's reply already in the thread (or the DM's latest messages);
-        none if Slack cannot tell (then posting twice is the lesser harm than not at all)."""
+    async def post_marked(self, place: Place, text: str, event_type: str, key: str) -> str:
+        """A plain message marked with `key` in its metadata (a placeholder, an /ask question);
+        its ts."""
+        response = await self.client.chat_postMessage(
+            channel=place.channel,
+            thread_ts=place.thread_ts or None,
+            text=text,
+            metadata={"event_type": event_type, "event_payload": {"turn": key}},
+        )
+        return str(response["ts"])
+
+    async def find(self, place: Place, event_type: str, key: str) -> list[dict]:
+        """What a redelivered turn already posted: the metadata payloads (with the message's ts)
+        of the messages marked `event_type` and `key` in the thread (or the DM's latest
+        messages). Nothing on a first delivery, or if Slack cannot tell (then posting twice is
+        the lesser harm than not at all)."""
+        delivery = current_delivery.get()
+        if delivery is None or delivery.attempt == 1:
+            return []
         try:
             if place.thread_ts:
                 response = await self.client.conversations_replies(
@@ -62,15 +90,41 @@ class SlackSender:
                     channel=place.channel, include_all_metadata=True, limit=50
                 )
         except SlackApiError as exc:
-            log.warning("could not read back the replies to %s: %s", turn.message_id, exc.response.get("error"))
-            return set()
+            log.warning("could not read back what %s posted: %s", key, exc.response.get("error"))
+            return []
+        found = []
         messages: list[dict] = response.get("messages", [])
-        parts = set()
         for message in messages:
-            payload = (message.get("metadata") or {}).get("event_payload") or {}
-            if payload.get("turn") == turn.message_id:
-                parts.add(int(payload.get("part", 0)))
-        return parts
+            metadata = message.get("metadata") or {}
+            payload = metadata.get("event_payload") or {}
+            if metadata.get("event_type") == event_type and payload.get("turn") == key:
+                found.append({**payload, "ts": message["ts"]})
+        return found
+
+    async def update_text(self, channel: str, ts: str, text: str) -> None:
+        """A placeholder shows the next step (best effort: the answer replaces it anyway)."""
+        try:
+            await self.client.chat_update(channel=channel, ts=ts, text=text)
+        except SlackApiError as exc:
+            log.warning("could not update a placeholder: %s", exc.response.get("error"))
+
+    async def respond(self, response_url: str, text: str) -> None:
+        """An ephemeral message through a command's or shortcut's `response_url`."""
+        try:
+            client = AsyncWebhookClient(response_url, session=self.client.session)
+            response = await client.send(text=text, response_type="ephemeral")
+        except Exception as exc:  # noqa: BLE001 - best effort: the person may simply not see it
+            log.warning("could not answer through a response_url: %s", exc)
+            return
+        if response.status_code != 200:
+            log.warning("a response_url refused the answer: HTTP %d %s", response.status_code, response.body)
+
+    async def permalink(self, channel: str, ts: str) -> str | None:
+        try:
+            return str((await self.client.chat_getPermalink(channel=channel, message_ts=ts))["permalink"])
+        except SlackApiError as exc:
+            log.info("no permalink for a message in %s: %s", channel, exc.response.get("error"))
+            return None
 
     async def show_choice(self, body: dict, label: str, user: str) -> None:
         """The clarification message keeps its question, loses its buttons, shows the choice."""
@@ -94,10 +148,14 @@ class SlackSender:
         except SlackApiError as exc:
             log.warning("could not send an ephemeral notice: %s", exc.response.get("error"))
 
-    async def post_quietly(self, place: Place, text: str) -> None:
-        """Plain text, for apologies: a failure is logged, never raised over the first one."""
+    async def post_quietly(self, place: Place, text: str, replacing: str | None = None) -> None:
+        """Plain text, for apologies (in place of a placeholder, if one shows): a failure is
+        logged, never raised over the first one."""
         try:
-            await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread_ts or None, text=text)
+            if replacing:
+                await self.client.chat_update(channel=place.channel, ts=replacing, text=text)
+            else:
+                await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread_ts or None, text=text)
         except SlackApiError as exc:
             log.error("could not post to %s: %s", place.channel, exc.response.get("error"))
 

@@ -1,0 +1,164 @@
+"""The served Slack bot for tests: signed HTTP requests into the real bolt app served by uvicorn,
+the real slack_sdk client against a fake Slack Web API (tests/fakes/slack_api.py), a real chat
+service behind them. Slash commands and message shortcuts go in as Slack sends them (signed,
+form-encoded); what the bot acknowledged at once is the response's body."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import aiohttp
+import uvicorn
+
+from tests.fakes.slack_api import (
+    BOT_USER,
+    TEAM,
+    FakeSlack,
+    action_body,
+    command_body,
+    event_body,
+    shortcut_body,
+    signed_headers,
+)
+from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.bots.slack import SlackBot
+from threadsage.bots.tokens import Signer, load_secret
+from threadsage.chat import ChatService
+from threadsage.config import Settings
+from threadsage.memory.coordination import LocalCoordinator
+from threadsage.runtime import open_chat_service
+from threadsage.server import create_app
+
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CHANNEL = "C111"
+AMBIGUOUS = "How do I reset my password?"
+TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
+OTHER_ORG = "T0PARTNER"  # a Slack Connect partner's workspace
+_ids = itertools.count(1)
+
+
+def next_ts() -> str:
+    return f"1710000000.{next(_ids):06d}"
+
+
+@dataclass
+class Harness:
+    fake: FakeSlack
+    bot: SlackBot
+    chat: ChatService
+    url: str
+    http: aiohttp.ClientSession
+
+    async def send(self, body: bytes, headers: dict | None = None, content_type: str = "application/json") -> int:
+        sent = {"Content-Type": content_type, **signed_headers(SECRET, body), **(headers or {})}
+        async with self.http.post(f"{self.url}/slack/events", data=body, headers=sent) as response:
+            return response.status
+
+    async def event(self, event: dict, event_id: str | None = None, shared: bool = False, **headers) -> int:
+        return await self.send(event_body(event, event_id or f"Ev{next(_ids)}", shared), headers)
+
+    async def mention(self, text: str, user: str = "U222", thread_ts: str | None = None, user_team: str | None = None, shared: bool = False) -> str:
+        ts = next_ts()
+        event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": CHANNEL, "event_ts": ts}
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        if user_team:
+            event["user_team"] = event["team"] = user_team
+        assert await self.event(event, shared=shared) == 200
+        return ts
+
+    async def click(self, message: dict, index: int, user: str = "U222", value: str | None = None, user_team: str = TEAM) -> int:
+        buttons = next(b for b in message["blocks"] if b["type"] == "actions")["elements"]
+        button = buttons[index]
+        body = action_body(message, message["channel"], user, button["action_id"], value or button["value"], button["text"]["text"], next_ts(), user_team)
+        return await self.send(body, content_type="application/x-www-form-urlencoded")
+
+    async def form(self, body: bytes) -> tuple[int, str]:
+        """A form-encoded request (commands, interactivity): its status and body."""
+        headers = {"Content-Type": "application/x-www-form-urlencoded", **signed_headers(SECRET, body)}
+        async with self.http.post(f"{self.url}/slack/events", data=body, headers=headers) as response:
+            return response.status, await response.text()
+
+    async def ask(self, text: str, user: str = "U222", channel: str = CHANNEL) -> tuple[str, str]:
+        """`/ask text`: the acknowledgement's body, and the name of the command's response_url."""
+        name = f"ask-{next(_ids)}"
+        status, acknowledged = await self.form(command_body(text, self.fake.response_url(name), f"trigger-{name}", channel, user))
+        assert status == 200
+        return acknowledged, name
+
+    async def shortcut(self, message: dict, user: str = "U333", channel: str = CHANNEL) -> str:
+        """"Ask threadsage" on `message`: the name of the shortcut's response_url."""
+        name = f"shortcut-{next(_ids)}"
+        body = shortcut_body(message, channel, user, self.fake.response_url(name), f"trigger-{name}")
+        assert await self.form(body) == (200, "")
+        return name
+
+    def responses(self, name: str) -> list[str]:
+        """What the bot posted to a response_url."""
+        return [r["text"] for r in self.fake.of("response_url") if r["url"] == name]
+
+    async def settle(self) -> None:
+        """Until the bot has been idle for a moment: bolt runs listeners after acknowledging."""
+        idle = 0
+        while idle < 3:
+            await asyncio.sleep(0.03)
+            idle = idle + 1 if self.bot.tasks.pending == 0 else 0
+            await self.bot.tasks.drain(30)
+
+
+@asynccontextmanager
+async def running(
+    tmp_path: Path, kb: KnowledgeBase, database_url: str = "", fake: FakeSlack | None = None, progress: bool | None = None, **overrides
+) -> AsyncIterator[Harness]:
+    """The bot served on a real chat service; `progress` overrides whether the service reports
+    its steps (the offline back-end does not), `overrides` are settings."""
+    fake = fake or FakeSlack().start()
+    settings = Settings(
+        **{
+            "THREADSAGE_DATA_DIR": tmp_path / "data",
+            "SLACK_BOT_TOKEN": "xoxb-test",
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": fake.api_url,
+            "DATABASE_URL": database_url or None,
+            "OPENAI_API_KEY": None,
+            "_env_file": None,
+            **overrides,
+        }
+    )
+    async with AsyncExitStack() as stack:
+        coordinator = LocalCoordinator()
+        chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
+        chat = chat if progress is None else replace(chat, progress=progress)
+        bot = await stack.enter_async_context(SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running())
+        server = uvicorn.Server(uvicorn.Config(create_app([bot.route()]), host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
+        serving = asyncio.create_task(server.serve())
+        while not server.started:
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        async with aiohttp.ClientSession() as http:
+            try:
+                yield Harness(fake, bot, chat, f"http://127.0.0.1:{port}", http)
+            finally:
+                await bot.tasks.drain(30)
+                server.should_exit = True
+                await serving
+
+
+def thread_messages(fake: FakeSlack, thread_ts: str) -> list[dict]:
+    return [m for m in fake.posted() if m.get("thread_ts") == thread_ts]
+
+
+def as_text(message: dict) -> str:
+    return json.dumps(message.get("blocks", [])) + message.get("text", "")
+
+
+def user_message(text: str, user: str = "U444", thread_ts: str | None = None) -> dict:
+    """A person's message as Slack shows it inside payloads."""
+    ts = next_ts()
+    return {"type": "message", "user": user, "text": text, "ts": ts, **({"thread_ts": thread_ts} if thread_ts else {})}

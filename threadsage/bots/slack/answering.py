@@ -1,0 +1,87 @@
+"""A job's turn as Slack shows it, whatever started it (a message, /ask, the shortcut, a click):
+a placeholder while a model-backed run works (see `progress`), then the replies — the first in
+the placeholder's place — or, should anything fail, one apology there. A question edited meanwhile
+is answered as edited (see `edits`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import aclosing
+
+from slack_sdk.errors import SlackApiError
+
+from threadsage.bots.slack.asking import NOT_HERE
+from threadsage.bots.slack.edits import MAX_EDITS, Question
+from threadsage.bots.slack.places import Place
+from threadsage.bots.slack.progress import Placeholder
+from threadsage.bots.slack.sending import SlackSender
+from threadsage.chat import APOLOGY, ChatService, Progress, Reply, ReplyKind, Turn
+from threadsage.delivery.outages import ServiceUnavailable
+
+log = logging.getLogger(__name__)
+
+Action = Callable[[], Awaitable[None]]
+
+
+class Answering:
+    def __init__(self, chat: ChatService, send: SlackSender, progress: bool) -> None:
+        self.chat = chat
+        self.send = send
+        self.progress = progress  # THREADSAGE_SLACK_PROGRESS
+
+    async def answer(
+        self,
+        place: Place,
+        turn: Turn,
+        question: Question | None = None,
+        on_accepted: Action | None = None,
+        notices_to: str | None = None,
+        unreachable: Action | None = None,
+    ) -> None:
+        """`on_accepted`: what to do once a clicked answer is accepted; `notices_to`: the person
+        whom notices go to privately while nothing shows (a refused click); `unreachable`: what
+        to do where the bot may not post. A service outage propagates: the turn queue retries."""
+        shown = Placeholder(self.send, place, turn.message_id, self.progress)
+        try:
+            await shown.find()
+            if question is not None:
+                turn = await question.latest(turn)  # edited before its turn began
+                await question.opened()
+            replies = await self._run(turn, shown, on_accepted)
+            for _ in range(MAX_EDITS):
+                edited = turn if question is None else await question.latest(turn)
+                if edited is turn:
+                    break
+                turn, replies = edited, await self._run(edited, shown, on_accepted)
+            for reply in replies:
+                if reply.kind is ReplyKind.NOTICE and notices_to is not None and shown.ts is None:
+                    await self.send.ephemeral(place, notices_to, reply.text)
+                else:
+                    await shown.deliver(reply, turn)
+            if question is not None:
+                await question.answered()
+        except ServiceUnavailable:
+            raise
+        except SlackApiError as exc:
+            if unreachable is not None and exc.response.get("error") in NOT_HERE:
+                await unreachable()
+            else:
+                log.exception("answering %s failed", turn.message_id)
+                await shown.apologise(APOLOGY)
+        except Exception:
+            log.exception("answering %s failed", turn.message_id)
+            await shown.apologise(APOLOGY)
+
+    async def _run(self, turn: Turn, shown: Placeholder, on_accepted: Action | None) -> list[Reply]:
+        """The turn's replies; its steps shown on the way."""
+        replies = []
+        async with aclosing(self.chat.stream(turn)) as events:  # a failure here stops the run at once
+            async for event in events:
+                if isinstance(event, Progress):
+                    await shown.show(event.step)
+                elif isinstance(event, Reply):
+                    replies.append(event)
+                elif on_accepted is not None:
+                    await on_accepted()
+        return replies

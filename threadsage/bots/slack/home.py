@@ -1,0 +1,118 @@
+"""The App Home tab (`app_home_opened` → `views.publish`): what the bot can answer, how to ask, and
+the person's recent questions with links to their threads.
+
+"What I can answer" lists the categories a direct message may read (THREADSAGE_DEFAULT_CATEGORIES
+once channels are scoped) with their document counts. Recent questions are the last few each
+person asked anywhere, kept in the coordinator as JSON for 30 days (a small list per person; two
+questions asked in the same instant may keep only one). Their links come from `chat.getPermalink`
+when the tab is drawn: Slack's own link, which opens the thread at the message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import asdict, dataclass
+
+from threadsage.bots.replies import place_categories
+from threadsage.bots.slack.blocks import context, section
+from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.slack.texts import escaped
+from threadsage.chat import ChatService
+from threadsage.config import Settings
+from threadsage.memory.coordination import Coordinator
+
+RECENT = 5
+RECENT_TTL = 30 * 24 * 3600.0
+QUESTION_CHARS = 120
+CATEGORY_LINES = 40
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A question as the Home tab lists it: its text and the message to link to."""
+
+    text: str
+    channel: str
+    ts: str
+
+
+class RecentQuestions:
+    def __init__(self, coordinator: Coordinator) -> None:
+        self.coordinator = coordinator
+
+    async def add(self, team: str, user: str, asked: Asked) -> None:
+        kept = [a for a in await self.of(team, user) if (a.channel, a.ts) != (asked.channel, asked.ts)]
+        asked = Asked(asked.text[:QUESTION_CHARS], asked.channel, asked.ts)
+        value = json.dumps([asdict(a) for a in [asked, *kept][:RECENT]])
+        await self.coordinator.remember(_key(team, user), value, RECENT_TTL)
+
+    async def of(self, team: str, user: str) -> list[Asked]:
+        """Newest first."""
+        value = await self.coordinator.recall(_key(team, user))
+        return [Asked(**a) for a in json.loads(value)] if value else []
+
+
+def _key(team: str, user: str) -> str:
+    return f"slack-recent:{team}:{user}"
+
+
+class Home:
+    def __init__(self, settings: Settings, chat: ChatService, send: SlackSender, recent: RecentQuestions) -> None:
+        self.settings = settings
+        self.chat = chat
+        self.send = send
+        self.recent = recent
+
+    async def publish(self, team: str, user: str, bot_user: str) -> None:
+        categories = place_categories(self.settings, "", True)  # what a direct message reads
+        counts = await self.chat.documents_by_category(categories)
+        asked = await self.recent.of(team, user)
+        links = await asyncio.gather(*(self.send.permalink(a.channel, a.ts) for a in asked))
+        view = home_view(counts, list(zip(asked, links, strict=True)), bot_user, scoped=bool(self.settings.channel_categories))
+        await self.send.client.views_publish(user_id=user, view=view)
+
+
+def home_view(counts: dict[str, int], asked: list[tuple[Asked, str | None]], bot_user: str, scoped: bool) -> dict:
+    blocks: list[dict] = [_header("What I can answer")]
+    if counts:
+        lines = [f"• *{escaped(c) or 'uncategorised'}* — {n} document{'s' if n != 1 else ''}" for c, n in counts.items()]
+        more = len(lines) - CATEGORY_LINES
+        blocks.append(section("\n".join(lines[:CATEGORY_LINES]) + (f"\n…and {more} more" if more > 0 else "")))
+        if scoped:
+            blocks.append(context("That is what a direct message may read; some channels read other categories."))
+    else:
+        blocks.append(section("No documents I may use yet: an operator adds them with `threadsage ingest`."))
+    blocks += [_header("How to ask"), section(_how_to_ask(bot_user)), _header("Your recent questions")]
+    if asked:
+        blocks.append(section("\n".join(f"• {_linked(a.text, link)}" for a, link in asked)))
+    else:
+        blocks.append(section("None yet — ask me something."))
+    return {"type": "home", "blocks": blocks}
+
+
+def _how_to_ask(bot_user: str) -> str:
+    return "\n".join(
+        [
+            (
+                "• *Here*: write to me in the Messages tab. Each thread there is a conversation of its own; "
+                "`new` starts the main one over."
+            ),
+            f"• *In a channel*: mention <@{bot_user}>. I answer in a thread; reply there to follow up.",
+            (
+                "• `/ask <question>` posts your question and my answer as a thread; `/ask -p <question>` answers "
+                "you privately."
+            ),
+            "• *Ask threadsage* in a message's ⋯ menu answers that message in its thread.",
+            "• When a question is ambiguous I ask back: pick an option or answer in your own words.",
+        ]
+    )
+
+
+def _linked(text: str, link: str | None) -> str:
+    shown = escaped(" ".join(text.split())).replace("|", "¦")  # a "|" would end the link
+    return f"<{link}|{shown}>" if link else shown
+
+
+def _header(text: str) -> dict:
+    return {"type": "header", "text": {"type": "plain_text", "text": text}}
