@@ -17,7 +17,9 @@ def turn(message_id: str, text: str | None = None, **extra) -> Turn:
     return Turn("test", "test:ws:chan:thread", "U1", message_id, text=text, **extra)
 
 
-async def test_a_model_backed_turn_reports_its_steps_before_its_answer(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
+async def test_a_model_backed_turn_reports_its_steps_before_its_answer(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb
+) -> None:
     llm.script["RouteDecision"] = route_to("HOW_TO")
     llm.script["answer"] = "Premium economy is allowed [1]."
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:

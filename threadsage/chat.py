@@ -376,9 +376,8 @@ class ChatService:
 
     async def _run(self, graph_input: TurnInput | Command | None, config: RunnableConfig, platform: str) -> list[Reply]:
         report = _progress.get()
-        result = await run_reporting(
-            self.graph, graph_input, config, self.context, None if report is None else lambda step: report(Progress(step))
-        )
+        steps = None if report is None else lambda step: report(Progress(step))
+        result = await run_reporting(self.graph, graph_input, config, self.context, steps)
         if not await self.coordinator.still_holds():
             # The lock expired under us (a stall longer than its TTL) and another turn of this
             # session may be running: do not deliver over it.

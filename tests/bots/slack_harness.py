@@ -88,7 +88,8 @@ class Harness:
     async def ask(self, text: str, user: str = "U222", channel: str = CHANNEL) -> tuple[str, str]:
         """`/ask text`: the acknowledgement's body, and the name of the command's response_url."""
         name = f"ask-{next(_ids)}"
-        status, acknowledged = await self.form(command_body(text, self.fake.response_url(name), f"trigger-{name}", channel, user))
+        body = command_body(text, self.fake.response_url(name), f"trigger-{name}", channel, user)
+        status, acknowledged = await self.form(body)
         assert status == 200
         return acknowledged, name
 
@@ -114,7 +115,12 @@ class Harness:
 
 @asynccontextmanager
 async def running(
-    tmp_path: Path, kb: KnowledgeBase, database_url: str = "", fake: FakeSlack | None = None, progress: bool | None = None, **overrides
+    tmp_path: Path,
+    kb: KnowledgeBase,
+    database_url: str = "",
+    fake: FakeSlack | None = None,
+    progress: bool | None = None,
+    **overrides,
 ) -> AsyncIterator[Harness]:
     """The bot served on a real chat service; `progress` overrides whether the service reports
     its steps (the offline back-end does not), `overrides` are settings."""

@@ -33,13 +33,27 @@ async def test_ask_posts_the_question_and_answers_in_its_thread_which_the_bot_th
     assert acknowledged == "" and time.perf_counter() - started < 1.0  # acknowledged at once, nothing shown
     await slack.settle()
     question, answer = slack.fake.posted()
-    assert (question["channel"], question.get("thread_ts"), question["text"]) == (CHANNEL, None, f"<@U222> asked: {RATE_LIMIT}")
+    assert (question["channel"], question.get("thread_ts"), question["text"]) == (
+        CHANNEL,
+        None,
+        f"<@U222> asked: {RATE_LIMIT}",
+    )
     assert question["metadata"]["event_type"] == QUESTION_EVENT
     assert answer["thread_ts"] == question["ts"] and "engineering/api-style-guide.md" in as_text(answer)
 
     follow_ts = next_ts()
-    await slack.event({"type": "message", "channel": CHANNEL, "user": "U333", "text": "and when it is exceeded?",
-                       "ts": follow_ts, "event_ts": follow_ts, "thread_ts": question["ts"], "channel_type": "channel"})  # fmt: skip
+    await slack.event(
+        {
+            "type": "message",
+            "channel": CHANNEL,
+            "user": "U333",
+            "text": "and when it is exceeded?",
+            "ts": follow_ts,
+            "event_ts": follow_ts,
+            "thread_ts": question["ts"],
+            "channel_type": "channel",
+        }
+    )
     await slack.settle()
     assert len(thread_messages(slack.fake, question["ts"])) == 2  # the answer, then the follow-up's
 
@@ -94,7 +108,17 @@ async def test_new_starts_the_dm_conversation_over_typed_or_by_ask(slack: Harnes
 
     async def dm(text: str) -> None:
         ts = next_ts()
-        await slack.event({"type": "message", "channel": DM, "user": "U222", "text": text, "ts": ts, "event_ts": ts, "channel_type": "im"})
+        await slack.event(
+            {
+                "type": "message",
+                "channel": DM,
+                "user": "U222",
+                "text": text,
+                "ts": ts,
+                "event_ts": ts,
+                "channel_type": "im",
+            }
+        )
         await slack.settle()
 
     await dm(RATE_LIMIT)
@@ -133,7 +157,9 @@ async def test_the_shortcut_answers_a_message_in_its_thread(slack: Harness) -> N
     in_thread = user_message("Which cabin class may I book for a flight of 6 hours or more?", thread_ts=message["ts"])
     await slack.shortcut(in_thread)
     await slack.settle()
-    assert slack.fake.posted()[-1]["thread_ts"] == message["ts"] and "finance/travel.md" in as_text(slack.fake.posted()[-1])
+    assert slack.fake.posted()[-1]["thread_ts"] == message["ts"] and "finance/travel.md" in as_text(
+        slack.fake.posted()[-1]
+    )
 
 
 async def test_the_shortcut_says_why_it_cannot_answer(slack: Harness) -> None:

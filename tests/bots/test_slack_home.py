@@ -23,7 +23,10 @@ async def test_home_lists_the_categories_a_dm_may_read_with_their_document_count
     for category in ("it", "people", "finance"):
         assert Ingestor(kb, 1200, 200).ingest_paths([HANDBOOK / category], category=category).ok
     fake = FakeSlack().start()
-    scoping = {"THREADSAGE_CHANNEL_CATEGORIES": {CHANNEL: ["finance"]}, "THREADSAGE_DEFAULT_CATEGORIES": ["it", "people"]}
+    scoping = {
+        "THREADSAGE_CHANNEL_CATEGORIES": {CHANNEL: ["finance"]},
+        "THREADSAGE_DEFAULT_CATEGORIES": ["it", "people"],
+    }
     async with running(tmp_path, kb, fake=fake, **scoping) as slack:
         assert await slack.event(home_opened("U222")) == 200
         await slack.settle()
@@ -56,7 +59,10 @@ async def test_home_links_the_persons_recent_questions_newest_first(slack: Harne
     recent = published["view"]["blocks"][-1]["text"]["text"].split("\n")
     link = f"https://acme.slack.com/archives/{CHANNEL}/p{ask_ts.replace('.', '')}"
     assert recent[0] == f"• <{link}|Which cabin class may I book for a flight of 6 hours or more?>"
-    assert recent[1].startswith(f"• <https://acme.slack.com/archives/{CHANNEL}/p") and "rate limit per API key" in recent[1]
+    assert (
+        recent[1].startswith(f"• <https://acme.slack.com/archives/{CHANNEL}/p")
+        and "rate limit per API key" in recent[1]
+    )
     assert len(recent) == 2  # only this person's
     assert {p["message_ts"] for p in slack.fake.of("chat.getPermalink")} >= {ask_ts}
 

@@ -89,7 +89,9 @@ def load_manifest() -> dict:
 
 
 def a_bot(tmp_path: Path) -> SlackBot:
-    settings = Settings(THREADSAGE_DATA_DIR=tmp_path, SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="s", _env_file=None)
+    settings = Settings(
+        THREADSAGE_DATA_DIR=tmp_path, SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="s", _env_file=None
+    )
     return SlackBot(settings, None, Signer(b"k" * 32), dispatch=lambda job: None)  # type: ignore[arg-type,return-value]
 
 
@@ -127,8 +129,17 @@ async def test_a_listener_whose_event_the_manifest_lacks_is_found(tmp_path: Path
 async def test_the_scopes_cover_every_method_called_at_every_entry_point(slack: Harness) -> None:
     ts = await slack.mention(AMBIGUOUS)  # a mention, its clarification and the click
     dm_ts = next_ts()
-    await slack.event({"type": "message", "channel": "D222", "user": "U222", "text": "What is the rate limit per API key?",
-                       "ts": dm_ts, "event_ts": dm_ts, "channel_type": "im"})  # fmt: skip
+    await slack.event(
+        {
+            "type": "message",
+            "channel": "D222",
+            "user": "U222",
+            "text": "What is the rate limit per API key?",
+            "ts": dm_ts,
+            "event_ts": dm_ts,
+            "channel_type": "im",
+        }
+    )
     await slack.ask("What is the rate limit per API key?")
     await slack.ask("-p What is the rate limit per API key?")
     await slack.shortcut(user_message("What is the rate limit per API key?"))
@@ -150,15 +161,42 @@ async def test_in_a_group_dm_a_mention_is_answered_and_its_thread_followed(slack
     """What message.mpim brings: follow-ups in group-DM threads (a mention arrives as app_mention)."""
     group = "G0GROUP"
     ts = next_ts()
-    await slack.event({"type": "app_mention", "user": "U222", "text": f"<@{BOT_USER}> What is the rate limit per API key?",
-                       "ts": ts, "event_ts": ts, "channel": group})  # fmt: skip
+    await slack.event(
+        {
+            "type": "app_mention",
+            "user": "U222",
+            "text": f"<@{BOT_USER}> What is the rate limit per API key?",
+            "ts": ts,
+            "event_ts": ts,
+            "channel": group,
+        }
+    )
     await slack.settle()
     follow_ts = next_ts()
-    await slack.event({"type": "message", "channel": group, "user": "U333", "text": "and when it is exceeded?", "ts": follow_ts,
-                       "event_ts": follow_ts, "thread_ts": ts, "channel_type": "mpim"})  # fmt: skip
+    await slack.event(
+        {
+            "type": "message",
+            "channel": group,
+            "user": "U333",
+            "text": "and when it is exceeded?",
+            "ts": follow_ts,
+            "event_ts": follow_ts,
+            "thread_ts": ts,
+            "channel_type": "mpim",
+        }
+    )
     chatter_ts = next_ts()
-    await slack.event({"type": "message", "channel": group, "user": "U333", "text": "lunch?", "ts": chatter_ts,
-                       "event_ts": chatter_ts, "channel_type": "mpim"})  # fmt: skip
+    await slack.event(
+        {
+            "type": "message",
+            "channel": group,
+            "user": "U333",
+            "text": "lunch?",
+            "ts": chatter_ts,
+            "event_ts": chatter_ts,
+            "channel_type": "mpim",
+        }
+    )
     await slack.settle()
     assert [m["channel"] for m in thread_messages(slack.fake, ts)] == [group, group]
     assert len(slack.fake.posted()) == 2  # top-level chatter in the group is not for the bot

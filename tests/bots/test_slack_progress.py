@@ -30,7 +30,12 @@ CABIN = "Which cabin class may I book for a flight of 6 hours or more?"
 async def with_model(tmp_path: Path, kb, llm: FakeOpenAI, **overrides) -> AsyncIterator[Harness]:
     """The bot on the language-model back-end (the fake OpenAI server): progress is on by default."""
     fake = FakeSlack().start()
-    settings = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": llm.base_url, "THREADSAGE_LLM_TIMEOUT": 5, "THREADSAGE_LLM_RETRIES": 0}
+    settings = {
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": llm.base_url,
+        "THREADSAGE_LLM_TIMEOUT": 5,
+        "THREADSAGE_LLM_RETRIES": 0,
+    }
     async with running(tmp_path, kb, fake=fake, **settings, **overrides) as slack:
         yield slack
     fake.stop()
@@ -51,7 +56,9 @@ def replies_in(slack: Harness, thread_ts: str) -> list[dict]:
     return [m for m in slack.fake.current(CHANNEL, thread_ts) if m["ts"] != thread_ts]
 
 
-async def test_a_model_backed_turn_shows_one_message_that_becomes_its_answer(tmp_path: Path, handbook_kb, llm: FakeOpenAI) -> None:
+async def test_a_model_backed_turn_shows_one_message_that_becomes_its_answer(
+    tmp_path: Path, handbook_kb, llm: FakeOpenAI
+) -> None:
     llm.script["RouteDecision"] = route_to("HOW_TO")
     llm.script["answer"] = "Premium economy is allowed [1]."
     async with with_model(tmp_path, handbook_kb, llm) as slack:
@@ -64,7 +71,9 @@ async def test_a_model_backed_turn_shows_one_message_that_becomes_its_answer(tmp
         assert updates[:-1] == [STEPS[Step.CHECKING], STEPS[Step.WRITING], STEPS[Step.CHECKING]]
         [answer] = replies_in(slack, ts)  # one message, now the answer
         assert answer["ts"] == placeholder["ts"] and "Premium economy is allowed" in as_text(answer)
-        assert answer["metadata"]["event_type"] == REPLY_EVENT and answer["blocks"][-1]["block_id"].startswith("feedback-")
+        assert answer["metadata"]["event_type"] == REPLY_EVENT and answer["blocks"][-1]["block_id"].startswith(
+            "feedback-"
+        )
 
 
 async def test_progress_can_be_turned_off(tmp_path: Path, handbook_kb, llm: FakeOpenAI) -> None:
@@ -80,13 +89,21 @@ async def test_a_redelivered_turn_updates_its_placeholder_rather_than_posting_an
     fake = FakeSlack().start()
     async with running(tmp_path, handbook_kb, fake=fake, progress=True) as slack:  # steps reported offline too
         ts = next_ts()
-        event = {"type": "app_mention", "user": "U222", "text": f"<@{BOT_USER}> {RATE_LIMIT}", "ts": ts, "channel": CHANNEL}
+        event = {
+            "type": "app_mention",
+            "user": "U222",
+            "text": f"<@{BOT_USER}> {RATE_LIMIT}",
+            "ts": ts,
+            "channel": CHANNEL,
+        }
         job = Job("slack", "message", {"event": event, "place": asdict(Place("T111", CHANNEL, ts, False))}, "k")
         fake.hold["chat.update"] = 30.0  # a step's update takes effect; its worker dies waiting for the answer
         with delivering(Delivery("job-1", attempt=1, final=False)):
             first = asyncio.create_task(slack.bot.perform(job))
         await fake.wait_for("chat.update")
-        await finished(slack, Place("T111", CHANNEL, ts, False).session)  # (an unfinished run is the chat service's part)
+        await finished(
+            slack, Place("T111", CHANNEL, ts, False).session
+        )  # (an unfinished run is the chat service's part)
         first.cancel()
         await asyncio.gather(first, return_exceptions=True)
         fake.hold.clear()
@@ -120,7 +137,9 @@ async def test_an_edit_after_the_answer_is_ignored(slack: Harness) -> None:
     assert await slack.bot.coordinator.recall(f"slack-question:{CHANNEL}:{ts}:edit") is None  # not kept for later
 
 
-async def test_a_question_edited_while_its_turn_runs_gets_one_answer_to_the_edit(tmp_path: Path, handbook_kb, llm: FakeOpenAI) -> None:
+async def test_a_question_edited_while_its_turn_runs_gets_one_answer_to_the_edit(
+    tmp_path: Path, handbook_kb, llm: FakeOpenAI
+) -> None:
     llm.script["RouteDecision"] = route_to("HOW_TO")
     llm.script["answer"] = lambda request: "About: " + user_text(request).rsplit("Question: ", 1)[-1] + " [1]"
     llm.latency = 0.2
@@ -131,5 +150,7 @@ async def test_a_question_edited_while_its_turn_runs_gets_one_answer_to_the_edit
         await slack.event(message_changed(CHANNEL, original, f"<@{BOT_USER}> {CABIN}"))
         await slack.settle()
         [answer] = replies_in(slack, ts)
-        assert f"About: {CABIN}" in as_text(answer) and answer["metadata"]["event_payload"]["turn"].startswith(f"{CHANNEL}:{ts}:edited:")
+        assert f"About: {CABIN}" in as_text(answer) and answer["metadata"]["event_payload"]["turn"].startswith(
+            f"{CHANNEL}:{ts}:edited:"
+        )
         assert len(slack.fake.posted()) == 1  # the placeholder, updated through both turns

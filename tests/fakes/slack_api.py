@@ -58,7 +58,8 @@ def event_body(event: dict, event_id: str, shared: bool = False) -> bytes:
 
 
 def command_body(text: str, response_url: str, trigger_id: str, channel: str = "C111", user: str = "U222") -> bytes:
-    """A slash command as Slack posts it: form-encoded fields (docs.slack.dev/interactivity/implementing-slash-commands)."""
+    """A slash command as Slack posts it: form-encoded fields
+    (docs.slack.dev/interactivity/implementing-slash-commands)."""
     fields = {
         "token": "verification-token", "team_id": TEAM, "team_domain": "acme", "channel_id": channel,
         "channel_name": "directmessage" if channel.startswith("D") else "support", "user_id": user,
@@ -68,7 +69,9 @@ def command_body(text: str, response_url: str, trigger_id: str, channel: str = "
     return urllib.parse.urlencode(fields).encode()
 
 
-def shortcut_body(message: dict, channel: str, user: str, response_url: str, trigger_id: str, callback_id: str = "ask_threadsage") -> bytes:
+def shortcut_body(
+    message: dict, channel: str, user: str, response_url: str, trigger_id: str, callback_id: str = "ask_threadsage"
+) -> bytes:
     """A message shortcut (`message_action`) on `message`, form-encoded as `payload=<JSON>`
     (docs.slack.dev/reference/interaction-payloads/shortcuts-interactions-payload)."""
     payload = {
@@ -222,7 +225,8 @@ class FakeSlack:
         with_metadata = str(params.get("include_all_metadata", "")).lower() in ("1", "true")
         messages = []
         for stored in self.current(params.get("channel", ""), params.get("ts")):
-            message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "ts": stored["ts"], "text": stored.get("text", "")}
+            message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "ts": stored["ts"]}
+            message["text"] = stored.get("text", "")
             if with_metadata and stored.get("metadata"):
                 message["metadata"] = _json(stored["metadata"])
             messages.append(message)

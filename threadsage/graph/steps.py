@@ -38,7 +38,7 @@ STEP_OF_NODE: dict[str, Step] = {
 
 
 async def run_reporting(
-    graph: CompiledStateGraph,
+    graph: CompiledStateGraph[Any, Any, Any, Any],
     graph_input: Any,
     config: RunnableConfig,
     context: Any,
@@ -52,7 +52,9 @@ async def run_reporting(
     latest: dict[str, Any] = {}
     interrupts: list[Any] = []
     current: Step | None = None
-    parts = graph.astream(graph_input, config, context=context, stream_mode=["tasks", "values"], version="v2", **options)
+    parts = graph.astream(
+        graph_input, config, context=context, stream_mode=["tasks", "values"], version="v2", **options
+    )
     async for part in parts:
         if part["type"] == "values":
             latest = part["data"]

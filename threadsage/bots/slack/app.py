@@ -199,18 +199,18 @@ class SlackBot:
             return
         await self._message_job(event, place)
 
-    async def _edit_job(self, event: dict, body: dict, bot_user: str | None) -> None:
+    async def _edit_job(self, event: dict[str, Any], body: dict[str, Any], bot_user: str | None) -> None:
         edit = edit_of(event, body, bot_user)
         if edit is not None:
             # Its own order key: queued behind the question's turn, the edit would always come too late.
             await self.dispatch(Job("slack", "edit", edit, f"slack-edit:{edit['channel']}:{edit['ts']}"))
 
-    async def _on_home_opened(self, event: dict, body: dict) -> None:
+    async def _on_home_opened(self, event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("tab") == "home":
             payload = {"team": body.get("team_id", ""), "user": event["user"]}
             await self.dispatch(Job("slack", "home", payload, f"slack-home:{event['user']}"))
 
-    async def _on_ask(self, ack: Any, command: dict) -> None:
+    async def _on_ask(self, ack: Any, command: dict[str, Any]) -> None:
         request = parse_ask(unescaped(command.get("text", "")))
         if request.kind == "usage":
             await ack(ASK_USAGE)
@@ -218,7 +218,7 @@ class SlackBot:
         await ack(ANSWERING_PRIVATELY if request.kind == "private" else "")
         await self.dispatch(Job("slack", "command", {"command": command}, f"slack-command:{command['trigger_id']}"))
 
-    async def _on_shortcut(self, ack: Any, body: dict) -> None:
+    async def _on_shortcut(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
         if self._outsider(body):
             self._tell_outsider(Place("", body["channel"]["id"], "", False), body["user"]["id"])

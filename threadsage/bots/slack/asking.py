@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from slack_sdk.errors import SlackApiError
 
@@ -82,7 +82,7 @@ class Asking:
         self.recent = recent
         self.answering = answering
 
-    async def command(self, command: dict) -> None:
+    async def command(self, command: dict[str, Any]) -> None:
         """An /ask (its listener has explained an empty one)."""
         try:
             asked = await self._where(command)
@@ -95,8 +95,8 @@ class Asking:
         if asked is not None:
             await self.answering.answer(*asked)
 
-    async def shortcut(self, body: dict) -> None:
-        """"Ask threadsage" on a message: its text is the question, answered in its thread."""
+    async def shortcut(self, body: dict[str, Any]) -> None:
+        """ "Ask threadsage" on a message: its text is the question, answered in its thread."""
         message, channel, user = body["message"], body["channel"]["id"], body["user"]["id"]
         team = (body.get("team") or {}).get("id", "")
         response_url = body.get("response_url", "")
@@ -109,7 +109,7 @@ class Asking:
         turn = self._turn(place, user, f"shortcut:{body['trigger_id']}", question)
         await self.answering.answer(place, turn, unreachable=lambda: self.send.respond(response_url, NOT_A_MEMBER))
 
-    async def _where(self, command: dict) -> tuple[Place, Turn] | None:
+    async def _where(self, command: dict[str, Any]) -> tuple[Place, Turn] | None:
         """Where an /ask is answered and the turn to answer there; None when it needs no turn."""
         request = parse_ask(unescaped(command.get("text", "")))
         assert request.kind != "usage"  # its listener explained it

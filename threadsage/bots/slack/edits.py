@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, replace
+from typing import Any
 
 from threadsage.bots.slack.asking import question_text
 from threadsage.bots.slack.places import place_of_message
@@ -42,7 +43,7 @@ class Question:
     async def answered(self) -> None:
         await self.coordinator.remember(f"{self._key}:state", "answered", TTL)
 
-    async def record(self, edit: dict) -> None:
+    async def record(self, edit: dict[str, Any]) -> None:
         """Keep the newest edited text (see `edit_of`) for the job answering the question, which
         may not have started yet; an edit after the answer was given is ignored."""
         if await self.coordinator.recall(f"{self._key}:state") == "answered":
@@ -65,7 +66,7 @@ class Question:
         return turn if message_id == turn.message_id else replace(turn, text=edit["text"], message_id=message_id)
 
 
-def edit_of(event: dict, body: dict, bot_user: str | None) -> dict | None:
+def edit_of(event: dict[str, Any], body: dict[str, Any], bot_user: str | None) -> dict[str, Any] | None:
     """What a `message_changed` event says of an edit that may change a question: one of a person's
     message in a DM or a thread, or of one mentioning the bot. None for the rest (the bot's own
     placeholders and answers being updated among them)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from threadsage.bots.replies import place_categories
 from threadsage.bots.slack.blocks import context, section
@@ -69,14 +70,20 @@ class Home:
         counts = await self.chat.documents_by_category(categories)
         asked = await self.recent.of(team, user)
         links = await asyncio.gather(*(self.send.permalink(a.channel, a.ts) for a in asked))
-        view = home_view(counts, list(zip(asked, links, strict=True)), bot_user, scoped=bool(self.settings.channel_categories))
+        view = home_view(
+            counts, list(zip(asked, links, strict=True)), bot_user, scoped=bool(self.settings.channel_categories)
+        )
         await self.send.client.views_publish(user_id=user, view=view)
 
 
-def home_view(counts: dict[str, int], asked: list[tuple[Asked, str | None]], bot_user: str, scoped: bool) -> dict:
-    blocks: list[dict] = [_header("What I can answer")]
+def home_view(
+    counts: dict[str, int], asked: list[tuple[Asked, str | None]], bot_user: str, scoped: bool
+) -> dict[str, Any]:
+    blocks: list[dict[str, Any]] = [_header("What I can answer")]
     if counts:
-        lines = [f"• *{escaped(c) or 'uncategorised'}* — {n} document{'s' if n != 1 else ''}" for c, n in counts.items()]
+        lines = [
+            f"• *{escaped(c) or 'uncategorised'}* — {n} document{'s' if n != 1 else ''}" for c, n in counts.items()
+        ]
         more = len(lines) - CATEGORY_LINES
         blocks.append(section("\n".join(lines[:CATEGORY_LINES]) + (f"\n…and {more} more" if more > 0 else "")))
         if scoped:
@@ -114,5 +121,5 @@ def _linked(text: str, link: str | None) -> str:
     return f"<{link}|{shown}>" if link else shown
 
 
-def _header(text: str) -> dict:
+def _header(text: str) -> dict[str, Any]:
     return {"type": "header", "text": {"type": "plain_text", "text": text}}

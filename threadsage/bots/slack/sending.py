@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -72,7 +73,7 @@ class SlackSender:
         )
         return str(response["ts"])
 
-    async def find(self, place: Place, event_type: str, key: str) -> list[dict]:
+    async def find(self, place: Place, event_type: str, key: str) -> list[dict[str, Any]]:
         """What a redelivered turn already posted: the metadata payloads (with the message's ts)
         of the messages marked `event_type` and `key` in the thread (or the DM's latest
         messages). Nothing on a first delivery, or if Slack cannot tell (then posting twice is
@@ -93,7 +94,7 @@ class SlackSender:
             log.warning("could not read back what %s posted: %s", key, exc.response.get("error"))
             return []
         found = []
-        messages: list[dict] = response.get("messages", [])
+        messages: list[dict[str, Any]] = response.get("messages", [])
         for message in messages:
             metadata = message.get("metadata") or {}
             payload = metadata.get("event_payload") or {}

@@ -11,7 +11,9 @@ ASKED = "<@{user}> asked: {question}"
 ASKED_PRIVATELY = "You asked in <#{channel}>: {question}"
 ANSWERING_PRIVATELY = "I'll answer you in our direct message."
 NOT_A_MEMBER_ASK = "I'm not a member of this conversation, so I'm answering you in our direct message."
-NOT_A_MEMBER = "I'm not a member of this conversation: invite me (`/invite @threadsage`), or ask me in a direct message."
+NOT_A_MEMBER = (
+    "I'm not a member of this conversation: invite me (`/invite @threadsage`), or ask me in a direct message."
+)
 NO_TEXT = "That message has no text I could take as a question."
 NEW_STARTED = "Started a new conversation — ask away."
 NEW_ELSEWHERE = "Every `/ask` here starts a thread of its own; `/ask new` starts our direct conversation over."
