@@ -18,7 +18,6 @@ the webhook of `threadsage serve` only queues each update and `threadsage worker
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from contextlib import AsyncExitStack, suppress
 from datetime import UTC, datetime, timedelta
@@ -187,9 +186,8 @@ class TelegramBot:
         """The greeting, and what the bot can answer here: categories with their document counts."""
         message = update.message
         assert message is not None
-        counts = await asyncio.to_thread(self.chat.context.kb.category_counts)
         allowed = place_categories(self.settings, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
-        lines = coverage_lines(counts, allowed)
+        lines = coverage_lines(await self.chat.documents_by_category(allowed), None)
         covered = "\n".join([COVERS, *(f"• {line}" for line in lines)]) if lines else NOTHING_COVERED
         await self.send.send_plain(place_of(message), f"{START}\n\n{covered}")
 
