@@ -35,6 +35,29 @@ class Section:
     text: str
 
 
+class SectionBuilder:
+    """Lines gathered under the heading path in force. Markdown, HTML and Word nest their sections
+    the same way: a heading ends the section before it and any open heading at its level or deeper."""
+
+    def __init__(self) -> None:
+        self.sections: list[Section] = []
+        self.stack: list[tuple[int, str]] = []  # (level, name) of the open headings, outermost first
+        self.lines: list[str] = []
+
+    def flush(self) -> None:
+        """The lines so far become a section (unless they are blank)."""
+        body = "\n".join(self.lines).strip()
+        if body:
+            self.sections.append(Section(tuple(h for _, h in self.stack), body))
+        self.lines.clear()
+
+    def heading(self, level: int, name: str) -> None:
+        self.flush()
+        while self.stack and self.stack[-1][0] >= level:
+            self.stack.pop()
+        self.stack.append((level, name))
+
+
 @dataclass(frozen=True)
 class Document:
     """One source document. `source` is its identity (absolute path or URL); `path` is how
@@ -193,34 +216,23 @@ def parse_markdown(text: str, fallback_title: str) -> tuple[str, list[Section]]:
         text = text[match.end() :]
     text = _HTML_COMMENT.sub("", _strip_shortcodes(text))
 
-    sections: list[Section] = []
-    stack: list[tuple[int, str]] = []
-    lines: list[str] = []
+    out = SectionBuilder()
     in_fence = False
-
-    def flush() -> None:
-        body = "\n".join(lines).strip()
-        if body:
-            sections.append(Section(tuple(h for _, h in stack), body))
-        lines.clear()
-
     for line in text.splitlines():
         if _FENCE.match(line):
             in_fence = not in_fence
         heading = None if in_fence else _ATX_HEADING.match(line)
         if not heading:
-            lines.append(line)
+            out.lines.append(line)
             continue
-        flush()
+        out.flush()
         level, name = len(heading.group(1)), _plain_inline(heading.group(2))
-        if level == 1 and not sections and not stack and name.lower() == (title or name).lower():
+        if level == 1 and not out.sections and not out.stack and name.lower() == (title or name).lower():
             title = name  # the page's own title (often repeating the front matter's), not a section
             continue
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, name))
-    flush()
-    return title or fallback_title, sections
+        out.heading(level, name)
+    out.flush()
+    return title or fallback_title, out.sections
 
 
 def parse_plain_text(text: str, fallback_title: str) -> tuple[str, list[Section]]:
@@ -238,43 +250,32 @@ def parse_html(text: str, fallback_title: str) -> tuple[str, list[Section]]:
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     headings = {"h1", "h2", "h3", "h4", "h5", "h6"}
     blocks = headings | {"p", "li", "pre", "blockquote", "dt", "dd", "tr", "caption"}
-    sections: list[Section] = []
-    stack: list[tuple[int, str]] = []
-    lines: list[str] = []
-
-    def flush() -> None:
-        body = "\n".join(lines).strip()
-        if body:
-            sections.append(Section(tuple(h for _, h in stack), body))
-        lines.clear()
-
+    out = SectionBuilder()
     root = soup.body or soup
     for element in root.find_all(blocks):
         if element.name not in headings and element.find_parent(blocks - headings):
             continue  # its text is part of an enclosing block already
         if element.name in headings:
-            flush()
+            out.flush()
             level, name = int(element.name[1]), element.get_text(" ", strip=True)
             if level == 1 and not title:
                 title = name
                 continue
             if level == 1 and name == title:
                 continue
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, name))
+            out.heading(level, name)
         elif element.name == "pre":
-            lines.append(element.get_text())
+            out.lines.append(element.get_text())
         elif element.name == "tr":
-            lines.append(" | ".join(c.get_text(" ", strip=True) for c in element.find_all(["td", "th"])))
+            out.lines.append(" | ".join(c.get_text(" ", strip=True) for c in element.find_all(["td", "th"])))
         else:
             prefix = "- " if element.name == "li" else ""
-            lines.append(prefix + element.get_text(" ", strip=True))
-    flush()
-    if not sections:  # markup without block elements: keep its text anyway
+            out.lines.append(prefix + element.get_text(" ", strip=True))
+    out.flush()
+    if not out.sections:  # markup without block elements: keep its text anyway
         body = root.get_text("\n", strip=True)
-        sections = [Section((), body)] if body else []
-    return title or fallback_title, sections
+        return title or fallback_title, [Section((), body)] if body else []
+    return title or fallback_title, out.sections
 
 
 def parse_pdf(data: bytes, fallback_title: str) -> tuple[str, list[Section]]:

@@ -11,7 +11,7 @@ from docx.opc.exceptions import PackageNotFoundError
 from docx.table import Table
 from lxml.etree import LxmlError
 
-from threadsage.adapters.loaders import Section, UnreadableDocument
+from threadsage.adapters.loaders import Section, SectionBuilder, UnreadableDocument
 
 MAX_DOCX_UNPACKED = 200 * 1024 * 1024  # a Word file is a zip: refuse one that would unpack past this
 
@@ -28,34 +28,21 @@ def parse_docx(data: bytes, fallback_title: str) -> tuple[str, list[Section]]:
         blocks = list(document.iter_inner_content())
     except (zipfile.BadZipFile, PackageNotFoundError, LxmlError, KeyError, ValueError) as exc:
         raise UnreadableDocument(f"not a readable Word file ({exc.__class__.__name__})") from exc
-    sections: list[Section] = []
-    stack: list[tuple[int, str]] = []
-    lines: list[str] = []
-
-    def flush() -> None:
-        body = "\n".join(lines).strip()
-        if body:
-            sections.append(Section(tuple(h for _, h in stack), body))
-        lines.clear()
-
+    out = SectionBuilder()
     for block in blocks:
         if isinstance(block, Table):
-            lines.extend(" | ".join(cell.text.strip() for cell in row.cells) for row in block.rows)
+            out.lines.extend(" | ".join(cell.text.strip() for cell in row.cells) for row in block.rows)
             continue
         text, style = block.text.strip(), (block.style.name if block.style is not None else "") or ""
         level = _DOCX_HEADING.match(style)
         if style == "Title" and text and not title:
             title = text
         elif level and text:
-            flush()
-            depth = int(level.group(1))
-            while stack and stack[-1][0] >= depth:
-                stack.pop()
-            stack.append((depth, text))
+            out.heading(int(level.group(1)), text)
         elif text:
-            lines.append(text)
-    flush()
-    return title.strip() or fallback_title, sections
+            out.lines.append(text)
+    out.flush()
+    return title.strip() or fallback_title, out.sections
 
 
 _DOCX_HEADING = re.compile(r"^Heading (\d)$")
