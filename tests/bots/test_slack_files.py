@@ -3,13 +3,10 @@ Slack over HTTP: downloaded with the bot token, answered from, never added to th
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
-from tests.bots.slack_harness import Harness, as_text, next_ts, running
-from tests.fakes.slack_api import BOT_USER, FakeSlack
+from tests.bots.slack_harness import Harness, as_text, next_ts
+from tests.fakes.slack_api import BOT_USER
 from tests.made_files import docx_bytes, pdf_bytes
 
 HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
@@ -23,14 +20,6 @@ FILES = {
     ),
     "heron.md": ("text/markdown", lambda: f"# Project Heron\n\n## Budget\n\n{HERON}\n".encode()),
 }
-
-
-@pytest.fixture
-async def slack(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
-    fake = FakeSlack().start()
-    async with running(tmp_path, handbook_kb, fake=fake) as harness:
-        yield harness
-    fake.stop()
 
 
 def file_share(text: str, files: list[dict], channel: str = DM, thread_ts: str | None = None) -> dict:

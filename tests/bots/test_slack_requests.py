@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import urllib.parse
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,6 @@ from tests.test_observability import configure  # noqa: F401 - a fixture: loggin
 
 QUESTION = "What is the rate limit per API key?"
 DM = "D024BE91L"
-
-
-@pytest.fixture
-async def slack(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
-    fake = FakeSlack().start()
-    async with running(tmp_path, handbook_kb, fake=fake) as harness:
-        yield harness
-    fake.stop()
 
 
 def dm(text: str, **fields: str) -> dict:
