@@ -157,6 +157,13 @@ async def test_the_scopes_cover_every_method_called_at_every_entry_point(slack: 
     assert CHANNEL in {m["channel"] for m in slack.fake.posted()}
 
 
+def group_dm_message(channel: str, text: str, thread_ts: str | None = None) -> dict:
+    """A message event from message.mpim, by someone other than the asker."""
+    ts = next_ts()
+    event = {"type": "message", "channel": channel, "user": "U333", "text": text, "ts": ts, "event_ts": ts}
+    return {**event, "channel_type": "mpim", **({"thread_ts": thread_ts} if thread_ts else {})}
+
+
 async def test_in_a_group_dm_a_mention_is_answered_and_its_thread_followed(slack: Harness) -> None:
     """What message.mpim brings: follow-ups in group-DM threads (a mention arrives as app_mention)."""
     group = "G0GROUP"
@@ -172,31 +179,8 @@ async def test_in_a_group_dm_a_mention_is_answered_and_its_thread_followed(slack
         }
     )
     await slack.settle()
-    follow_ts = next_ts()
-    await slack.event(
-        {
-            "type": "message",
-            "channel": group,
-            "user": "U333",
-            "text": "and when it is exceeded?",
-            "ts": follow_ts,
-            "event_ts": follow_ts,
-            "thread_ts": ts,
-            "channel_type": "mpim",
-        }
-    )
-    chatter_ts = next_ts()
-    await slack.event(
-        {
-            "type": "message",
-            "channel": group,
-            "user": "U333",
-            "text": "lunch?",
-            "ts": chatter_ts,
-            "event_ts": chatter_ts,
-            "channel_type": "mpim",
-        }
-    )
+    await slack.event(group_dm_message(group, "and when it is exceeded?", thread_ts=ts))
+    await slack.event(group_dm_message(group, "lunch?"))
     await slack.settle()
     assert [m["channel"] for m in thread_messages(slack.fake, ts)] == [group, group]
     assert len(slack.fake.posted()) == 2  # top-level chatter in the group is not for the bot
