@@ -11,7 +11,6 @@ import signal
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
+from tests.bots.telegram_harness import TOKEN, bot_settings, running
 from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_api import BOT, FakeBotAPI
@@ -43,10 +43,8 @@ from threadsage.bots.tokens import Button, ButtonKind, Signer, load_secret, sess
 from threadsage.chat import APOLOGY, NOT_YOURS, STALE
 from threadsage.config import Settings
 from threadsage.memory.sessions import session_key
-from threadsage.runtime import open_chat_service, open_coordinator
 from threadsage.server import create_app
 
-TOKEN = "7000001:TEST-token"
 ANN = {"id": 123456789, "is_bot": False, "first_name": "Ann", "username": "annlee", "language_code": "en"}
 BOB = {"id": 222333444, "is_bot": False, "first_name": "Bob", "username": "bob"}
 OTHER_BOT = {"id": 7000002, "is_bot": True, "first_name": "Other", "username": "other_bot"}
@@ -67,45 +65,6 @@ def private(user: dict) -> dict:
 
 def private_key(user: dict) -> str:
     return session_key("telegram", "-", str(user["id"]))
-
-
-def bot_settings(tmp_path: Path, fake: FakeBotAPI, **extra: Any) -> Settings:
-    values: dict[str, Any] = {
-        "THREADSAGE_DATA_DIR": tmp_path / "data",
-        "THREADSAGE_EMBEDDINGS": "none",
-        "TELEGRAM_BOT_TOKEN": TOKEN,
-        "TELEGRAM_API_URL": fake.url,
-        "TELEGRAM_WEBHOOK_URL": None,
-        "THREADSAGE_TELEGRAM_ALLOWED": "*",
-        "DATABASE_URL": None,
-        "REDIS_URL": None,
-        "OPENAI_API_KEY": None,
-        **extra,
-    }
-    return Settings(_env_file=None, **values)
-
-
-@asynccontextmanager
-async def running(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[TelegramBot]:
-    async with (
-        open_coordinator(settings) as coordinator,
-        open_chat_service(settings, kb, coordinator) as chat,
-        TelegramBot(settings, chat, coordinator) as bot,
-    ):
-        yield bot
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeBotAPI]:
-    api = await FakeBotAPI(TOKEN).start()
-    yield api
-    await api.stop()
-
-
-@pytest.fixture
-async def bot(tmp_path: Path, fake: FakeBotAPI, handbook_kb) -> AsyncIterator[TelegramBot]:
-    async with running(bot_settings(tmp_path, fake), handbook_kb) as telegram:
-        yield telegram
 
 
 @pytest.fixture

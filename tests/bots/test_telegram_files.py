@@ -3,35 +3,20 @@ against the fake Bot API over HTTP (getFile, then the file URL)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-
-from tests.bots.test_telegram import ANN, BOB, GROUP, TOKEN, TRAVEL, bot_settings, new_messages, private, running
+from tests.bots.telegram_harness import bot_settings, running
+from tests.bots.test_telegram import ANN, BOB, GROUP, TRAVEL, new_messages, private
 from tests.conftest import HANDBOOK
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.made_files import docx_bytes, pdf_bytes
 from threadsage.adapters.ingest import Ingestor
 from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.bots.telegram import START, TelegramBot
+from threadsage.bots.telegram import START
 
 HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
 QUESTION = "What is the Heron pilot budget?"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeBotAPI]:
-    api = await FakeBotAPI(TOKEN).start()
-    yield api
-    await api.stop()
-
-
-@pytest.fixture
-async def bot(tmp_path: Path, fake: FakeBotAPI, handbook_kb) -> AsyncIterator[TelegramBot]:
-    async with running(bot_settings(tmp_path, fake), handbook_kb) as telegram:
-        yield telegram
 
 
 async def test_a_document_with_a_caption_is_answered_from_it(bot, fake: FakeBotAPI) -> None:
