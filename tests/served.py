@@ -125,7 +125,14 @@ class Served:
         retry: int = 0,
     ) -> int:
         """A signed Slack app_mention, as Slack posts it (or re-posts it: `retry`); the status."""
-        event = {"type": "app_mention", "user": "U1", "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": "C1", "event_ts": ts}
+        event = {
+            "type": "app_mention",
+            "user": "U1",
+            "text": f"<@{BOT_USER}> {text}",
+            "ts": ts,
+            "channel": "C1",
+            "event_ts": ts,
+        }
         if thread_ts:
             event["thread_ts"] = thread_ts
         body = event_body(event, f"Ev-{ts}")

@@ -63,9 +63,23 @@ class Harness:
     async def event(self, event: dict, event_id: str | None = None, shared: bool = False, **headers) -> int:
         return await self.send(event_body(event, event_id or f"Ev{next(_ids)}", shared), headers)
 
-    async def mention(self, text: str, user: str = "U222", thread_ts: str | None = None, user_team: str | None = None, shared: bool = False) -> str:
+    async def mention(
+        self,
+        text: str,
+        user: str = "U222",
+        thread_ts: str | None = None,
+        user_team: str | None = None,
+        shared: bool = False,
+    ) -> str:
         ts = next_ts()
-        event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": CHANNEL, "event_ts": ts}
+        event = {
+            "type": "app_mention",
+            "user": user,
+            "text": f"<@{BOT_USER}> {text}",
+            "ts": ts,
+            "channel": CHANNEL,
+            "event_ts": ts,
+        }
         if thread_ts:
             event["thread_ts"] = thread_ts
         if user_team:
@@ -73,10 +87,21 @@ class Harness:
         assert await self.event(event, shared=shared) == 200
         return ts
 
-    async def click(self, message: dict, index: int, user: str = "U222", value: str | None = None, user_team: str = TEAM) -> int:
+    async def click(
+        self, message: dict, index: int, user: str = "U222", value: str | None = None, user_team: str = TEAM
+    ) -> int:
         buttons = next(b for b in message["blocks"] if b["type"] == "actions")["elements"]
         button = buttons[index]
-        body = action_body(message, message["channel"], user, button["action_id"], value or button["value"], button["text"]["text"], next_ts(), user_team)
+        body = action_body(
+            message,
+            message["channel"],
+            user,
+            button["action_id"],
+            value or button["value"],
+            button["text"]["text"],
+            next_ts(),
+            user_team,
+        )
         return await self.send(body, content_type="application/x-www-form-urlencoded")
 
     async def form(self, body: bytes) -> tuple[int, str]:
@@ -94,7 +119,7 @@ class Harness:
         return acknowledged, name
 
     async def shortcut(self, message: dict, user: str = "U333", channel: str = CHANNEL) -> str:
-        """"Ask threadsage" on `message`: the name of the shortcut's response_url."""
+        """The "Ask threadsage" shortcut on `message`: the name of the shortcut's response_url."""
         name = f"shortcut-{next(_ids)}"
         body = shortcut_body(message, channel, user, self.fake.response_url(name), f"trigger-{name}")
         assert await self.form(body) == (200, "")
@@ -141,10 +166,14 @@ async def running(
         coordinator = LocalCoordinator()
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
         chat = chat if progress is None else replace(chat, progress=progress)
-        bot = await stack.enter_async_context(SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running())
-        server = uvicorn.Server(uvicorn.Config(create_app([bot.route()]), host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
+        bot = await stack.enter_async_context(
+            SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running()
+        )
+        server = uvicorn.Server(
+            uvicorn.Config(create_app([bot.route()]), host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+        )
         serving = asyncio.create_task(server.serve())
-        while not server.started:
+        while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
             await asyncio.sleep(0.01)
         port = server.servers[0].sockets[0].getsockname()[1]
         async with aiohttp.ClientSession() as http:

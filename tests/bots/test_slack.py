@@ -40,7 +40,12 @@ async def test_mention_is_answered_in_a_thread_with_sources_and_feedback(slack: 
     assert answer["channel"] == CHANNEL
     blocks = answer["blocks"]
     assert "premium economy" in as_text(answer).lower()
-    assert any(b["type"] == "context" and "*Sources:*" in b["elements"][0]["text"] and "finance/travel.md" in b["elements"][0]["text"] for b in blocks)
+    assert any(
+        b["type"] == "context"
+        and "*Sources:*" in b["elements"][0]["text"]
+        and "finance/travel.md" in b["elements"][0]["text"]
+        for b in blocks
+    )
     feedback = blocks[-1]
     assert [e["action_id"] for e in feedback["elements"]] == ["feedback:up", "feedback:down"]
     assert answer["text"] and answer["metadata"]["event_payload"]["turn"] == f"{CHANNEL}:{ts}"
@@ -50,14 +55,28 @@ async def test_mention_is_answered_in_a_thread_with_sources_and_feedback(slack: 
 
 async def test_dm_is_answered_in_the_dm_and_a_dm_thread_is_its_own_session(slack: Harness) -> None:
     ts = next_ts()
-    dm = {"type": "message", "channel": "D024BE91L", "user": "U2147483697", "text": AMBIGUOUS, "ts": ts, "event_ts": ts, "channel_type": "im"}
+    dm = {
+        "type": "message",
+        "channel": "D024BE91L",
+        "user": "U2147483697",
+        "text": AMBIGUOUS,
+        "ts": ts,
+        "event_ts": ts,
+        "channel_type": "im",
+    }
     await slack.event(dm)
     await slack.settle()
     [ask] = slack.fake.posted()
     assert ask["channel"] == "D024BE91L" and not ask.get("thread_ts")
     assert "Which one do you mean?" in as_text(ask)
     thread_ts = next_ts()
-    in_thread = {**dm, "text": "What is the rate limit per API key?", "ts": thread_ts, "event_ts": thread_ts, "thread_ts": ts}
+    in_thread = {
+        **dm,
+        "text": "What is the rate limit per API key?",
+        "ts": thread_ts,
+        "event_ts": thread_ts,
+        "thread_ts": ts,
+    }
     await slack.event(in_thread)
     await slack.settle()
     reply = slack.fake.posted()[-1]
@@ -68,17 +87,43 @@ async def test_follow_up_in_the_thread_needs_no_mention(slack: Harness) -> None:
     ts = await slack.mention("What is the rate limit per API key for the Tidewater API?")
     await slack.settle()
     follow_ts = next_ts()
-    await slack.event({"type": "message", "channel": CHANNEL, "user": "U222", "text": "and what happens when it is exceeded?",
-                       "ts": follow_ts, "event_ts": follow_ts, "thread_ts": ts, "channel_type": "channel"})  # fmt: skip
+    await slack.event(
+        {
+            "type": "message",
+            "channel": CHANNEL,
+            "user": "U222",
+            "text": "and what happens when it is exceeded?",
+            "ts": follow_ts,
+            "event_ts": follow_ts,
+            "thread_ts": ts,
+            "channel_type": "channel",
+        }
+    )
     await slack.settle()
     replies = thread_messages(slack.fake, ts)
     assert len(replies) == 2 and "engineering/api-style-guide.md" in as_text(replies[1])
     # chatter in a thread the bot is not in, edits and bot messages are ignored
     other = next_ts()
-    await slack.event({"type": "message", "channel": CHANNEL, "user": "U222", "text": "lunch?", "ts": next_ts(), "thread_ts": other})
-    await slack.event({"type": "message", "subtype": "message_changed", "channel": CHANNEL, "ts": next_ts(), "thread_ts": ts})
-    await slack.event({"type": "message", "channel": CHANNEL, "bot_id": "B999", "user": "U999", "text": "beep", "ts": next_ts(), "thread_ts": ts})
-    await slack.event({"type": "message", "channel": CHANNEL, "user": "U222", "text": "top-level chatter", "ts": next_ts()})
+    await slack.event(
+        {"type": "message", "channel": CHANNEL, "user": "U222", "text": "lunch?", "ts": next_ts(), "thread_ts": other}
+    )
+    await slack.event(
+        {"type": "message", "subtype": "message_changed", "channel": CHANNEL, "ts": next_ts(), "thread_ts": ts}
+    )
+    await slack.event(
+        {
+            "type": "message",
+            "channel": CHANNEL,
+            "bot_id": "B999",
+            "user": "U999",
+            "text": "beep",
+            "ts": next_ts(),
+            "thread_ts": ts,
+        }
+    )
+    await slack.event(
+        {"type": "message", "channel": CHANNEL, "user": "U222", "text": "top-level chatter", "ts": next_ts()}
+    )
     await slack.settle()
     assert len(slack.fake.posted()) == 2
 
@@ -136,17 +181,28 @@ async def test_a_button_copied_to_another_thread_is_rejected(slack: Harness) -> 
 
 async def test_retries_and_the_double_delivery_of_a_mention_give_one_answer(slack: Harness) -> None:
     ts = next_ts()
-    mention = {"type": "app_mention", "user": "U222", "text": f"<@{BOT_USER}> What is the rate limit per API key?", "ts": ts, "channel": CHANNEL, "event_ts": ts}
+    mention = {
+        "type": "app_mention",
+        "user": "U222",
+        "text": f"<@{BOT_USER}> What is the rate limit per API key?",
+        "ts": ts,
+        "channel": CHANNEL,
+        "event_ts": ts,
+    }
     message = {**mention, "type": "message", "channel_type": "channel"}
     assert await slack.event(mention, "Ev-A") == 200
-    assert await slack.event(mention, "Ev-A", **{"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}) == 200
+    assert (
+        await slack.event(mention, "Ev-A", **{"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}) == 200
+    )
     assert await slack.event(message, "Ev-B") == 200
     await slack.settle()
     assert len(thread_messages(slack.fake, ts)) == 1
 
 
 async def test_bad_signature_and_stale_timestamp_are_refused(slack: Harness) -> None:
-    body = event_body({"type": "app_mention", "user": "U222", "text": "hi", "ts": next_ts(), "channel": CHANNEL}, "Ev-x")
+    body = event_body(
+        {"type": "app_mention", "user": "U222", "text": "hi", "ts": next_ts(), "channel": CHANNEL}, "Ev-x"
+    )
     assert await slack.send(body, {"X-Slack-Signature": "v0=" + "0" * 64}) == 401
     stale = signed_headers(SECRET, body, timestamp=1_600_000_000)
     assert await slack.send(body, stale) == 401
@@ -200,16 +256,41 @@ async def test_people_from_another_organisation_are_not_answered(slack: Harness)
     outsider_ts = await slack.mention(TRAVEL, user="UEXT", user_team=OTHER_ORG, shared=True)
     unnamed_ts = await slack.mention(TRAVEL, user="UEXT2", shared=True)  # no team named, in a shared channel
     reply_ts = next_ts()
-    await slack.event({"type": "message", "channel": CHANNEL, "user": "UEXT", "user_team": OTHER_ORG, "team": OTHER_ORG,
-                       "text": "and for 5 hours?", "ts": reply_ts, "thread_ts": ts, "channel_type": "channel"}, shared=True)  # fmt: skip
-    dm = {"type": "message", "channel": "D0EXT", "user": "UEXT", "user_team": OTHER_ORG, "text": TRAVEL, "ts": next_ts(), "channel_type": "im"}
+    await slack.event(
+        {
+            "type": "message",
+            "channel": CHANNEL,
+            "user": "UEXT",
+            "user_team": OTHER_ORG,
+            "team": OTHER_ORG,
+            "text": "and for 5 hours?",
+            "ts": reply_ts,
+            "thread_ts": ts,
+            "channel_type": "channel",
+        },
+        shared=True,
+    )
+    dm = {
+        "type": "message",
+        "channel": "D0EXT",
+        "user": "UEXT",
+        "user_team": OTHER_ORG,
+        "text": TRAVEL,
+        "ts": next_ts(),
+        "channel_type": "im",
+    }
     await slack.event(dm, shared=True)
     await slack.click(ask, 0, user="UEXT", user_team=OTHER_ORG)
     await slack.click(answer, 0, user="UEXT", user_team=OTHER_ORG)
     await slack.settle()
     notices = [(e["channel"], e["user"], e["text"]) for e in slack.fake.of("chat.postEphemeral")]
-    assert sorted(notices) == sorted([(CHANNEL, "UEXT", EXTERNAL_NOTICE)] * 3 + [(CHANNEL, "UEXT2", EXTERNAL_NOTICE), ("D0EXT", "UEXT", EXTERNAL_NOTICE)])
-    assert sorted(m["thread_ts"] for m in slack.fake.posted()) == sorted([ts, clarification_ts])  # nothing more was posted
+    assert sorted(notices) == sorted(
+        [(CHANNEL, "UEXT", EXTERNAL_NOTICE)] * 3
+        + [(CHANNEL, "UEXT2", EXTERNAL_NOTICE), ("D0EXT", "UEXT", EXTERNAL_NOTICE)]
+    )
+    assert sorted(m["thread_ts"] for m in slack.fake.posted()) == sorted(
+        [ts, clarification_ts]
+    )  # nothing more was posted
     assert slack.fake.of("chat.update") == []
     assert await slack.chat.feedback.votes(f"slack:{TEAM}:{CHANNEL}:{ts}", turn_ref(f"{CHANNEL}:{ts}")) == {}
     for session in (f"{CHANNEL}:{outsider_ts}", f"{CHANNEL}:{unnamed_ts}", "D0EXT:-"):  # no turn ran for them
@@ -231,7 +312,10 @@ async def test_slack_rate_limit_is_retried_after_retry_after(slack: Harness) -> 
     slack.fake.rate_limit_next("chat.postMessage")
     ts = await slack.mention("What is the rate limit per API key?")
     await slack.settle()
-    assert [name for name, _ in slack.fake.calls if name.startswith("chat.postMessage")] == ["chat.postMessage#429", "chat.postMessage"]
+    assert [name for name, _ in slack.fake.calls if name.startswith("chat.postMessage")] == [
+        "chat.postMessage#429",
+        "chat.postMessage",
+    ]
     assert len(thread_messages(slack.fake, ts)) == 1
 
 
@@ -247,7 +331,9 @@ async def test_a_failing_brain_gets_an_apology_in_the_thread(tmp_path: Path) -> 
     slack.fake.stop()
 
 
-async def test_a_restart_between_the_clarification_and_the_click_still_resumes(tmp_path: Path, handbook_kb, pg_url: str) -> None:
+async def test_a_restart_between_the_clarification_and_the_click_still_resumes(
+    tmp_path: Path, handbook_kb, pg_url: str
+) -> None:
     fake = FakeSlack().start()
     async with running(tmp_path, handbook_kb, pg_url, fake) as first:
         ts = await first.mention(AMBIGUOUS)
@@ -271,13 +357,25 @@ async def test_socket_mode_acks_envelopes_and_answers(tmp_path: Path, handbook_k
     settings = Settings(THREADSAGE_DATA_DIR=tmp_path / "data", SLACK_BOT_TOKEN="xoxb-test", SLACK_APP_TOKEN="xapp-test",
                         SLACK_API_URL=fake.api_url, OPENAI_API_KEY=None, DATABASE_URL=None, _env_file=None)  # fmt: skip
     coordinator = LocalCoordinator()
-    async with open_chat_service(settings, handbook_kb, coordinator) as chat, SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running() as bot:
+    async with (
+        open_chat_service(settings, handbook_kb, coordinator) as chat,
+        SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running() as bot,
+    ):
         handler = AsyncSocketModeHandler(bot.app, app_token="xapp-test", web_client=bot.client)
         await handler.connect_async()
         try:
             ts = next_ts()
-            body = event_body({"type": "app_mention", "user": "U222", "text": f"<@{BOT_USER}> What is the rate limit per API key?",
-                               "ts": ts, "channel": CHANNEL, "event_ts": ts}, "Ev-socket")  # fmt: skip
+            body = event_body(
+                {
+                    "type": "app_mention",
+                    "user": "U222",
+                    "text": f"<@{BOT_USER}> What is the rate limit per API key?",
+                    "ts": ts,
+                    "channel": CHANNEL,
+                    "event_ts": ts,
+                },
+                "Ev-socket",
+            )
             await socket.send_event(body, "env-1")
             await socket.send_event(body, "env-2", retry_attempt=1)
             await fake.wait_for("chat.postMessage")

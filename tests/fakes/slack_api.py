@@ -101,7 +101,14 @@ def message_changed(channel: str, original: dict, new_text: str, channel_type: s
 
 
 def action_body(
-    message: dict, channel: str, user: str, action_id: str, value: str, label: str, action_ts: str, user_team: str = TEAM
+    message: dict,
+    channel: str,
+    user: str,
+    action_id: str,
+    value: str,
+    label: str,
+    action_ts: str,
+    user_team: str = TEAM,
 ) -> bytes:
     """A `block_actions` payload for a button in `message` (as posted by the bot), pressed by
     `user` of the team `user_team`."""
@@ -280,7 +287,13 @@ class FakeSlack:
             return 200, {}, {"ok": True, "url": "https://acme.slack.com/", "team": "Acme", "user": "threadsage",
                              "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID}  # fmt: skip
         if method == "chat.postMessage":
-            message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "ts": ts, **{k: v for k, v in params.items() if k != "ts"}}
+            message = {
+                "type": "message",
+                "user": BOT_USER,
+                "bot_id": BOT_ID,
+                "ts": ts,
+                **{k: v for k, v in params.items() if k != "ts"},
+            }
             return 200, {}, {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
         if method in ("chat.update", "chat.postEphemeral"):
             return 200, {}, {"ok": True, "channel": params.get("channel"), "ts": params.get("ts", ts), "message_ts": ts}
@@ -303,7 +316,6 @@ class FakeSlack:
         if method in ("conversations.replies", "conversations.history"):
             return 200, {}, {"ok": True, "messages": self._read_back(params), "has_more": False}
         return 200, {}, {"ok": False, "error": "unknown_method"}
-
 
     def _download(self, path: str, authorization: str) -> tuple[int, dict[str, str], Any]:
         """GET of a file's private URL: the bytes for a valid bearer token, else the sign-in page."""
@@ -332,6 +344,7 @@ class FakeSocketMode:
     def __init__(self) -> None:
         self.acks: list[dict] = []
         self._connections: list[Any] = []
+        self._connected = asyncio.Event()
         self._server: Any = None
         self.url = ""
 
@@ -340,7 +353,12 @@ class FakeSocketMode:
 
         async def session(websocket: Any) -> None:
             self._connections.append(websocket)
-            await websocket.send(json.dumps({"type": "hello", "num_connections": 1, "debug_info": {}, "connection_info": {"app_id": "A111"}}))
+            self._connected.set()
+            await websocket.send(
+                json.dumps(
+                    {"type": "hello", "num_connections": 1, "debug_info": {}, "connection_info": {"app_id": "A111"}}
+                )
+            )
             async for message in websocket:
                 self.acks.append(json.loads(message))
 
@@ -350,9 +368,8 @@ class FakeSocketMode:
         return self
 
     async def send_event(self, body: bytes, envelope_id: str, retry_attempt: int = 0) -> None:
-        deadline = time.monotonic() + 10
-        while not self._connections and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+        async with asyncio.timeout(10):
+            await self._connected.wait()
         envelope = {
             "envelope_id": envelope_id,
             "type": "events_api",

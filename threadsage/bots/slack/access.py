@@ -16,6 +16,7 @@ the people there.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 EXTERNAL_NOTICE = (
     "Sorry, I only answer people of the organisation that runs me, not guests from other organisations "
@@ -23,7 +24,7 @@ EXTERNAL_NOTICE = (
 )
 
 
-def person_team(body: dict, event: dict | None) -> str | None:
+def person_team(body: dict[str, Any], event: dict[str, Any] | None) -> str | None:
     """The team of the person behind an event (`event` given) or an interactive payload."""
     if event is not None:
         return event.get("user_team") or event.get("team")
@@ -31,7 +32,7 @@ def person_team(body: dict, event: dict | None) -> str | None:
     return user.get("team_id") if isinstance(user, dict) else None
 
 
-def is_external(body: dict, event: dict | None, own_teams: Collection[str]) -> bool:
+def is_external(body: dict[str, Any], event: dict[str, Any] | None, own_teams: Collection[str]) -> bool:
     """Whether the person behind a delivery belongs to another organisation (Slack Connect)."""
     team = person_team(body, event)
     if team is None:

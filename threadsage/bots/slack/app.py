@@ -176,7 +176,7 @@ class SlackBot:
 
     # --- listeners: acknowledge, then work in the background ---------------------------------
 
-    async def _on_mention(self, event: dict, body: dict, context: Any) -> None:
+    async def _on_mention(self, event: dict[str, Any], body: dict[str, Any], context: Any) -> None:
         if not from_a_person(event, context):
             return
         if self._outsider(body, event):
@@ -184,7 +184,7 @@ class SlackBot:
             return
         await self._message_job(event, place_of_mention(event, body))
 
-    async def _on_message(self, event: dict, body: dict, context: Any) -> None:
+    async def _on_message(self, event: dict[str, Any], body: dict[str, Any], context: Any) -> None:
         if event.get("subtype") == "message_changed":
             await self._edit_job(event, body, context.get("bot_user_id"))
             return
@@ -225,21 +225,21 @@ class SlackBot:
             return
         await self.dispatch(Job("slack", "shortcut", {"body": body}, f"slack-shortcut:{body['trigger_id']}"))
 
-    async def _on_clarify(self, ack: Any, body: dict, action: dict) -> None:
+    async def _on_clarify(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
         if self._outsider(body):
             self._tell_outsider(place_of_click(body), body["user"]["id"])
             return
         await self.dispatch(Job("slack", "click", {"body": body, "action": action}, place_of_click(body).session))
 
-    async def _on_feedback(self, ack: Any, body: dict, action: dict) -> None:
+    async def _on_feedback(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
         if self._outsider(body):
             self._tell_outsider(place_of_click(body), body["user"]["id"])
             return
         await self.dispatch(Job("slack", "vote", {"body": body, "action": action}, place_of_click(body).session))
 
-    def _outsider(self, body: dict, event: dict | None = None) -> bool:
+    def _outsider(self, body: dict[str, Any], event: dict[str, Any] | None = None) -> bool:
         """Someone from another organisation (see `access`), unless the operator allows them."""
         if self.settings.slack_allow_external or not is_external(body, event, self.own_teams):
             return False
@@ -250,7 +250,7 @@ class SlackBot:
         """An ephemeral notice, sent after the acknowledgement."""
         self.tasks.spawn(self.send.ephemeral(place, user, EXTERNAL_NOTICE), name="slack-external")
 
-    async def _message_job(self, event: dict, place: Place) -> None:
+    async def _message_job(self, event: dict[str, Any], place: Place) -> None:
         await self.dispatch(Job("slack", "message", {"event": event, "place": asdict(place)}, place.session))
 
     async def _work_here(self, job: Job) -> None:
@@ -287,7 +287,7 @@ class SlackBot:
             request = job.payload.get("command") or job.payload["body"]
             await self.send.respond(request.get("response_url", ""), APOLOGY)
 
-    async def _answer_message(self, event: dict, place: Place) -> None:
+    async def _answer_message(self, event: dict[str, Any], place: Place) -> None:
         is_thread_reply = event.get("type") == "message" and not place.is_dm
         if is_thread_reply and not await self.chat.has_conversation(place.session):
             return  # a thread the bot is not part of: there it speaks only when mentioned
@@ -310,7 +310,7 @@ class SlackBot:
             )
             await self.answering.answer(place, turn, Question(self.coordinator, event["channel"], event["ts"]))
 
-    async def _answer_click(self, body: dict, action: dict) -> None:
+    async def _answer_click(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         pressed = await self._pressed(body, action, ButtonKind.CLARIFY)
         if pressed is None:
             return
@@ -324,7 +324,7 @@ class SlackBot:
 
         await self.answering.answer(place, turn, on_accepted=show_choice, notices_to=user)
 
-    async def _record_vote(self, body: dict, action: dict) -> None:
+    async def _record_vote(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         pressed = await self._pressed(body, action, ButtonKind.FEEDBACK)
         if pressed is None:
             return
@@ -332,7 +332,9 @@ class SlackBot:
         await self.chat.record_feedback(place.session, button.ref, user, 1 if button.value else -1)
         await self.send.ephemeral(place, user, THANKS[1 if button.value else 0])
 
-    async def _pressed(self, body: dict, action: dict, kind: ButtonKind) -> tuple[Place, str, Button] | None:
+    async def _pressed(
+        self, body: dict[str, Any], action: dict[str, Any], kind: ButtonKind
+    ) -> tuple[Place, str, Button] | None:
         """Where a button was pressed, by whom, and what its verified value names — or None,
         after telling the person, when the value is forged, altered or from elsewhere."""
         place, user = place_of_click(body), body["user"]["id"]

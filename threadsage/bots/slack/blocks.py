@@ -3,16 +3,19 @@ low-confidence note as context, signed buttons for clarifications and feedback."
 
 from __future__ import annotations
 
+from typing import Any
+
 from threadsage.bots.render import to_mrkdwn, to_mrkdwn_sections, to_slack_fallback
 from threadsage.bots.replies import LOW_CONFIDENCE, source_markdown
 from threadsage.bots.slack.places import Place
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest, turn_ref
-from threadsage.chat import Citation, Reply, ReplyKind, Turn
+from threadsage.chat import Reply, ReplyKind, Turn
+from threadsage.graph.state import Citation
 
 MAX_BLOCKS = 50
 TEXT_FALLBACK_CHARS = 3000
 
-Message = tuple[list[dict], str]  # blocks and the plain-text fallback (notifications, old clients)
+Message = tuple[list[dict[str, Any]], str]  # blocks and the plain-text fallback (notifications, old clients)
 
 
 def reply_messages(reply: Reply, place: Place, turn: Turn, signer: Signer) -> list[Message]:
@@ -21,7 +24,7 @@ def reply_messages(reply: Reply, place: Place, turn: Turn, signer: Signer) -> li
     if reply.kind is ReplyKind.CLARIFICATION:
         return [(clarification_blocks(reply, place, signer), fallback(reply.text))]
     sections = [section(piece) for piece in to_mrkdwn_sections(reply.text)]
-    tail: list[dict] = []
+    tail: list[dict[str, Any]] = []
     if reply.kind is ReplyKind.ANSWER:
         if reply.low_confidence:
             tail.append(context(f"_{LOW_CONFIDENCE}_"))
@@ -36,7 +39,7 @@ def reply_messages(reply: Reply, place: Place, turn: Turn, signer: Signer) -> li
     return messages
 
 
-def clarification_blocks(reply: Reply, place: Place, signer: Signer) -> list[dict]:
+def clarification_blocks(reply: Reply, place: Place, signer: Signer) -> list[dict[str, Any]]:
     """The question, one button per option, and a hint that a typed answer works too."""
     digest = session_digest(place.session)
     buttons = [
@@ -56,10 +59,10 @@ def clarification_blocks(reply: Reply, place: Place, signer: Signer) -> list[dic
     return blocks
 
 
-def feedback_block(place: Place, turn: Turn, signer: Signer) -> dict:
+def feedback_block(place: Place, turn: Turn, signer: Signer) -> dict[str, Any]:
     ref = turn_ref(turn.message_id)
 
-    def button(action: str, emoji: str, vote: int) -> dict:
+    def button(action: str, emoji: str, vote: int) -> dict[str, Any]:
         token = signer.sign(Button(ButtonKind.FEEDBACK, session_digest(place.session), ref, vote))
         text = {"type": "plain_text", "text": emoji, "emoji": True}
         return {"type": "button", "action_id": f"feedback:{action}", "text": text, "value": token}
@@ -68,7 +71,7 @@ def feedback_block(place: Place, turn: Turn, signer: Signer) -> dict:
     return {"type": "actions", "block_id": f"feedback-{ref}", "elements": elements}
 
 
-def choice_shown(body: dict, label: str, user: str) -> Message:
+def choice_shown(body: dict[str, Any], label: str, user: str) -> Message:
     """A clicked clarification as it stays in the thread: its question, no buttons, the choice."""
     question = next(
         (b["text"]["text"] for b in body.get("message", {}).get("blocks", []) if b.get("type") == "section"),
@@ -82,11 +85,11 @@ def sources(citations: tuple[Citation, ...]) -> str:
     return to_mrkdwn("**Sources:** " + " · ".join(source_markdown(c) for c in citations))
 
 
-def section(mrkdwn: str) -> dict:
+def section(mrkdwn: str) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn[:3000]}}
 
 
-def context(mrkdwn: str) -> dict:
+def context(mrkdwn: str) -> dict[str, Any]:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": mrkdwn[:3000]}]}
 
 

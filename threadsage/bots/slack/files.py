@@ -10,6 +10,7 @@ as a bearer token, through the bot's one HTTP session. The token goes to Slack's
 from __future__ import annotations
 
 import logging
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -37,14 +38,14 @@ class SlackFiles:
         # names another (a proxy, or a test's fake Slack serving files beside its API).
         self._origins = {("https", FILE_HOST)} | ({urlsplit(api_url)[:2]} if api_url else set())
 
-    async def fetch(self, event: dict) -> tuple[Attachment, ...]:
+    async def fetch(self, event: dict[str, Any]) -> tuple[Attachment, ...]:
         """The files of a message, each downloaded or carrying why it was not. Images (screenshots,
         mostly) are passed over without a word: the text asks the question."""
         files = [f for f in event.get("files") or [] if isinstance(f, dict)][:MAX_FILES]
         fetched = [await self._fetch(f) for f in files]
         return tuple(f for f in fetched if f is not None)
 
-    async def _fetch(self, file: dict) -> Attachment | None:
+    async def _fetch(self, file: dict[str, Any]) -> Attachment | None:
         if file.get("file_access") == "check_file_info" or not file.get("url_private_download"):
             file = await self._info(file)
         name = str(file.get("name") or file.get("title") or file.get("id") or "file")
@@ -64,7 +65,7 @@ class SlackFiles:
             return Attachment(name, b"", media_type, problem=too_big(name, len(content), self.max_bytes))
         return Attachment(name, content, media_type)
 
-    async def _info(self, file: dict) -> dict:
+    async def _info(self, file: dict[str, Any]) -> dict[str, Any]:
         """The file's full details, or what the event said if Slack will not give them."""
         try:
             response = await self.client.files_info(file=str(file.get("id", "")))

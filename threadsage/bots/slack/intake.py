@@ -40,7 +40,7 @@ def events_route(app: AsyncApp, verifier: SignatureVerifier) -> Route:
     return Route("/slack/events", events, methods=["POST"])
 
 
-async def on_error(error: Exception, body: dict) -> BoltResponse | None:
+async def on_error(error: Exception, body: dict[str, Any]) -> BoltResponse | None:
     """Bolt's error handler. A request no listener takes is acknowledged if it is an event (an
     event type we do not listen to: a 404 would have Slack retry it) and refused otherwise; any
     other error is logged and stays a 500, so that Slack retries it."""
@@ -52,7 +52,7 @@ async def on_error(error: Exception, body: dict) -> BoltResponse | None:
     return None
 
 
-def from_a_person(event: dict, context: Any) -> bool:
+def from_a_person(event: dict[str, Any], context: Any) -> bool:
     """A message someone wrote: not an edit, a join or the like; not from a bot (ourselves, or
     another bot that would answer us back, and so on for ever); with the fields we answer by. A
     message with files, or a thread reply also sent to the channel, is a message like any other."""

@@ -8,6 +8,7 @@ session of its own.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from threadsage.bots.replies import place_categories
 from threadsage.config import Settings
@@ -31,12 +32,12 @@ class Place:
         return place_categories(settings, self.channel, self.is_dm)
 
 
-def place_of_mention(event: dict, body: dict) -> Place:
+def place_of_mention(event: dict[str, Any], body: dict[str, Any]) -> Place:
     """A mention is answered in its thread, or in a new thread under it."""
     return Place(body.get("team_id", ""), event["channel"], event.get("thread_ts") or event["ts"], False)
 
 
-def place_of_message(event: dict, body: dict) -> Place | None:
+def place_of_message(event: dict[str, Any], body: dict[str, Any]) -> Place | None:
     """A DM (or a thread in one), or a reply in a channel thread; None for top-level channel
     chatter, where only mentions are for the bot."""
     team = body.get("team_id", "")
@@ -47,7 +48,7 @@ def place_of_message(event: dict, body: dict) -> Place | None:
     return None
 
 
-def place_of_click(body: dict) -> Place:
+def place_of_click(body: dict[str, Any]) -> Place:
     """The place of the message holding a clicked button."""
     container = body.get("container", {})
     message = body.get("message", {})

@@ -127,7 +127,7 @@ class SlackSender:
             log.info("no permalink for a message in %s: %s", channel, exc.response.get("error"))
             return None
 
-    async def show_choice(self, body: dict, label: str, user: str) -> None:
+    async def show_choice(self, body: dict[str, Any], label: str, user: str) -> None:
         """The clarification message keeps its question, loses its buttons, shows the choice."""
         container = body.get("container", {})
         blocks, text = choice_shown(body, label, user)
