@@ -162,7 +162,7 @@ class Deployment:
     async def thread(self, case: Case, session: str) -> list[Reply]:
         """A new thread with its opening question answered and the case's turns before."""
         script = self.llm.script.copy()
-        self.llm.script["RouteDecision"] = route_to("UNKNOWN")  # the polite refusal: one model call
+        self.llm.script["RouteDecision"] = route_to("FACT_LOOKUP")  # an answer naming its question
         opening = await self.deliver(Turn("slack", session, "U1", "opening", text=OPENING), f"job{next(self.jobs)}")
         self.llm.script = script
         replies = []
