@@ -28,7 +28,7 @@ from tests.fakes.openai_server import FakeOpenAI, user_text
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.graph.build import build_graph
-from threadsage.memory.coordination import Delivery, current_delivery
+from threadsage.delivery.current import Delivery, current_delivery
 from threadsage.runtime import open_chat_service
 
 OPENING = "Is there a canteen?"  # answered first in every thread: a stale answer would show
