@@ -5,7 +5,8 @@
   flight is answered once, and the process exits 0 within the grace period — HTTP going last;
 - a worker loop stopped with a turn running past the grace period hands it back to the queue,
   and another worker answers it;
-- `threadsage run` with REDIS_URL killed with SIGKILL mid-turn answers the turn once restarted.
+- `threadsage run` with REDIS_URL killed with SIGKILL mid-turn answers the turn once restarted;
+- workers killed again and again mid-turn lose, double and blank no answer (tests/crash_soak.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 import aiohttp
 
 from tests.conftest import HANDBOOK
+from tests.crash_soak import soak
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
 from tests.served import Served, serve
@@ -162,3 +164,9 @@ async def test_run_with_redis_killed_mid_turn_answers_it_once_restarted(stack: S
     code, output = restarted.stop()
     assert code == 0 and "Traceback" not in output, output[-3000:]
 
+
+async def test_workers_killed_again_and_again_lose_double_and_blank_no_answer(stack: Stack) -> None:
+    """Serve and two workers, 12 questions; every worker killed while the model is asked, then
+    again right after an answer is posted, twice over (bench/crash_soak.py: a longer run)."""
+    outcome = await soak(stack, rounds=2, questions=6)
+    assert outcome.kills >= 8 and (outcome.lost, outcome.doubled, outcome.empty) == (0, 0, 0), outcome.summary()
