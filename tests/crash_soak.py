@@ -56,7 +56,9 @@ async def soak(
     each kill."""
     # A turn caught by several kills is no poison turn: never give it up here. A dead worker's
     # turns go to another after the shortest turn timeout allowed. One person asks everything.
-    stack.env.update(THREADSAGE_TURN_MAX_TRIES="1000", THREADSAGE_TURN_TIMEOUT="5", THREADSAGE_RATE_LIMIT_PER_MINUTE="1000")
+    stack.env.update(
+        THREADSAGE_TURN_MAX_TRIES="1000", THREADSAGE_TURN_TIMEOUT="5", THREADSAGE_RATE_LIMIT_PER_MINUTE="1000"
+    )
     for kind in ("RouteDecision", "answer"):
         stack.llm.script[kind] = _sometimes_slower(DEFAULTS[kind])
     began = time.monotonic()
@@ -71,15 +73,16 @@ async def soak(
             for _ in range(questions):
                 roots.append(f"{1710100000 + len(roots)}.000001")
                 assert await front.mention(http, SECRET, QUESTIONS[len(roots) % len(QUESTIONS)], ts=roots[-1]) == 200
-            await _happens(lambda: len(stack.llm.chat_kinds()) > asked, 30)
+            await _happens(lambda asked=asked: len(stack.llm.chat_kinds()) > asked, 30)
             kills += _kill(pool)
             progress(f"{time.monotonic() - began:5.1f} s: {kills} killed while the model was asked")
             pool = await _started(stack, http, workers)
             posted = len(stack.slack.posted())
             stack.slack.hold["chat.postMessage"] = 60
-            answered = await _happens(lambda: len(stack.slack.posted()) > posted, 30)
+            answered = await _happens(lambda posted=posted: len(stack.slack.posted()) > posted, 30)
             kills += _kill(pool)
-            progress(f"{time.monotonic() - began:5.1f} s: {kills} killed after an answer was posted" + ("" if answered else " (none was)"))
+            after = "after an answer was posted" if answered else "(no answer was posted)"
+            progress(f"{time.monotonic() - began:5.1f} s: {kills} killed {after}")
             stack.slack.hold.clear()
             pool = await _started(stack, http, workers)
         await _happens(lambda: all(_replies(stack, root) for root in roots), 120)

@@ -15,22 +15,35 @@ import asyncio
 import signal
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from tests.conftest import HANDBOOK
 from tests.crash_soak import soak
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
-from tests.served import Served, serve
-from tests.test_worker_pool import QUESTION, SECRET, Stack, _drop_keys, milvus_uri, stack  # noqa: F401 - fixtures
+from tests.served import Served, milvus_server, serve
+from tests.test_worker_pool import QUESTION, SECRET, Stack, _drop_keys, deployed
 from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
 from threadsage.delivery.queue import TurnQueue
 
 GRACE = 30  # seconds a stopping process gives the turns in flight
+
+
+@pytest.fixture(scope="module")
+def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with milvus_server(tmp_path_factory.mktemp("milvus"), HANDBOOK) as uri:
+        yield uri
+
+
+@pytest.fixture
+async def stack(tmp_path: Path, pg_url: str, milvus_uri: str) -> AsyncIterator[Stack]:
+    async with deployed(tmp_path, pg_url, milvus_uri) as deployment:
+        yield deployment
 
 
 async def until(condition: Callable[[], object], timeout: float = 60, what: Callable[[], str] = lambda: "") -> None:
@@ -125,7 +138,9 @@ class Performer:
 
 async def test_a_stopped_worker_hands_a_turn_longer_than_the_grace_back_to_another() -> None:
     prefix = f"threadsage-test-{uuid.uuid4().hex[:8]}:"
-    settings = Settings(REDIS_URL="redis://127.0.0.1:6379/0", THREADSAGE_REDIS_PREFIX=prefix, THREADSAGE_TURN_TIMEOUT=60, _env_file=None)
+    settings = Settings(
+        REDIS_URL="redis://127.0.0.1:6379/0", THREADSAGE_REDIS_PREFIX=prefix, THREADSAGE_TURN_TIMEOUT=60, _env_file=None
+    )
     stopping, staying = asyncio.Event(), asyncio.Event()
     slow, other = Performer(seconds=30), Performer(seconds=0)
     leaving = TurnQueue(settings, slow, stopping)
@@ -170,3 +185,31 @@ async def test_workers_killed_again_and_again_lose_double_and_blank_no_answer(st
     again right after an answer is posted, twice over (bench/crash_soak.py: a longer run)."""
     outcome = await soak(stack, rounds=2, questions=6)
     assert outcome.kills >= 8 and (outcome.lost, outcome.doubled, outcome.empty) == (0, 0, 0), outcome.summary()
+
+
+async def test_run_with_redis_polls_telegram_into_the_queue_and_answers_after_a_kill(stack: Stack) -> None:
+    from tests.bots.test_telegram import ANN, TOKEN
+    from tests.fakes.telegram_api import FakeBotAPI
+
+    fake = await FakeBotAPI(TOKEN).start()
+    del stack.env["SLACK_BOT_TOKEN"]
+    stack.env.update(TELEGRAM_BOT_TOKEN=TOKEN, TELEGRAM_API_URL=fake.url, THREADSAGE_TELEGRAM_ALLOWED=str(ANN["id"]))
+    stack.llm.latency = 1.5
+    private = {"id": ANN["id"], "type": "private", "first_name": "Ann"}
+    try:
+        doomed = stack.start("run")
+        async with aiohttp.ClientSession() as http:
+            await stack.ready(http, doomed)
+            fake.say(private, ANN, QUESTION)
+            await until(stack.llm.chat_kinds, what=stack.output)
+            doomed.process.kill()
+            doomed.process.wait(timeout=30)
+            assert fake.sent(private["id"]) == []
+            restarted = stack.start("run")
+            [answer] = await fake.wait_for(lambda: fake.sent(private["id"]), timeout=60)
+            await asyncio.sleep(2)
+        assert len(fake.sent(private["id"])) == 1 and "api-style-guide" in answer["text"]
+        code, output = restarted.stop()
+        assert code == 0 and "Traceback" not in output, output[-3000:]
+    finally:
+        await fake.stop()

@@ -27,8 +27,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from tests.fakes.openai_server import FakeOpenAI, user_text
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
-from threadsage.graph.build import build_graph
 from threadsage.delivery.current import Delivery, current_delivery
+from threadsage.graph.build import build_graph
 from threadsage.runtime import open_chat_service
 
 OPENING = "Is there a canteen?"  # answered first in every thread: a stale answer would show
@@ -95,7 +95,9 @@ def asks_back(request: dict) -> dict:
     """Clarify a question until it has been restated with a choice."""
     if "(" in question_of(request):
         return route_to("HOW_TO")
-    return route_to("HOW_TO", clarify=True, clarify_prompt="Which password?", clarify_options=["VPN password", "E-mail password"])
+    return route_to(
+        "HOW_TO", clarify=True, clarify_prompt="Which password?", clarify_options=["VPN password", "E-mail password"]
+    )
 
 
 def ask(text: str) -> Callable[[str, list[Reply]], Turn]:
@@ -115,7 +117,11 @@ POOR = {"grounded": 0.2, "useful": 0.1, "reasoning": "weak"}
 CASES = [
     Case("fast_retrieval", {"RouteDecision": route_to("FACT_LOOKUP")}, ask("Who approves expenses?")),
     Case("standard_retrieval", {"RouteDecision": route_to("HOW_TO")}, ask("How do I request a security exception?")),
-    Case("self_check_loop", {"RouteDecision": route_to("HOW_TO"), "Verdict": POOR}, ask("How do I request a security exception?")),
+    Case(
+        "self_check_loop",
+        {"RouteDecision": route_to("HOW_TO"), "Verdict": POOR},
+        ask("How do I request a security exception?"),
+    ),
     Case("deep_search", {"RouteDecision": route_to("COMPARISON")}, ask("Compare the VPN and e-mail password resets")),
     Case("code_search", {"RouteDecision": route_to("CODE_SEARCH")}, ask("Show me the curl command for the API")),
     Case("direct_reply", {"RouteDecision": route_to("CHIT_CHAT")}, ask("Hello there")),
@@ -167,7 +173,9 @@ class Deployment:
         self.llm.script = script
         replies = []
         for n, text in enumerate(case.before):
-            replies = await self.deliver(Turn("slack", session, "U1", f"before-{n}", text=text), f"job{next(self.jobs)}")
+            replies = await self.deliver(
+                Turn("slack", session, "U1", f"before-{n}", text=text), f"job{next(self.jobs)}"
+            )
         assert opening and replies is not None
         return replies
 
@@ -195,7 +203,9 @@ def shown(replies: list[Reply]) -> list[tuple]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-async def test_a_turn_killed_after_any_save_is_answered_once_by_the_next_workers(deployment: Deployment, case: Case) -> None:
+async def test_a_turn_killed_after_any_save_is_answered_once_by_the_next_workers(
+    deployment: Deployment, case: Case
+) -> None:
     deployment.llm.script = {"answer": answer_of, **case.script}
     before = await deployment.thread(case, "slack:T:C:clean")
     calls = deployment.calls()
@@ -219,4 +229,3 @@ async def test_a_turn_killed_after_any_save_is_answered_once_by_the_next_workers
         assert shown(replies or []) == expected, f"{where}: {replies}"
         # Each death repeats at most the step that was running: one model call.
         assert deployment.calls() - calls <= model_calls + 2, f"{where}: {deployment.llm.chat_kinds()[calls:]}"
-

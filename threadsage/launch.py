@@ -64,13 +64,17 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
     async with AsyncExitStack() as stack:
         coordinator = await stack.enter_async_context(open_coordinator(settings))
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
-        queue = await stack.enter_async_context(_connected(TurnQueue(settings), settings)) if settings.redis_url else None
+        queue = (
+            await stack.enter_async_context(_connected(TurnQueue(settings), settings)) if settings.redis_url else None
+        )
         pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stop))
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 
             dispatch = queue.put if queue else None
-            slack = await stack.enter_async_context(SlackBot(settings, chat, signer, coordinator, dispatch=dispatch).running())
+            slack = await stack.enter_async_context(
+                SlackBot(settings, chat, signer, coordinator, dispatch=dispatch).running()
+            )
             bots.add("slack", slack)
             if settings.slack_app_token is not None:
                 from slack_bolt.adapter.socket_mode.aiohttp import (
@@ -89,7 +93,9 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         if "telegram" in platforms:
             from threadsage.bots.telegram import TelegramBot
 
-            telegram = await stack.enter_async_context(TelegramBot(settings, chat, coordinator, signer, receive=queue is None))
+            telegram = await stack.enter_async_context(
+                TelegramBot(settings, chat, coordinator, signer, receive=queue is None)
+            )
             bots.add("telegram", telegram)
             if queue is not None:
                 routes += await _telegram_into(queue, telegram.app.bot, settings, stack)
@@ -135,7 +141,7 @@ async def _telegram_into(queue: TurnQueue, bot: Bot, settings: Settings, stack: 
         await webhook.register(bot)
         return [webhook.route()]
     polling = asyncio.create_task(poll_into(bot, queue.put))
-    stack.push_callback(polling.cancel)
+    stack.callback(polling.cancel)
     return []
 
 
@@ -293,7 +299,8 @@ def _refusing_when_stopped(stop: asyncio.Event, routes: list[Route]) -> list[Rou
         async def endpoint(request: Request) -> Response:
             if stop.is_set():
                 return Response(status_code=503)
-            return await route.endpoint(request)
+            response: Response = await route.endpoint(request)
+            return response
 
         return Route(route.path, endpoint, methods=sorted(route.methods or ()))
 

@@ -16,7 +16,9 @@ from threadsage.delivery.jobs import Job
 
 async def test_an_update_is_confirmed_only_once_the_queue_holds_it(tmp_path: Path) -> None:
     fake = await FakeBotAPI(TOKEN).start()
-    settings = Settings(THREADSAGE_DATA_DIR=tmp_path, TELEGRAM_BOT_TOKEN=TOKEN, TELEGRAM_API_URL=fake.url, _env_file=None)
+    settings = Settings(
+        THREADSAGE_DATA_DIR=tmp_path, TELEGRAM_BOT_TOKEN=TOKEN, TELEGRAM_API_URL=fake.url, _env_file=None
+    )
     queued: list[Job] = []
     redis_away = asyncio.Event()
     redis_away.set()
@@ -45,4 +47,3 @@ async def test_an_update_is_confirmed_only_once_the_queue_holds_it(tmp_path: Pat
     [job] = queued
     assert (job.platform, job.kind, job.order_key) == ("telegram", "update", f"telegram:{GROUP['id']}")
     assert job.payload["message"]["message_id"] == message["message_id"]
-

@@ -65,7 +65,9 @@ class TurnQueue:
     """Front-ends `put` inside `async with TurnQueue(settings) as queue`; workers call `run`
     (which connects by itself) on a queue made with a `performer` and the event that stops it."""
 
-    def __init__(self, settings: Settings, performer: Performer | None = None, stop: asyncio.Event | None = None) -> None:
+    def __init__(
+        self, settings: Settings, performer: Performer | None = None, stop: asyncio.Event | None = None
+    ) -> None:
         if not settings.redis_url:
             raise ValueError("the turn queue needs REDIS_URL")
         self.max_tries = settings.turn_max_tries
