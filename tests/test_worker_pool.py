@@ -15,6 +15,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -83,6 +84,14 @@ class Stack:
 
 @pytest.fixture
 async def stack(tmp_path: Path, pg_url: str, milvus_uri: str) -> AsyncIterator[Stack]:
+    async with deployed(tmp_path, pg_url, milvus_uri) as deployment:
+        yield deployment
+
+
+@asynccontextmanager
+async def deployed(tmp_path: Path, pg_url: str, milvus_uri: str) -> AsyncIterator[Stack]:
+    """A deployment's fakes and environment (its processes are started by the test); afterwards
+    every process still running is killed and its Redis keys are dropped."""
     slack = FakeSlack().start()
     llm = FakeOpenAI(latency=0.4).start()
     prefix = f"threadsage-test-{uuid.uuid4().hex[:8]}:"

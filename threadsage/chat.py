@@ -288,13 +288,20 @@ class ChatService:
         return [notice(files_read(attached))]
 
     async def _redelivered(self, turn: Turn, snapshot: StateSnapshot, config: RunnableConfig) -> list[Reply]:
-        """This very turn again (the queue handed it to another worker): finish its run from the
-        last checkpoint, or give back what the run produced — never run it a second time."""
-        if snapshot.next and not snapshot.interrupts:
-            log.info("turn %s resumed from its last checkpoint", turn.message_id)
-            return await self._run(None, config, turn.platform)
-        log.info("turn %s had finished; its replies are given again", turn.message_id)
-        return self._replies(dict(snapshot.values), snapshot.interrupts)
+        """This very turn again (the queue handed it to another worker, the first having died):
+        give back what it produced if it finished — its answer composed, or its clarification
+        asked — otherwise run it on from whatever of it was saved, its input at least. Never run
+        it a second time. (`snapshot.next` cannot tell: it is empty as soon as the writes of a
+        step are saved, before the step's checkpoint.)"""
+        if snapshot.values.get("finished_turn") == turn.message_id:
+            log.info("turn %s had finished; its answer is given again", turn.message_id)
+            return [_answer(snapshot.values)]
+        pending = _pending(snapshot)
+        if pending is not None and _request(pending).get("turn") == turn.message_id:
+            log.info("turn %s had asked back; its clarification is given again", turn.message_id)
+            return [_clarification(pending, snapshot.values)]
+        log.info("turn %s resumed from its last checkpoint", turn.message_id)
+        return await self._run(None, config, turn.platform)
 
     async def last_activity(self, session_key: str) -> datetime | None:
         """When the session last changed (its latest checkpoint), for idle expiry."""
@@ -377,7 +384,9 @@ class ChatService:
     async def _run(self, graph_input: TurnInput | Command | None, config: RunnableConfig, platform: str) -> list[Reply]:
         report = _progress.get()
         steps = None if report is None else lambda step: report(Progress(step))
-        result = await run_reporting(self.graph, graph_input, config, self.context, steps)
+        # Each step is saved before the next one starts: a turn taken over after its worker died
+        # repeats at most the step that was running, never a model call whose result was kept.
+        result = await run_reporting(self.graph, graph_input, config, self.context, steps, durability="sync")
         if not await self.coordinator.still_holds():
             # The lock expired under us (a stall longer than its TTL) and another turn of this
             # session may be running: do not deliver over it.

@@ -187,7 +187,8 @@ def run(
     ] = None,
     session: Annotated[Optional[str], typer.Option(help="Terminal session to resume.")] = None,
 ) -> None:
-    """Run the bot: Slack and/or Telegram when their tokens are set, else the terminal chat."""
+    """Run the bot: Slack and/or Telegram when their tokens are set, else the terminal chat. With
+    REDIS_URL every delivery goes through the durable turn queue: a crash loses no turn."""
     platforms = configured_platforms(get_settings())
     if platforms:
         _serve(platforms, demo)
@@ -261,7 +262,7 @@ def _serve(platforms: list[str], demo: Path | None) -> None:
             errors.print(f"knowledge base was empty; ingested {demo}: {report.summary()}", highlight=False)
         try:
             asyncio.run(serve(settings, platforms, kb=kb))
-        except ValueError as exc:  # a platform's configuration is incomplete (clear message)
+        except (ValueError, ServiceUnavailable) as exc:  # a platform's configuration is incomplete, Redis away
             raise fail(str(exc)) from None
 
 

@@ -2,21 +2,27 @@
 /healthz, /readyz and /metrics:
 
 - `serve`: everything in one process — one chat service, Slack (Socket Mode or the Events API)
-  and Telegram (long polling or the webhook) (`threadsage run`, `slack`, `telegram`);
+  and Telegram (long polling or the webhook) (`threadsage run`, `slack`, `telegram`); with
+  `REDIS_URL`, through the durable turn queue, front-end and worker in the one process;
 - `serve_front_end`: only the webhooks, each delivery put in the turn queue (`threadsage serve`);
 - `work`: the turns from the queue, answered and posted (`threadsage worker`).
 
-All stop cleanly on SIGINT/SIGTERM, finishing the turns in flight."""
+All stop in order on SIGINT/SIGTERM: no new work is taken (/readyz says 503, deliveries are
+refused for the platform to deliver again), the turns in flight are finished or handed back to
+the queue, and the HTTP server stops last."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import signal
-from collections.abc import AsyncIterator, Awaitable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
+from typing import TYPE_CHECKING
 
 import uvicorn
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
 
 from threadsage.adapters.knowledge import KnowledgeBase
@@ -29,6 +35,9 @@ from threadsage.memory.retention import prune_periodically
 from threadsage.redaction import redact_url
 from threadsage.runtime import open_chat_service, open_coordinator
 from threadsage.server import ReadinessCheck, create_app
+
+if TYPE_CHECKING:
+    from telegram import Bot
 
 log = logging.getLogger(__name__)
 
@@ -43,18 +52,30 @@ def configured_platforms(settings: Settings) -> list[str]:
 
 
 async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | None = None) -> None:
-    """Everything in this process: the platforms' listeners and the turns behind them."""
+    """Everything in this process: the platforms' listeners and the turns behind them.
+
+    With `REDIS_URL`, each delivery is put in the durable turn queue before it is acknowledged, and
+    a worker loop of this same process answers it: a turn lost to a crash is answered after a
+    restart. Without Redis a crash loses the turns in flight (docs/operations.md)."""
     stop = _stop_on_signals()
     signer = Signer(load_secret(settings))
     routes: list[Route] = []
+    bots = ByPlatform()
     async with AsyncExitStack() as stack:
         coordinator = await stack.enter_async_context(open_coordinator(settings))
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
+        queue = (
+            await stack.enter_async_context(_connected(TurnQueue(settings), settings)) if settings.redis_url else None
+        )
         pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stop))
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 
-            slack = await stack.enter_async_context(SlackBot(settings, chat, signer, coordinator).running())
+            dispatch = queue.put if queue else None
+            slack = await stack.enter_async_context(
+                SlackBot(settings, chat, signer, coordinator, dispatch=dispatch).running()
+            )
+            bots.add("slack", slack)
             if settings.slack_app_token is not None:
                 from slack_bolt.adapter.socket_mode.aiohttp import (
                     AsyncSocketModeHandler,
@@ -72,14 +93,56 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         if "telegram" in platforms:
             from threadsage.bots.telegram import TelegramBot
 
-            telegram = await stack.enter_async_context(TelegramBot(settings, chat, coordinator, signer))
-            if telegram.webhook is not None:
+            telegram = await stack.enter_async_context(
+                TelegramBot(settings, chat, coordinator, signer, receive=queue is None)
+            )
+            bots.add("telegram", telegram)
+            if queue is not None:
+                routes += await _telegram_into(queue, telegram.app.bot, settings, stack)
+            elif telegram.webhook is not None:
                 routes.append(telegram.webhook_route())
-        async with http_server(settings, routes):
+        running = asyncio.Event()
+
+        async def ready() -> bool:
+            return not stop.is_set() and (queue is None or running.is_set())
+
+        async with http_server(settings, _refusing_when_stopped(stop, routes), ready):
+            answering = asyncio.create_task(_run_queue(settings, bots, running, stop)) if queue else None
             await stop.wait()
             log.info("stopping: finishing the turns in flight")
-        await pruning
-        # leaving the stack stops the bots (each finishing its turns in flight), then the service
+            if answering is not None:
+                await answering
+            await pruning
+            await stack.aclose()  # the listeners stop, then the bots finish their turns; HTTP goes last
+
+
+@asynccontextmanager
+async def _connected(queue: TurnQueue, settings: Settings) -> AsyncIterator[TurnQueue]:
+    """The turn queue connected, to put deliveries in; Redis unreachable is said in one line."""
+    try:
+        await queue.__aenter__()
+    except Exception as exc:  # noqa: BLE001 - said in one line, the process exits
+        where = redact_url(settings.redis_url or "")
+        raise ServiceUnavailable(f"cannot reach Redis at REDIS_URL={where}: {first_leaf(exc)}") from None
+    try:
+        yield queue
+    finally:
+        await queue.__aexit__(None, None, None)
+
+
+async def _telegram_into(queue: TurnQueue, bot: Bot, settings: Settings, stack: AsyncExitStack) -> list[Route]:
+    """Telegram's updates into the queue: by the webhook when one is configured (its route),
+    otherwise by long polling that confirms an update only once the queue has it."""
+    from threadsage.bots.telegram import TelegramWebhook
+    from threadsage.bots.telegram.polling import poll_into
+
+    if settings.telegram_webhook_url:
+        webhook = TelegramWebhook(settings, queue.put)
+        await webhook.register(bot)
+        return [webhook.route()]
+    polling = asyncio.create_task(poll_into(bot, queue.put))
+    stack.callback(polling.cancel)
+    return []
 
 
 async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
@@ -98,11 +161,7 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
         telegram = TelegramWebhook(settings, queue.put)
     routes: list[Route] = []
     async with AsyncExitStack() as stack:
-        try:
-            await stack.enter_async_context(queue)
-        except Exception as exc:  # noqa: BLE001 - said in one line, the process exits
-            where = redact_url(settings.redis_url or "")
-            raise ServiceUnavailable(f"cannot reach Redis at REDIS_URL={where}: {first_leaf(exc)}") from None
+        await stack.enter_async_context(_connected(queue, settings))
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 
@@ -126,9 +185,10 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
 
 
 async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | None = None) -> None:
-    """`threadsage worker`: take turns from the queue, answer them, post the replies. Stops on
-    SIGINT/SIGTERM after the turns in flight (up to 30 s); a worker that dies instead has its
-    turns taken over by another after THREADSAGE_TURN_TIMEOUT."""
+    """`threadsage worker`: take turns from the queue, answer them, post the replies. On
+    SIGINT/SIGTERM it takes no more, finishes those in flight (up to 30 s) or hands them back to
+    the queue; a worker that dies instead has its turns taken over after THREADSAGE_TURN_TIMEOUT."""
+    stop = _stop_on_signals()
     signer = Signer(load_secret(settings))
     bots = ByPlatform()
     async with AsyncExitStack() as stack:
@@ -145,15 +205,13 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
             bots.add("telegram", await stack.enter_async_context(telegram))
 
         running = asyncio.Event()
-        stopped = asyncio.Event()
 
         async def ready() -> bool:
-            return running.is_set()
+            return running.is_set() and not stop.is_set()
 
-        pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stopped))
+        pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stop))
         async with http_server(settings, [], ready):
-            await _run_queue(settings, bots, running)
-        stopped.set()
+            await _run_queue(settings, bots, running, stop)
         await pruning
 
 
@@ -181,12 +239,12 @@ class ByPlatform:
         return bot
 
 
-async def _run_queue(settings: Settings, performer: Performer, running: asyncio.Event) -> None:
-    """Run the queue's worker loop; if Redis goes away, reconnect (with a growing pause) until it
-    is back. Returns when a signal stopped the loop."""
+async def _run_queue(settings: Settings, performer: Performer, running: asyncio.Event, stop: asyncio.Event) -> None:
+    """Run the queue's worker loop until `stop`; if Redis goes away, reconnect (with a growing
+    pause) until it is back."""
     pause = 0.5
-    while True:
-        queue = TurnQueue(settings, performer)
+    while not stop.is_set():
+        queue = TurnQueue(settings, performer, stop)
         measuring = asyncio.create_task(_measure_periodically(queue))
         try:
             await queue.run(on_started=running.set)
@@ -196,7 +254,8 @@ async def _run_queue(settings: Settings, performer: Performer, running: asyncio.
                 running.clear()
                 pause = 0.5
             log.warning("turn queue unreachable (%s); retrying in %.1f s", first_leaf(exc), pause, exc_info=log.isEnabledFor(logging.DEBUG))
-            await asyncio.sleep(pause)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), pause)
             pause = min(pause * 2, 10.0)
         finally:
             measuring.cancel()
@@ -213,8 +272,7 @@ async def http_server(settings: Settings, routes: list[Route], ready: ReadinessC
         log_config=None,  # its lines go through the process's handler (JSON, scrubbed)
         access_log=False,
     )
-    server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # signals stop the whole process, not just this
+    server = _Server(config)
     serving = asyncio.create_task(server.serve())
     log.info("listening on port %d", settings.http_port)
     try:
@@ -222,6 +280,31 @@ async def http_server(settings: Settings, routes: list[Route], ready: ReadinessC
     finally:
         server.should_exit = True
         await serving
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its signal handlers: a signal stops the whole process, in order, and this
+    server last (uvicorn's own would stop it first, while turns are still being finished)."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _refusing_when_stopped(stop: asyncio.Event, routes: list[Route]) -> list[Route]:
+    """The platforms' routes, refusing deliveries once the process is stopping: a 503 makes Slack
+    and Telegram deliver them again later, to a process that will answer them."""
+
+    def refusing(route: Route) -> Route:
+        async def endpoint(request: Request) -> Response:
+            if stop.is_set():
+                return Response(status_code=503)
+            response: Response = await route.endpoint(request)
+            return response
+
+        return Route(route.path, endpoint, methods=sorted(route.methods or ()))
+
+    return [refusing(route) for route in routes]
 
 
 def _stop_on_signals() -> asyncio.Event:

@@ -18,6 +18,7 @@ Telegram bot records each reply before sending it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable
@@ -38,26 +39,48 @@ log = logging.getLogger(__name__)
 
 ORDER_TTL_MS = 24 * 3600 * 1000  # how long a conversation's last job id is kept for ordering
 RESULT_TTL_S = 3600  # a finished job's record; later jobs of its conversation need not wait on it
+GRACE_SECONDS = 30  # on stop, turns in flight get this long to finish, then are handed back
 _WAITING = {TaskStatus.QUEUED, TaskStatus.RUNNING, TaskStatus.SCHEDULED}
+
+
+class _StoppedByEvent(Worker[Any]):
+    """streaq's worker, stopped by the process's stop event rather than by catching SIGINT and
+    SIGTERM itself: a process that runs front-ends beside it has one owner of its signals. On
+    stop it does what streaq does on a signal: it takes no more jobs, gives those running
+    `grace_period` seconds, then hands them back unacknowledged, for another worker at once."""
+
+    def __init__(self, stop: asyncio.Event, **options: Any) -> None:
+        super().__init__(**options)
+        self._stop = stop
+
+    async def signal_handler(self, scope: anyio.CancelScope) -> None:
+        await self._stop.wait()
+        scope.cancel()
+        deadline = anyio.current_time() + self.grace_period
+        for running in self._cancel_scopes.values():
+            running.deadline = min(running.deadline, deadline)
 
 
 class TurnQueue:
     """Front-ends `put` inside `async with TurnQueue(settings) as queue`; workers call `run`
-    (which connects by itself) on a queue made with a `performer`."""
+    (which connects by itself) on a queue made with a `performer` and the event that stops it."""
 
-    def __init__(self, settings: Settings, performer: Performer | None = None) -> None:
+    def __init__(
+        self, settings: Settings, performer: Performer | None = None, stop: asyncio.Event | None = None
+    ) -> None:
         if not settings.redis_url:
             raise ValueError("the turn queue needs REDIS_URL")
         self.max_tries = settings.turn_max_tries
         self._performer = performer
-        self.worker: Worker[Any] = Worker(
+        self.worker: Worker[Any] = _StoppedByEvent(
+            stop or asyncio.Event(),
             redis_url=settings.redis_url,
             queue_name=f"{settings.redis_prefix}turns",
             concurrency=settings.worker_concurrency,
             idle_timeout=settings.turn_timeout,
             serializer=_to_json,
             deserializer=json.loads,
-            grace_period=30,  # on SIGTERM, turns in flight get this long to finish
+            grace_period=GRACE_SECONDS,
         )
         # No max_tries for streaq: it would fail the job and, with it, the turns queued behind it in
         # its conversation. `_run` gives up on the job itself, with an apology, and goes on.
@@ -84,8 +107,8 @@ class TurnQueue:
         return task.id
 
     async def run(self, on_started: Callable[[], object] = lambda: None) -> None:
-        """Take and perform jobs until SIGINT/SIGTERM (streaq's handler: turns in flight get
-        30 s to finish); `on_started` runs once jobs are being taken."""
+        """Take and perform jobs until the stop event is set (then the turns in flight get
+        `GRACE_SECONDS` to finish, or are handed back); `on_started` runs once jobs are taken."""
         if self._performer is None:
             raise ValueError("a worker needs a performer for its jobs")
         async with anyio.create_task_group() as group:

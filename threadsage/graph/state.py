@@ -63,6 +63,7 @@ class ClarificationRequest(TypedDict):
     options: list[str]
     asker: str  # who may answer (unless anyone may)
     question: str  # the question being clarified
+    turn: str  # the turn that asked: a redelivery of that turn finds its clarification already asked
 
 
 class TurnInput(TypedDict):
@@ -109,6 +110,7 @@ class ConversationState(TypedDict, total=False):
     hops: int
     llm_calls: int
     # the outcome
+    finished_turn: str  # the last turn `compose` finished: a redelivered turn is done only when it is this one
     route: str
     confidence: float
     low_confidence: bool

@@ -1,6 +1,7 @@
 """Telegram: the bot and its handlers (`bot`), who it answers (`access`), the PTB application
-(`application`), the webhook (`webhook`), sessions of group reply chains (`chains`), what is sent
-and its keyboards (`sending`), and the fixed texts (`texts`)."""
+(`application`), the webhook (`webhook`), long polling into the turn queue (`polling`), sessions of
+group reply chains (`chains`), what is sent and its keyboards (`sending`), and the fixed texts
+(`texts`)."""
 
 from threadsage.bots.telegram.application import TelegramConfigError, build_application
 from threadsage.bots.telegram.bot import TelegramBot

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hmac
 import re
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -57,9 +58,14 @@ class TelegramWebhook:
             update = None
         if update is None:
             return Response(status_code=400)
-        chat = update.effective_chat.id if update.effective_chat else "-"
-        await self.dispatch(Job("telegram", "update", data, order_key=f"telegram:{chat}"))
+        await self.dispatch(queued(update, data))
         return Response(status_code=200)
+
+
+def queued(update: Update, data: dict[str, Any]) -> Job:
+    """An update (`data` is its JSON) as a job of the turn queue: one chat's updates in order."""
+    chat = update.effective_chat.id if update.effective_chat else "-"
+    return Job("telegram", "update", data, order_key=f"telegram:{chat}")
 
 
 def webhook_secret(settings: Settings) -> str | None:

@@ -21,6 +21,7 @@ def clarify(state: ConversationState) -> ConversationState:
             options=options,
             asker=state.get("asker", ""),
             question=state["standalone"],
+            turn=state.get("turn_id", ""),
         )
     )
     choice = chosen_text(reply, options)

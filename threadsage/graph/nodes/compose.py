@@ -1,4 +1,5 @@
-"""Compose the turn's outcome: validated citations, the answer in the thread's memory."""
+"""Compose the turn's outcome: validated citations, the answer in the thread's memory, and the
+mark that the turn is finished (what a redelivered turn goes by)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def compose(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
         "citations": citations,
         "topic": state.get("standalone", ""),
         "messages": [*stale, AIMessage(content=answer)],
+        "finished_turn": state.get("turn_id", ""),
         "trace": traced(state, "compose", f"{len(citations)} citations"),
     }
 
