@@ -76,6 +76,7 @@ async def test_sigterm_stops_run_in_order_and_its_turn_in_flight_is_answered(tmp
         "OPENAI_API_KEY": "sk-test",
         "OPENAI_BASE_URL": llm.base_url,
         "THREADSAGE_LOG_FORMAT": "text",
+        "THREADSAGE_SLACK_PROGRESS": "false",  # the answer is one new message, read from the posts
     }
     served = serve(["run", "--demo", str(HANDBOOK)], env, tmp_path)
     try:
