@@ -30,7 +30,9 @@ def delivering(delivery: Delivery) -> Iterator[None]:
         current_delivery.reset(token)
 
 
-async def test_a_redelivered_finished_turn_gives_its_replies_back_without_running(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
+async def test_a_redelivered_finished_turn_gives_its_replies_back_without_running(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb
+) -> None:
     llm.script["RouteDecision"] = route_to("HOW_TO")
     llm.script["answer"] = "Premium economy is allowed [1]."
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
@@ -45,7 +47,9 @@ async def test_a_redelivered_finished_turn_gives_its_replies_back_without_runnin
     assert len(llm.chat_kinds()) == calls  # nothing ran again
 
 
-async def test_a_redelivered_unfinished_turn_continues_from_its_last_checkpoint(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
+async def test_a_redelivered_unfinished_turn_continues_from_its_last_checkpoint(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb
+) -> None:
     llm.script["RouteDecision"] = route_to("HOW_TO")
     llm.script["answer"] = Failure(400, '{"error": {"message": "bad request", "type": "invalid_request_error"}}')
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:

@@ -138,8 +138,6 @@ async def _drop_keys(prefix: str, url: str = "redis://127.0.0.1:6379/0") -> None
         await redis.aclose()
 
 
-
-
 def turn_of(message: dict) -> str:
     return message["metadata"]["event_payload"]["turn"]
 
@@ -179,7 +177,8 @@ async def test_a_worker_killed_after_posting_does_not_post_twice(stack: Stack) -
         rescuer = stack.start("worker")
         await stack.ready(http, rescuer)
         deadline = time.monotonic() + 40
-        while time.monotonic() < deadline and not stack.slack.of("conversations.replies"):
+        # The fake Slack records calls in a list: there is no event to wait on.
+        while time.monotonic() < deadline and not stack.slack.of("conversations.replies"):  # noqa: ASYNC110
             await asyncio.sleep(0.1)  # the rescuer takes the turn over after the timeout...
         await asyncio.sleep(3)
     assert stack.slack.of("conversations.replies"), "the turn was never redelivered"
@@ -195,7 +194,12 @@ async def test_two_turns_of_one_thread_are_answered_in_order_by_two_workers(stac
         await stack.ready(http, front, *workers)
         root = "1710000100.000001"
         assert await front.mention(http, SECRET, QUESTION, ts=root) == 200
-        assert await front.mention(http, SECRET, "And what about the VPN password?", ts="1710000100.000002", thread_ts=root) == 200
+        assert (
+            await front.mention(
+                http, SECRET, "And what about the VPN password?", ts="1710000100.000002", thread_ts=root
+            )
+            == 200
+        )
         answers = await stack.wait_for_answers(2)
     assert [turn_of(a) for a in answers] == [f"C1:{root}", "C1:1710000100.000002"]
     assert all(a["thread_ts"] == root for a in answers)
@@ -213,7 +217,7 @@ async def test_redis_restarted_loses_no_turn(stack: Stack, tmp_path: Path) -> No
     redis_dir.mkdir()
     command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
                "--appendfsync", "always", "--dir", str(redis_dir)]  # fmt: skip
-    redis = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    redis = subprocess.Popen(command, stdout=subprocess.DEVNULL)  # noqa: ASYNC220 - returns at once
     try:
         wait_for_port(port, redis)
         stack.env["REDIS_URL"] = f"redis://127.0.0.1:{port}/0"
@@ -229,7 +233,7 @@ async def test_redis_restarted_loses_no_turn(stack: Stack, tmp_path: Path) -> No
             await late.healthy(http)
             async with http.get(f"{late.url}/readyz") as response:
                 assert response.status == 503
-            redis = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+            redis = subprocess.Popen(command, stdout=subprocess.DEVNULL)  # noqa: ASYNC220 - returns at once
             wait_for_port(port, redis)
             worker.process.send_signal(signal.SIGCONT)
             await late.ready(http)
@@ -323,7 +327,9 @@ async def test_telegram_reply_chains_continue_across_workers(stack: Stack) -> No
     )
     update_ids = iter(range(1, 100))
 
-    async def say(http: aiohttp.ClientSession, front: Served, user: dict, text: str, reply_to: dict | None = None) -> tuple[dict, dict]:
+    async def say(
+        http: aiohttp.ClientSession, front: Served, user: dict, text: str, reply_to: dict | None = None
+    ) -> tuple[dict, dict]:
         since = len(fake.sent(GROUP["id"]))
         message = fake.message(GROUP, user, text, reply_to=reply_to)
         update = {"update_id": next(update_ids), "message": message}

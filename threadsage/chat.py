@@ -32,7 +32,7 @@ from threadsage.adapters.reasoning import ModelBusy, Passage
 from threadsage.delivery.current import current_delivery
 from threadsage.delivery.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.graph.context import BrainContext
-from threadsage.graph.state import Citation, ClarificationRequest, TurnInput
+from threadsage.graph.state import Citation, ClarificationRequest, ConversationState, TurnInput
 from threadsage.graph.steps import Step as Step  # re-exported: front-ends name the steps
 from threadsage.graph.steps import run_reporting
 from threadsage.memory.coordination import Coordinator
@@ -89,7 +89,7 @@ class Reply:
     confidence: float | None = None
     low_confidence: bool = False
     route: str | None = None
-    trace: tuple[dict, ...] = ()
+    trace: tuple[dict[str, Any], ...] = ()
 
 
 class Accepted(Enum):
@@ -136,7 +136,7 @@ NO_DOCUMENTS = (
 
 @dataclass
 class ChatService:
-    graph: CompiledStateGraph
+    graph: CompiledStateGraph[ConversationState, BrainContext, TurnInput, ConversationState]
     context: BrainContext
     coordinator: Coordinator
     feedback: FeedbackStore | None = None
@@ -201,8 +201,8 @@ class ChatService:
                 yield refusal
                 return
             yield ACCEPTED
-        attached, problems = ([], []) if not turn.attachments else await asyncio.to_thread(
-            self.attachments.read, turn.attachments
+        attached, problems = (
+            ([], []) if not turn.attachments else await asyncio.to_thread(self.attachments.read, turn.attachments)
         )
         async for event in self._reporting(self._locked(turn, text, config, attached)):
             yield event
@@ -365,7 +365,7 @@ class ChatService:
             return notice(STALE)
         return None
 
-    def _resume(self, turn: Turn, answer: dict, attached: list[Passage] | None = None) -> Command:
+    def _resume(self, turn: Turn, answer: dict[str, Any], attached: list[Passage] | None = None) -> Command[Any]:
         """Input that answers the pending clarification, stamped with this turn's id."""
         update = {"turn_id": turn.message_id} | ({"attached": attached} if attached else {})
         return Command(resume=answer, update=update)
@@ -381,7 +381,9 @@ class ChatService:
             question["attached"] = attached
         return question
 
-    async def _run(self, graph_input: TurnInput | Command | None, config: RunnableConfig, platform: str) -> list[Reply]:
+    async def _run(
+        self, graph_input: TurnInput | Command[Any] | None, config: RunnableConfig, platform: str
+    ) -> list[Reply]:
         report = _progress.get()
         steps = None if report is None else lambda step: report(Progress(step))
         # Each step is saved before the next one starts: a turn taken over after its worker died
@@ -399,7 +401,7 @@ class ChatService:
         return self._replies(result, interrupts)
 
     @staticmethod
-    def _replies(state: dict, interrupts: Sequence[Interrupt]) -> list[Reply]:
+    def _replies(state: dict[str, Any], interrupts: Sequence[Interrupt]) -> list[Reply]:
         """What a run that ended in `state` says: its clarification, or its answer."""
         return [_clarification(interrupts[0], state)] if interrupts else [_answer(state)]
 
@@ -422,7 +424,7 @@ def _outcome(replies: list[Reply]) -> str:
     return {RATE_LIMITED: "rate_limited", APOLOGY: "error", BUSY: "busy"}.get(reply.text, "notice")
 
 
-def _clarification(pending: Interrupt, state: dict) -> Reply:
+def _clarification(pending: Interrupt, state: dict[str, Any]) -> Reply:
     request = _request(pending)
     return Reply(
         kind=ReplyKind.CLARIFICATION,
@@ -435,7 +437,7 @@ def _clarification(pending: Interrupt, state: dict) -> Reply:
     )
 
 
-def _answer(state: dict) -> Reply:
+def _answer(state: dict[str, Any]) -> Reply:
     if not state.get("answer", "").strip():
         # A bug upstream (or a model returning nothing): never post an empty message.
         log.error("the %s route produced an empty answer; apologising instead", state.get("route"))

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -39,9 +39,7 @@ app.add_typer(eval_app, name="eval")
 console = Console(soft_wrap=True)
 errors = Console(stderr=True, soft_wrap=True)
 
-CategoryOption = Annotated[
-    Optional[str], typer.Option("--category", "-c", help="Only chunks of this category.")
-]
+CategoryOption = Annotated[str | None, typer.Option("--category", "-c", help="Only chunks of this category.")]
 
 
 @app.callback()
@@ -70,9 +68,7 @@ def knowledge_base(settings: Settings) -> Iterator[KnowledgeBase]:
         kb.close()
 
 
-def run_ingest(
-    kb: KnowledgeBase, settings: Settings, paths: list[Path], category: str, prune: bool
-) -> IngestReport:
+def run_ingest(kb: KnowledgeBase, settings: Settings, paths: list[Path], category: str, prune: bool) -> IngestReport:
     with Progress(
         TextColumn("[bold]ingesting"),
         BarColumn(),
@@ -141,8 +137,8 @@ def print_hits(hits: list[Hit]) -> None:
         snippet = snippet[:240] + ("…" if len(snippet) > 240 else "")
         rows.append((str(rank), f"{hit.score:.3f}", hit.path, where, snippet))
     if not console.is_terminal:
-        for rank, score, path, where, snippet in rows:
-            console.print(f"{rank}. [{score}] {path} ({where})\n   {snippet}", markup=False, highlight=False)
+        for number, score, path, where, snippet in rows:
+            console.print(f"{number}. [{score}] {path} ({where})\n   {snippet}", markup=False, highlight=False)
         return
     table = Table(show_lines=True)
     for column in ("#", "score", "source", "heading", "text"):
@@ -154,11 +150,9 @@ def print_hits(hits: list[Hit]) -> None:
 
 @app.command()
 def chat(
-    session: Annotated[
-        Optional[str], typer.Option(help="Resume this session (a new one when not given).")
-    ] = None,
+    session: Annotated[str | None, typer.Option(help="Resume this session (a new one when not given).")] = None,
     demo: Annotated[
-        Optional[Path], typer.Option(help="Ingest this folder first when the knowledge base is empty.")
+        Path | None, typer.Option(help="Ingest this folder first when the knowledge base is empty.")
     ] = None,
 ) -> None:
     """Chat in the terminal: numbered clarification options, /new, /help; piped input works too."""
@@ -183,9 +177,9 @@ async def _chat(settings: Settings, kb: KnowledgeBase, name: str) -> None:
 @app.command()
 def run(
     demo: Annotated[
-        Optional[Path], typer.Option(help="Ingest this folder first when the knowledge base is empty.")
+        Path | None, typer.Option(help="Ingest this folder first when the knowledge base is empty.")
     ] = None,
-    session: Annotated[Optional[str], typer.Option(help="Terminal session to resume.")] = None,
+    session: Annotated[str | None, typer.Option(help="Terminal session to resume.")] = None,
 ) -> None:
     """Run the bot: Slack and/or Telegram when their tokens are set, else the terminal chat. With
     REDIS_URL every delivery goes through the durable turn queue: a crash loses no turn."""
@@ -307,13 +301,11 @@ def eval_retrieval(
     questions: Annotated[Path, typer.Option(help="Questions (JSON lines).")],
     k: Annotated[int, typer.Option("--k", help="Cut-off for recall.", min=1, max=100)] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    data_dir: Annotated[
-        Optional[Path], typer.Option(help="Keep (and reuse) the evaluation knowledge base here.")
-    ] = None,
-    sample: Annotated[Optional[int], typer.Option(help="Score a fixed random sample.", min=1)] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="Keep (and reuse) the evaluation knowledge base here.")] = None,
+    sample: Annotated[int | None, typer.Option(help="Score a fixed random sample.", min=1)] = None,
     seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
     embeddings: Annotated[
-        Optional[str], typer.Option(help="none | local | openai (default: THREADSAGE_EMBEDDINGS).")
+        str | None, typer.Option(help="none | local | openai (default: THREADSAGE_EMBEDDINGS).")
     ] = None,
 ) -> None:
     """Recall@1, recall@k and MRR of retrieval on graded questions."""

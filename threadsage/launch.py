@@ -84,7 +84,7 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
                 socket = AsyncSocketModeHandler(
                     slack.app, app_token=settings.slack_app_token.get_secret_value(), web_client=slack.client
                 )
-                await socket.connect_async()
+                await socket.connect_async()  # type: ignore[no-untyped-call]  # slack_bolt leaves it unannotated
                 stack.push_async_callback(socket.close_async)
                 log.info("Slack: Socket Mode connected")
             else:
@@ -249,11 +249,16 @@ async def _run_queue(settings: Settings, performer: Performer, running: asyncio.
         try:
             await queue.run(on_started=running.set)
             return
-        except Exception as exc:  # noqa: BLE001 - turns' own failures never get here: Redis went away
+        except Exception as exc:
             if running.is_set():
                 running.clear()
                 pause = 0.5
-            log.warning("turn queue unreachable (%s); retrying in %.1f s", first_leaf(exc), pause, exc_info=log.isEnabledFor(logging.DEBUG))
+            log.warning(
+                "turn queue unreachable (%s); retrying in %.1f s",
+                first_leaf(exc),
+                pause,
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
             with suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), pause)
             pause = min(pause * 2, 10.0)
@@ -262,7 +267,9 @@ async def _run_queue(settings: Settings, performer: Performer, running: asyncio.
 
 
 @asynccontextmanager
-async def http_server(settings: Settings, routes: list[Route], ready: ReadinessCheck | None = None) -> AsyncIterator[None]:
+async def http_server(
+    settings: Settings, routes: list[Route], ready: ReadinessCheck | None = None
+) -> AsyncIterator[None]:
     """/healthz, /readyz, /metrics and the given routes on THREADSAGE_HTTP_PORT while inside."""
     config = uvicorn.Config(
         create_app(routes, ready),

@@ -185,4 +185,3 @@ async def test_no_categories_means_no_documents_not_all(kb) -> None:
     assert Ingestor(kb, 1200, 200).ingest_paths([HANDBOOK]).ok
     assert await kb.search("password reset", k=5, categories=None)
     assert await kb.search("password reset", k=5, categories=[]) == []
-

@@ -67,7 +67,7 @@ class SlackBot:
         signer: Signer,
         coordinator: Coordinator | None = None,
         client: AsyncWebClient | None = None,
-        dispatch: Callable[[Job], Awaitable[None]] | None = None,
+        dispatch: Callable[[Job], Awaitable[object]] | None = None,
     ) -> None:
         if settings.slack_bot_token is None:
             raise ValueError("SLACK_BOT_TOKEN is not set")

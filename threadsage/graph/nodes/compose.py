@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 from langchain_core.messages import AIMessage, RemoveMessage
 from langgraph.runtime import Runtime
@@ -20,7 +21,7 @@ _MARKER = re.compile(r"\[(\d{1,3})\]")
 SNIPPET_CHARS = 240
 
 
-def compose(state: ConversationState, runtime: Runtime[BrainContext]) -> dict:
+def compose(state: ConversationState, runtime: Runtime[BrainContext]) -> dict[str, Any]:
     answer, citations = validate_citations(state.get("answer", ""), state.get("documents", []))
     messages = state.get("messages", [])
     keep = runtime.context.policy.history_messages
