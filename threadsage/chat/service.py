@@ -1,4 +1,4 @@
-"""The seam every front-end uses: `Turn` in, `Reply`s out, through `ChatService.handle`.
+"""The chat service: the seam every front-end uses: `Turn` in, `Reply`s out, through `ChatService.handle`.
 
 Platforms convert their events into a neutral `Turn` and render neutral `Reply`s (text, buttons);
 the service knows no platform. It owns what must hold whatever the platform: one turn at a time
@@ -20,20 +20,36 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import Enum, StrEnum
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
-from threadsage.adapters.attachments import Attachment, AttachmentReader, files_read
+from threadsage.adapters.attachments import AttachmentReader, files_read
 from threadsage.adapters.reasoning import ModelBusy, Passage
+from threadsage.chat.replies import answer_reply, clarification_reply, outcome_of, request_of
+from threadsage.chat.turns import (
+    ACCEPTED,
+    APOLOGY,
+    BUSY,
+    EMPTY,
+    IDEMPOTENCY_TTL,
+    MAX_QUESTION_CHARS,
+    NO_DOCUMENTS,
+    NOT_YOURS,
+    RATE_LIMITED,
+    STALE,
+    Progress,
+    Reply,
+    Turn,
+    TurnEvent,
+    notice,
+)
 from threadsage.delivery.current import current_delivery
 from threadsage.delivery.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.graph.context import BrainContext
-from threadsage.graph.state import Citation, ClarificationRequest, ConversationState, TurnInput
-from threadsage.graph.steps import Step as Step  # re-exported: front-ends name the steps
+from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import run_reporting
 from threadsage.memory.coordination import Coordinator
 from threadsage.memory.feedback import FeedbackStore
@@ -42,96 +58,13 @@ from threadsage.observability import CLARIFICATIONS, ERRORS, TurnScope, turn_sco
 
 log = logging.getLogger(__name__)
 
-MAX_QUESTION_CHARS = 4000
-IDEMPOTENCY_TTL = 24 * 3600.0
-
-
-@dataclass(frozen=True)
-class ClarificationAnswer:
-    """A click on option `option` (0-based) of the clarification `interrupt_id` names. A typed
-    answer is an ordinary `Turn.text`: the service takes it as the answer while one is pending."""
-
-    interrupt_id: str
-    option: int
-
-
-@dataclass(frozen=True)
-class Turn:
-    platform: str  # "slack", "telegram", "terminal": for metrics and rate limits
-    session_key: str
-    user_id: str
-    message_id: str
-    text: str | None = None
-    answer: ClarificationAnswer | None = None
-    categories: tuple[str, ...] | None = None  # what this place may read: None = every category, () = none
-    attachments: tuple[Attachment, ...] = ()  # files sent with the message: context for this session only
-
-
-class ReplyKind(StrEnum):
-    ANSWER = "answer"
-    CLARIFICATION = "clarification"
-    NOTICE = "notice"
-
-
-@dataclass(frozen=True)
-class Choice:
-    id: str
-    label: str
-
-
-@dataclass(frozen=True)
-class Reply:
-    kind: ReplyKind
-    text: str
-    citations: tuple[Citation, ...] = ()
-    choices: tuple[Choice, ...] = ()
-    interrupt_id: str | None = None
-    confidence: float | None = None
-    low_confidence: bool = False
-    route: str | None = None
-    trace: tuple[dict[str, Any], ...] = ()
-
-
-class Accepted(Enum):
-    """The event a clarification answer yields once it has won: before the graph resumes."""
-
-    ACCEPTED = "accepted"
-
-
-ACCEPTED = Accepted.ACCEPTED
-
-
-@dataclass(frozen=True)
-class Progress:
-    """The run of a turn entering a new step, for front-ends that show how far it has come."""
-
-    step: Step
-
-
-TurnEvent = Accepted | Progress | Reply
 # Where the run of the current turn reports its steps: set by `stream` for the task running it.
 _progress: ContextVar[Callable[[Progress], None] | None] = ContextVar("threadsage_progress", default=None)
-
-
-def notice(text: str) -> Reply:
-    return Reply(ReplyKind.NOTICE, text)
 
 
 def session_config(session_key: str) -> RunnableConfig:
     """The graph configuration of a session: its checkpointed thread."""
     return {"configurable": {"thread_id": thread_id(session_key)}}
-
-
-EMPTY = "Ask me a question about the documents — your message was empty."
-APOLOGY = "Sorry — something went wrong while answering. Please try again in a moment."
-STALE = "That question has already been answered or is no longer open."
-NOT_YOURS = "Only the person who asked can answer this clarification."
-RATE_LIMITED = "You're asking faster than I can keep up — please wait a minute and ask again."
-BUSY = "I'm answering a lot of questions right now — please ask again in a minute."
-NO_DOCUMENTS = (
-    "There are no documents I may use here, so I can't answer in this conversation. An operator can allow "
-    "categories for it (THREADSAGE_CHANNEL_CATEGORIES, THREADSAGE_DEFAULT_CATEGORIES)."
-)
 
 
 @dataclass
@@ -172,7 +105,7 @@ class ChatService:
                 ERRORS.labels("turn").inc()
                 replies.append(notice(APOLOGY))
                 yield replies[-1]
-            scope.outcome = _outcome(replies) if replies or scope.outcome == "error" else scope.outcome
+            scope.outcome = outcome_of(replies) if replies or scope.outcome == "error" else scope.outcome
             scope.route = (replies[0].route if replies else None) or "none"
 
     async def _events(self, turn: Turn, scope: TurnScope) -> AsyncIterator[TurnEvent]:
@@ -247,7 +180,7 @@ class ChatService:
         if snapshot.values.get("turn_id") == turn.message_id:
             return None
         pending = _pending(snapshot)
-        refusal = self._refuse_answer(turn, pending)
+        refusal = self._refuseanswer_reply(turn, pending)
         if refusal is not None:
             return refusal
         assert pending is not None
@@ -263,11 +196,11 @@ class ChatService:
         pending = _pending(snapshot)
         if turn.answer is not None:
             # Checked again: a typed answer may have answered the question meanwhile.
-            refusal = self._refuse_answer(turn, pending)
+            refusal = self._refuseanswer_reply(turn, pending)
             if refusal is not None:
                 return [refusal]
             return await self._run(self._resume(turn, {"option": turn.answer.option}), config, turn.platform)
-        if pending is not None and (self.anyone_may_answer or _request(pending)["asker"] == turn.user_id):
+        if pending is not None and (self.anyone_may_answer or request_of(pending)["asker"] == turn.user_id):
             # A typed message while a clarification is pending answers it.
             CLARIFICATIONS.labels(turn.platform, "answered").inc()
             answer = self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}, attached)
@@ -295,11 +228,11 @@ class ChatService:
         step are saved, before the step's checkpoint.)"""
         if snapshot.values.get("finished_turn") == turn.message_id:
             log.info("turn %s had finished; its answer is given again", turn.message_id)
-            return [_answer(snapshot.values)]
+            return [answer_reply(snapshot.values)]
         pending = _pending(snapshot)
-        if pending is not None and _request(pending).get("turn") == turn.message_id:
+        if pending is not None and request_of(pending).get("turn") == turn.message_id:
             log.info("turn %s had asked back; its clarification is given again", turn.message_id)
-            return [_clarification(pending, snapshot.values)]
+            return [clarification_reply(pending, snapshot.values)]
         log.info("turn %s resumed from its last checkpoint", turn.message_id)
         return await self._run(None, config, turn.platform)
 
@@ -353,12 +286,12 @@ class ChatService:
             await self.coordinator.remember(key, decided, IDEMPOTENCY_TTL)
         return decided == "allowed"
 
-    def _refuse_answer(self, turn: Turn, pending: Interrupt | None) -> Reply | None:
+    def _refuseanswer_reply(self, turn: Turn, pending: Interrupt | None) -> Reply | None:
         answer = turn.answer
         assert answer is not None
         if pending is None or not pending.id.startswith(answer.interrupt_id):
             return notice(STALE)
-        request = _request(pending)
+        request = request_of(pending)
         if not self.anyone_may_answer and request["asker"] not in ("", turn.user_id):
             return notice(NOT_YOURS)
         if not 0 <= answer.option < len(request["options"]):
@@ -403,52 +336,8 @@ class ChatService:
     @staticmethod
     def _replies(state: dict[str, Any], interrupts: Sequence[Interrupt]) -> list[Reply]:
         """What a run that ended in `state` says: its clarification, or its answer."""
-        return [_clarification(interrupts[0], state)] if interrupts else [_answer(state)]
+        return [clarification_reply(interrupts[0], state)] if interrupts else [answer_reply(state)]
 
 
 def _pending(snapshot: StateSnapshot) -> Interrupt | None:
     return snapshot.interrupts[0] if snapshot.interrupts else None
-
-
-def _request(pending: Interrupt) -> ClarificationRequest:
-    return cast(ClarificationRequest, pending.value)
-
-
-def _outcome(replies: list[Reply]) -> str:
-    """The `outcome` label of a turn's replies (see threadsage_turns_total)."""
-    if not replies:
-        return "duplicate"
-    reply = replies[0]
-    if reply.kind is not ReplyKind.NOTICE:
-        return reply.kind.value
-    return {RATE_LIMITED: "rate_limited", APOLOGY: "error", BUSY: "busy"}.get(reply.text, "notice")
-
-
-def _clarification(pending: Interrupt, state: dict[str, Any]) -> Reply:
-    request = _request(pending)
-    return Reply(
-        kind=ReplyKind.CLARIFICATION,
-        text=request["prompt"],
-        choices=tuple(Choice(str(i), label) for i, label in enumerate(request["options"])),
-        interrupt_id=pending.id,
-        route="clarify_needed",
-        confidence=state.get("decision", {}).get("confidence"),
-        trace=tuple(state.get("trace", [])),
-    )
-
-
-def _answer(state: dict[str, Any]) -> Reply:
-    if not state.get("answer", "").strip():
-        # A bug upstream (or a model returning nothing): never post an empty message.
-        log.error("the %s route produced an empty answer; apologising instead", state.get("route"))
-        ERRORS.labels("empty_answer").inc()
-        return notice(APOLOGY)
-    return Reply(
-        kind=ReplyKind.ANSWER,
-        text=state["answer"],
-        citations=tuple(state.get("citations", [])),
-        confidence=state.get("confidence"),
-        low_confidence=state.get("low_confidence", False),
-        route=state.get("route"),
-        trace=tuple(state.get("trace", [])),
-    )

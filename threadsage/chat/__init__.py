@@ -1,0 +1,49 @@
+"""The seam every front-end uses: a neutral `Turn` in, the events of its handling out, through
+`ChatService` (see `service.py`); the types live in `turns.py`."""
+
+from threadsage.chat.service import ChatService, session_config
+from threadsage.chat.turns import (
+    ACCEPTED,
+    APOLOGY,
+    BUSY,
+    EMPTY,
+    NO_DOCUMENTS,
+    NOT_YOURS,
+    RATE_LIMITED,
+    STALE,
+    Accepted,
+    Choice,
+    ClarificationAnswer,
+    Progress,
+    Reply,
+    ReplyKind,
+    Turn,
+    TurnEvent,
+    notice,
+)
+from threadsage.graph.state import Citation
+from threadsage.graph.steps import Step
+
+__all__ = [
+    "ACCEPTED",
+    "APOLOGY",
+    "BUSY",
+    "EMPTY",
+    "NOT_YOURS",
+    "NO_DOCUMENTS",
+    "RATE_LIMITED",
+    "STALE",
+    "Accepted",
+    "ChatService",
+    "Choice",
+    "Citation",
+    "ClarificationAnswer",
+    "Progress",
+    "Reply",
+    "ReplyKind",
+    "Step",
+    "Turn",
+    "TurnEvent",
+    "notice",
+    "session_config",
+]
