@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import uvicorn
@@ -41,6 +42,21 @@ AMBIGUOUS = "How do I reset my password?"
 TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
 OTHER_ORG = "T0PARTNER"  # a Slack Connect partner's workspace
 _ids = itertools.count(1)
+
+
+def dm_message(text: str, channel: str, **fields: str) -> dict[str, Any]:
+    """A person's message in their DM with the bot, as Slack's `message.im` event carries it."""
+    ts = next_ts()
+    return {
+        "type": "message",
+        "channel": channel,
+        "user": "U222",
+        "text": text,
+        "ts": ts,
+        "event_ts": ts,
+        "channel_type": "im",
+        **fields,
+    }
 
 
 def next_ts() -> str:

@@ -7,7 +7,16 @@ from __future__ import annotations
 import time
 from urllib.parse import parse_qsl
 
-from tests.bots.slack_harness import AMBIGUOUS, CHANNEL, Harness, as_text, next_ts, thread_messages, user_message
+from tests.bots.slack_harness import (
+    AMBIGUOUS,
+    CHANNEL,
+    Harness,
+    as_text,
+    dm_message,
+    next_ts,
+    thread_messages,
+    user_message,
+)
 from tests.fakes.slack_api import BOT_USER, command_body
 from tests.test_chat import delivering
 from threadsage.bots.slack.sending import QUESTION_EVENT
@@ -107,18 +116,7 @@ async def test_new_starts_the_dm_conversation_over_typed_or_by_ask(slack: Harnes
     dm_session = session_key("slack", "T111", DM, "")
 
     async def dm(text: str) -> None:
-        ts = next_ts()
-        await slack.event(
-            {
-                "type": "message",
-                "channel": DM,
-                "user": "U222",
-                "text": text,
-                "ts": ts,
-                "event_ts": ts,
-                "channel_type": "im",
-            }
-        )
+        await slack.event(dm_message(text, DM))
         await slack.settle()
 
     await dm(RATE_LIMIT)

@@ -8,10 +8,11 @@ import json
 import logging
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.bots.slack_harness import CHANNEL, SECRET, Harness, as_text, next_ts, running, thread_messages
+from tests.bots.slack_harness import CHANNEL, SECRET, Harness, as_text, dm_message, next_ts, running, thread_messages
 from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers
 from tests.test_observability import configure  # noqa: F401 - a fixture: logging as the servers set it up
 
@@ -19,18 +20,8 @@ QUESTION = "What is the rate limit per API key?"
 DM = "D024BE91L"
 
 
-def dm(text: str, **fields: str) -> dict:
-    ts = next_ts()
-    return {
-        "type": "message",
-        "channel": DM,
-        "user": "U222",
-        "text": text,
-        "ts": ts,
-        "event_ts": ts,
-        "channel_type": "im",
-        **fields,
-    }
+def dm(text: str, **fields: str) -> dict[str, Any]:
+    return dm_message(text, DM, **fields)
 
 
 @pytest.mark.parametrize(
