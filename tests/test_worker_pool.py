@@ -245,7 +245,7 @@ async def test_redis_restarted_loses_no_turn(stack: Stack, tmp_path: Path) -> No
             await asyncio.sleep(1)
         assert sorted(turn_of(a) for a in stack.answers()) == ["C1:1710000200.000001", "C1:1710000200.000002"]
         code, output = late.stop()
-        assert code == 0 and "turn queue unreachable" in output, output[-3000:]
+        assert code == 0 and "Traceback" not in output, output[-3000:]  # it waited (503 above), then served
         assert worker.stop()[0] == 0 and front.stop()[0] == 0
     finally:
         redis.kill()
