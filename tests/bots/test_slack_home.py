@@ -71,4 +71,4 @@ async def test_a_new_person_is_invited_to_ask(slack: Harness) -> None:
     await slack.event(home_opened("U999"))
     await slack.settle()
     [published] = slack.fake.of("views.publish")
-    assert "None yet" in texts(published["view"]) and "uncategorised" in texts(published["view"])
+    assert "None yet" in texts(published["view"]) and "general" in texts(published["view"])

@@ -15,6 +15,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from threadsage.bots.coverage import coverage_lines
 from threadsage.bots.replies import place_categories
 from threadsage.bots.slack.blocks import context, section
 from threadsage.bots.slack.sending import SlackSender
@@ -81,9 +82,7 @@ def home_view(
 ) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = [_header("What I can answer")]
     if counts:
-        lines = [
-            f"• *{escaped(c) or 'uncategorised'}* — {n} document{'s' if n != 1 else ''}" for c, n in counts.items()
-        ]
+        lines = [f"• {line}" for line in coverage_lines(counts, None, shown_as=lambda c: f"*{escaped(c)}*")]
         more = len(lines) - CATEGORY_LINES
         blocks.append(section("\n".join(lines[:CATEGORY_LINES]) + (f"\n…and {more} more" if more > 0 else "")))
         if scoped:
