@@ -29,13 +29,15 @@ run: install
 services:
 	@bash scripts/ensure-services.sh
 
-test: install-dev services
-	$(BIN)/python -m pytest
+# The whole suite: the fast tier on four workers (its tests mostly wait on sockets), then the slow
+# tier one test at a time (processes, timings and benchmarks-like runs that must not share cores).
+test: test-fast
+	$(BIN)/python -m pytest -m slow
 
 # The edit-test loop: everything but the tests marked slow in tests/conftest.py (processes, the
-# worker pool, the local embedding model, the eval corpora). Under a minute on two cores.
+# worker pool, the local embedding model, the eval corpora). About a minute on two cores.
 test-fast: install-dev services
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -m "not slow" -n 4
 
 # The same checks as .pre-commit-config.yaml; settings in pyproject.toml.
 lint: install-dev
