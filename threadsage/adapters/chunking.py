@@ -25,7 +25,9 @@ class Chunk:
 
     @property
     def id(self) -> str:
-        return f"{self.document.doc_id}-{self.index:05d}"
+        """Unique per version of the document too: a new version is written beside the old one,
+        which is deleted after, so a search in between sees one version or the other, whole."""
+        return f"{self.document.doc_id}-{self.document.content_hash[:8]}-{self.index:05d}"
 
     @property
     def heading(self) -> str:

@@ -2,7 +2,7 @@
 
 A document is identified by its source; what is stored with it is a fingerprint of its bytes,
 its category and the chunking settings. Unchanged documents write nothing, changed ones replace
-their chunks, and with `prune` the documents that disappeared from the ingested folders go too.
+their chunks (new version written, then the old one deleted: a search sees one or the other), and with `prune` the documents that disappeared from the ingested folders go too.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class Ingestor:
         self.chunk_overlap = chunk_overlap
         self._on_progress = on_progress or (lambda _name, _total: None)
         self._pending: list[Chunk] = []
+        self._stale: list[tuple[str, str]] = []  # (doc_id, new hash) whose old chunks go once the new are in
         self._total = 0
 
     def ingest_paths(self, paths: list[Path], category: str = "", prune: bool = False) -> IngestReport:
@@ -118,8 +119,7 @@ class Ingestor:
             else:
                 chunks = chunk_document(document, self.chunk_chars, self.chunk_overlap)
                 if known:
-                    self._write_pending()  # earlier chunks must not be deleted with these
-                    self.kb.delete_documents([document.doc_id])
+                    self._stale.append((document.doc_id, document.content_hash))
                     report.changed += 1
                     report.chunks_updated += len(chunks)
                 else:
@@ -139,8 +139,12 @@ class Ingestor:
         report.chunks_removed += sum(doc.chunks for doc in doomed)
 
     def _write_pending(self) -> None:
+        """Write the new chunks, then delete the old versions of the documents they replace."""
         self.kb.write_chunks(self._pending)
         self._pending = []
+        for doc_id, keep_hash in self._stale:
+            self.kb.delete_stale(doc_id, keep_hash)
+        self._stale = []
 
     def _fingerprint(self, document: Document) -> str:
         embedder = self.kb.embedder.name if self.kb.embedder else "bm25"

@@ -206,6 +206,12 @@ class KnowledgeBase:
             batch = doc_ids[start : start + 500]
             self._client.delete(self.collection, filter=f"doc_id in {_quoted_list(batch)}")
 
+    def delete_stale(self, doc_id: str, keep_hash: str) -> None:
+        """Delete the chunks of `doc_id` of every version but `keep_hash`: the second half of
+        replacing a document (its new chunks are written first), used by ingestion and sync."""
+        stale = f"doc_id in {_quoted_list([doc_id])} and content_hash not in {_quoted_list([keep_hash])}"
+        self._client.delete(self.collection, filter=stale)
+
     def flush(self) -> None:
         """Seal what was written: searches right after an ingest are then fast."""
         if self._dense_dim is not None:
