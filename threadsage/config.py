@@ -224,6 +224,21 @@ class Settings(BaseSettings):
         '`python -c "import secrets; print(secrets.token_urlsafe(32))"`',
     )
 
+    sources: Path | None = Field(
+        None,
+        description="YAML file of the sources the running bot keeps in sync (folders, web sites, Confluence, "
+        "git); see docs/sources.md",
+        json_schema_extra=section("Live sync of sources"),
+    )
+    confluence_email: str | None = Field(
+        None, validation_alias="CONFLUENCE_EMAIL", description="Atlassian account e-mail for Confluence sources"
+    )
+    confluence_api_token: SecretStr | None = Field(
+        None,
+        validation_alias="CONFLUENCE_API_TOKEN",
+        description="Atlassian API token of that account (Basic auth with the e-mail)",
+    )
+
     log_format: Literal["json", "text"] = Field(
         "json",
         description="`json`: one object per line; `text`: `time level logger [session turn]: message`",

@@ -2,7 +2,8 @@
 
 A document is identified by its source; what is stored with it is a fingerprint of its bytes,
 its category and the chunking settings. Unchanged documents write nothing, changed ones replace
-their chunks (new version written, then the old one deleted: a search sees one or the other), and with `prune` the documents that disappeared from the ingested folders go too.
+their chunks (the new version written, then the old one deleted: a search sees one or the other),
+and with `prune` the documents that disappeared from the ingested folders go too.
 """
 
 from __future__ import annotations

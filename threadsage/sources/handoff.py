@@ -1,0 +1,84 @@
+"""`threadsage ingest` beside a running bot on Milvus Lite, whose file only one process may open:
+the bot owns an inbox under the data directory, the command leaves its request there and waits
+for the bot's answer, instead of failing on the lock.
+
+A request is a JSON file written whole (rename), answered by a `.result.json` beside it."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from threadsage.private_files import private_dir
+
+REQUEST = ".request.json"
+RESULT = ".result.json"
+
+
+class IngestInbox:
+    def __init__(self, data_dir: Path) -> None:
+        self.folder = data_dir / "ingest-requests"
+        self._owner = self.folder / "owner.pid"
+
+    # --- the running bot -----------------------------------------------------------------
+
+    def open(self) -> None:
+        private_dir(self.folder)
+        self._owner.write_text(str(os.getpid()), encoding="utf-8")
+
+    def close(self) -> None:
+        if self.running_bot() == os.getpid():
+            self._owner.unlink(missing_ok=True)
+
+    def requests(self) -> list[tuple[str, dict[str, Any]]]:
+        """The waiting requests, oldest first (a malformed one is answered with an error)."""
+        waiting = []
+        for file in sorted(self.folder.glob(f"*{REQUEST}"), key=lambda f: f.stat().st_mtime):
+            ident = file.name.removesuffix(REQUEST)
+            try:
+                waiting.append((ident, json.loads(file.read_text(encoding="utf-8"))))
+            except (OSError, ValueError) as exc:
+                self.answer(ident, {"ok": False, "error": f"unreadable request: {exc}"})
+        return waiting
+
+    def answer(self, ident: str, result: dict[str, Any]) -> None:
+        _write_whole(self.folder / f"{ident}{RESULT}", result)
+        (self.folder / f"{ident}{REQUEST}").unlink(missing_ok=True)
+
+    # --- the command ---------------------------------------------------------------------
+
+    def running_bot(self) -> int | None:
+        """The pid of the live bot that owns this inbox, if any."""
+        try:
+            pid = int(self._owner.read_text(encoding="utf-8").strip())
+            os.kill(pid, 0)
+        except (OSError, ValueError):
+            return None
+        return pid
+
+    def submit(self, request: dict[str, Any]) -> str:
+        ident = uuid.uuid4().hex
+        _write_whole(self.folder / f"{ident}{REQUEST}", request)
+        return ident
+
+    def wait(self, ident: str, poll: float = 0.2) -> dict[str, Any] | None:
+        """The bot's answer; None if the bot stopped without giving one."""
+        result = self.folder / f"{ident}{RESULT}"
+        while not result.exists():
+            if self.running_bot() is None:
+                (self.folder / f"{ident}{REQUEST}").unlink(missing_ok=True)
+                return None
+            time.sleep(poll)
+        answer: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
+        result.unlink(missing_ok=True)
+        return answer
+
+
+def _write_whole(file: Path, data: dict[str, Any]) -> None:
+    temporary = file.with_name(f".{file.name}.tmp")
+    temporary.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(temporary, file)

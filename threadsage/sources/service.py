@@ -1,0 +1,167 @@
+"""The running bot's upkeep of its knowledge: each source of `THREADSAGE_SOURCES` synced on its
+schedule (a folder also on every change seen by `watchfiles`), and, on Milvus Lite, the ingest
+requests `threadsage ingest` hands over (`handoff.py`).
+
+With `REDIS_URL`, only the process holding a Redis lock syncs (a `serve` + worker deployment
+has several processes); another takes over within a minute of its holder's death.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from threadsage.adapters.ingest import Ingestor
+from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.config import Settings
+from threadsage.sources.connector import Connector, connector_for
+from threadsage.sources.engine import SyncEngine
+from threadsage.sources.folder import FolderConnector
+from threadsage.sources.handoff import IngestInbox
+from threadsage.sources.spec import SourceSpec, load_sources
+from threadsage.sources.state import StateStore
+
+if TYPE_CHECKING:
+    from redis.asyncio.lock import Lock
+
+log = logging.getLogger(__name__)
+
+LOCK_TTL = 60.0
+INBOX_POLL = 0.5
+
+
+async def keep_knowledge(settings: Settings, kb: KnowledgeBase, stop: asyncio.Event) -> None:
+    """Until `stop`: sync the sources, answer handed-over ingests. Never raises: a broken
+    sources file is logged, the bot answers anyway."""
+    writing = asyncio.Lock()
+    store = StateStore(settings.data_dir / "sources")
+    engine = SyncEngine(kb, store, settings.chunk_chars, settings.chunk_overlap, writing)
+    tasks = []
+    if settings.sources:
+        try:
+            specs = load_sources(settings.sources)
+        except ValueError as exc:
+            log.error("live sync is off: %s", exc)
+            specs = []
+        if specs:
+            tasks.append(asyncio.create_task(_sync_while_leading(settings, engine, specs, stop)))
+    if not settings.milvus_uri:
+        tasks.append(asyncio.create_task(_answer_inbox(settings, engine, stop)))
+    if tasks:
+        await asyncio.gather(*tasks)
+
+
+async def sync_sources(engine: SyncEngine, connectors: list[Connector], stop: asyncio.Event) -> None:
+    """Each source on its own schedule until `stop`; a folder also wakes on its changes."""
+    wakes = [asyncio.Event() for _ in connectors]
+
+    async def on_stop() -> None:
+        await stop.wait()
+        for wake in wakes:
+            wake.set()
+
+    async with asyncio.TaskGroup() as group:
+        group.create_task(on_stop())
+        for connector, wake in zip(connectors, wakes, strict=True):
+            group.create_task(_every(engine, connector, wake, stop))
+            if isinstance(connector, FolderConnector):
+                group.create_task(_watch(connector, wake, stop))
+
+
+async def _every(engine: SyncEngine, connector: Connector, wake: asyncio.Event, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        wake.clear()
+        await engine.sync(connector)
+        with suppress(TimeoutError):
+            await asyncio.wait_for(wake.wait(), connector.spec.interval)
+
+
+async def _watch(connector: FolderConnector, wake: asyncio.Event, stop: asyncio.Event) -> None:
+    try:
+        async for _ in connector.watch(stop):
+            wake.set()
+    except (OSError, RuntimeError) as exc:  # a folder that is not there yet: its sync reports it
+        log.warning("source %s: not watching %s: %s", connector.spec.name, connector.root, exc)
+
+
+async def _sync_while_leading(
+    settings: Settings, engine: SyncEngine, specs: list[SourceSpec], stop: asyncio.Event
+) -> None:
+    connectors = [connector_for(spec, settings) for spec in specs]
+    log.info("live sync of %d sources: %s", len(specs), ", ".join(s.name for s in specs))
+    if not settings.redis_url:
+        await sync_sources(engine, connectors, stop)
+        return
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(settings.redis_url)
+    try:
+        while not stop.is_set():
+            lock = redis.lock(f"{settings.redis_prefix}sources-sync", timeout=LOCK_TTL, thread_local=False)
+            try:
+                leading = await lock.acquire(blocking=False)
+            except Exception as exc:  # noqa: BLE001 - Redis away: try again later
+                log.warning("live sync waits for Redis: %s", exc)
+                leading = False
+            if leading:
+                log.info("this process syncs the sources (pid %d)", os.getpid())
+                await _lead(lock, lambda done: sync_sources(engine, connectors, done), stop)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), LOCK_TTL / 4)
+    finally:
+        await redis.aclose()
+
+
+async def _lead(lock: Lock, work: Callable[[asyncio.Event], Awaitable[None]], stop: asyncio.Event) -> None:
+    """Run `work` while the lock is renewed; stop it when the lock is lost or at `stop`."""
+    done = asyncio.Event()
+
+    async def renew() -> None:
+        while not done.is_set():
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), LOCK_TTL / 3)
+            if stop.is_set():
+                break
+            try:
+                await lock.reacquire()
+            except Exception as exc:  # noqa: BLE001 - lost or Redis away: another process may lead
+                log.warning("live sync: lost the sources lock (%s)", exc)
+                break
+        done.set()
+
+    renewing = asyncio.create_task(renew())
+    await work(done)
+    await renewing
+    with suppress(Exception):
+        await lock.release()
+
+
+async def _answer_inbox(settings: Settings, engine: SyncEngine, stop: asyncio.Event) -> None:
+    inbox = IngestInbox(settings.data_dir)
+    inbox.open()
+    try:
+        while not stop.is_set():
+            for ident, request in inbox.requests():
+                async with engine.writing:
+                    result = await asyncio.to_thread(_ingest_request, settings, engine.kb, request)
+                inbox.answer(ident, result)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), INBOX_POLL)
+    finally:
+        inbox.close()
+
+
+def _ingest_request(settings: Settings, kb: KnowledgeBase, request: dict[str, Any]) -> dict[str, Any]:
+    try:
+        paths = [Path(str(p)) for p in request.get("paths", [])]
+        report = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths(
+            paths, category=str(request.get("category", "")), prune=bool(request.get("prune"))
+        )
+    except Exception as exc:  # noqa: BLE001 - told to the waiting command, the bot goes on
+        return {"ok": False, "error": str(exc)}
+    return {"ok": report.ok, "summary": report.summary(), "skipped": report.skipped}

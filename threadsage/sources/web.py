@@ -1,0 +1,169 @@
+"""A web site: its pages from a sitemap, or crawled from a start page (same host, depth and
+count limits), as robots.txt allows. Each page is asked for with a conditional GET (its last
+ETag / Last-Modified): a 304 is not re-read. A page's main content (`<main>`, else `<article>`,
+else the body without navigation) is indexed and cited by its URL."""
+
+from __future__ import annotations
+
+import asyncio
+from html import escape
+from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.robotparser import RobotFileParser
+from xml.etree import ElementTree
+
+import httpx
+from bs4 import BeautifulSoup
+
+from threadsage.adapters.loaders import Document, UnreadableDocument, clean_text, content_hash, parse_bytes
+from threadsage.sources import http
+from threadsage.sources.connector import Entry, Known, Scan
+from threadsage.sources.spec import SourceSpec
+
+CONCURRENCY = 8
+MAX_SITEMAPS = 50
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+class WebConnector:
+    def __init__(self, spec: SourceSpec) -> None:
+        self.spec = spec
+        self.start = spec.url or ""
+        self.host = urlsplit(self.start).netloc
+        self.max_bytes = spec.max_page_kb * 1024
+
+    async def scan(self, known: Known) -> Scan:
+        scan = Scan()
+        async with http.client() as client:
+            robots = await self._robots(client)
+            if self._is_sitemap(self.start):
+                urls = [u for u in await self._sitemap(client, self.start) if self._allowed(robots, u)]
+                pages = urls[: self.spec.max_pages]
+                await self._fetch_all(client, pages, known, scan)
+            else:
+                await self._crawl(client, robots, known, scan)
+        return scan
+
+    # --- discovery -------------------------------------------------------------------------
+
+    async def _crawl(self, client: httpx.AsyncClient, robots: RobotFileParser, known: Known, scan: Scan) -> None:
+        """Breadth first from the start page; an unchanged page's links are those it had."""
+        seen: set[str] = set()
+        level = [_normal(self.start)]
+        for depth in range(self.spec.max_depth + 1):
+            room = self.spec.max_pages - len(seen)
+            level = [u for u in dict.fromkeys(level) if u not in seen and self._allowed(robots, u)][:room]
+            if not level:
+                return
+            seen.update(level)
+            links = await self._fetch_all(client, level, known, scan)
+            level = links if depth < self.spec.max_depth else []
+
+    async def _sitemap(self, client: httpx.AsyncClient, url: str, depth: int = 0) -> list[str]:
+        """The page URLs of a sitemap, following a sitemap index (a failed one fails the scan,
+        which then prunes nothing)."""
+        fetched = await http.fetch(client, url, 50 * 1024 * 1024)
+        if fetched.status != 200:
+            raise http.FetchFailed(f"sitemap {url}: HTTP {fetched.status}")
+        try:
+            root = ElementTree.fromstring(fetched.body)
+        except ElementTree.ParseError as exc:
+            raise http.FetchFailed(f"sitemap {url} is not XML: {exc}") from None
+        locations = [(e.text or "").strip() for e in root.iter() if e.tag.endswith("loc")]
+        if root.tag.endswith("sitemapindex") and depth < 2:
+            pages: list[str] = []
+            for nested in locations[:MAX_SITEMAPS]:
+                pages += await self._sitemap(client, nested, depth + 1)
+            return pages
+        return [_normal(u) for u in locations if urlsplit(u).netloc == self.host]
+
+    async def _robots(self, client: httpx.AsyncClient) -> RobotFileParser:
+        robots = RobotFileParser()
+        parts = urlsplit(self.start)
+        try:
+            fetched = await http.fetch(client, f"{parts.scheme}://{parts.netloc}/robots.txt", 512 * 1024)
+        except http.FetchFailed:
+            fetched = None
+        if fetched is not None and fetched.status == 200:
+            robots.parse(fetched.body.decode("utf-8", errors="replace").splitlines())
+        else:
+            robots.parse([])  # none: everything is allowed
+        return robots
+
+    def _allowed(self, robots: RobotFileParser, url: str) -> bool:
+        return urlsplit(url).netloc == self.host and robots.can_fetch(http.USER_AGENT, url)
+
+    @staticmethod
+    def _is_sitemap(url: str) -> bool:
+        return urlsplit(url).path.endswith(".xml")
+
+    # --- pages -----------------------------------------------------------------------------
+
+    async def _fetch_all(self, client: httpx.AsyncClient, urls: list[str], known: Known, scan: Scan) -> list[str]:
+        """Fetch `urls` (a few at a time) into `scan`; the links found on them (or remembered)."""
+        gate = asyncio.Semaphore(CONCURRENCY)
+        links: list[str] = []
+
+        async def one(url: str) -> None:
+            async with gate:
+                links.extend(await self._page(client, url, known.entries.get(url, {}), scan))
+
+        await asyncio.gather(*(one(u) for u in urls))
+        return links
+
+    async def _page(self, client: httpx.AsyncClient, url: str, entry: Entry, scan: Scan) -> list[str]:
+        conditions = {}
+        if entry.get("etag"):
+            conditions["If-None-Match"] = entry["etag"]
+        if entry.get("modified"):
+            conditions["If-Modified-Since"] = entry["modified"]
+        try:
+            fetched = await http.fetch(client, url, self.max_bytes, conditions)
+        except http.FetchFailed as exc:
+            scan.failed.append((url, str(exc)))
+            return []
+        if fetched.status == 304 and entry:
+            scan.unchanged[url] = entry
+            return list(entry.get("links", []))
+        if fetched.status in (404, 410):
+            scan.gone.add(url)
+            return []
+        if fetched.status != 200:
+            scan.failed.append((url, f"HTTP {fetched.status}"))
+            return []
+        if not fetched.headers.get("content-type", "text/html").startswith(_HTML_TYPES):
+            return []  # a PDF or an image linked from a page is not a page
+        soup = BeautifulSoup(fetched.body, "html.parser")
+        hrefs = [a["href"] for a in soup.find_all("a", href=True)]
+        links = [_normal(urljoin(fetched.url, h)) for h in hrefs if isinstance(h, str)]
+        links = [link for link in links if urlsplit(link).netloc == self.host]
+        etag, modified = fetched.headers.get("etag", ""), fetched.headers.get("last-modified", "")
+        new_entry = {
+            "version": etag or modified or content_hash(fetched.body),
+            "etag": etag,
+            "modified": modified,
+            "links": links,
+        }
+        try:
+            scan.documents.append((self._document(url, soup, fetched.body), new_entry))
+        except UnreadableDocument as exc:
+            scan.failed.append((url, str(exc)))
+        return links
+
+    def _document(self, url: str, soup: BeautifulSoup, body: bytes) -> Document:
+        main = soup.find("main") or soup.find("article") or soup.body or soup
+        title = soup.title.get_text(" ", strip=True) if soup.title else ""
+        page = f"<html><head><title>{escape(title)}</title></head><body>{main}</body></html>"
+        title, sections = parse_bytes(page.encode("utf-8"), urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1] + ".html")
+        return Document(
+            source=url,
+            path=clean_text(urlsplit(url).path or "/"),
+            title=title,
+            sections=sections,
+            content_hash=content_hash(body),
+            category=self.spec.category,
+        )
+
+
+def _normal(url: str) -> str:
+    """A page's URL without its fragment (#section is the same page)."""
+    return urldefrag(url.strip())[0]
