@@ -18,8 +18,9 @@ from rich.table import Table
 
 from threadsage.adapters.embeddings import EmbeddingsUnavailable, make_embedder
 from threadsage.adapters.ingest import Ingestor, IngestReport
-from threadsage.adapters.knowledge import Hit, KnowledgeBase, KnowledgeBaseError
+from threadsage.adapters.knowledge import KnowledgeBase, KnowledgeBaseError
 from threadsage.bots.terminal import TerminalChat
+from threadsage.cli_hits import print_hits
 from threadsage.config import EmbeddingsKind, Settings, get_settings
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
@@ -27,6 +28,8 @@ from threadsage.launch import configured_platforms, serve, serve_front_end, work
 from threadsage.observability import configure_console_logging, configure_logging
 from threadsage.redaction import redact
 from threadsage.runtime import open_chat_service
+from threadsage.sources.handoff import HandOverFailed, IngestInbox, hand_over
+from threadsage.sources.service import knowledge_upkeep
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -99,10 +102,17 @@ def ingest(
     if missing:
         raise fail(f"no such file or folder: {', '.join(missing)}")
     settings = get_settings()
-    with knowledge_base(settings) as kb:
-        if rebuild:
-            kb.drop()
-        report = run_ingest(kb, settings, paths, category, prune)
+    if not settings.milvus_uri and (pid := IngestInbox(settings.data_dir).running_bot()):
+        errors.print(f"a threadsage bot (pid {pid}) runs on {settings.data_dir}: the ingest is handed to it")
+        try:
+            report = hand_over(settings.data_dir, paths, category, prune, rebuild)
+        except HandOverFailed as exc:
+            raise fail(str(exc)) from None
+    else:
+        with knowledge_base(settings) as kb:
+            if rebuild:
+                kb.drop()
+            report = run_ingest(kb, settings, paths, category, prune)
     for path, reason in report.skipped:
         errors.print(f"[yellow]skipped[/] {path}: {reason}", highlight=False)
     console.print(report.summary(), highlight=False)
@@ -125,29 +135,6 @@ def search(
     print_hits(hits)
 
 
-def print_hits(hits: list[Hit]) -> None:
-    """A table on a terminal; one line per hit (then its snippet) when piped, for scripts."""
-    if not hits:
-        console.print("no matching chunks")
-        return
-    rows = []
-    for rank, hit in enumerate(hits, start=1):
-        where = " > ".join(part for part in (hit.title, hit.heading) if part)
-        snippet = " ".join(hit.text.split())
-        snippet = snippet[:240] + ("…" if len(snippet) > 240 else "")
-        rows.append((str(rank), f"{hit.score:.3f}", hit.path, where, snippet))
-    if not console.is_terminal:
-        for number, score, path, where, snippet in rows:
-            console.print(f"{number}. [{score}] {path} ({where})\n   {snippet}", markup=False, highlight=False)
-        return
-    table = Table(show_lines=True)
-    for column in ("#", "score", "source", "heading", "text"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
-
-
 @app.command()
 def chat(
     session: Annotated[str | None, typer.Option(help="Resume this session (a new one when not given).")] = None,
@@ -166,7 +153,7 @@ def chat(
 
 
 async def _chat(settings: Settings, kb: KnowledgeBase, name: str) -> None:
-    async with open_chat_service(settings, kb=kb) as service:
+    async with open_chat_service(settings, kb=kb) as service, knowledge_upkeep(settings, kb):
         errors.print(
             f"threadsage — {service.description}; session {name} (resume with --session {name}). /help for commands.",
             highlight=False,

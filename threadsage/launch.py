@@ -9,7 +9,10 @@
 
 All stop in order on SIGINT/SIGTERM: no new work is taken (/readyz says 503, deliveries are
 refused for the platform to deliver again), the turns in flight are finished or handed back to
-the queue, and the HTTP server stops last."""
+the queue, and the HTTP server stops last.
+
+`serve` and `work` also keep the knowledge current (`sources/service.py`): the sources of
+`THREADSAGE_SOURCES` synced by one process (a Redis lock), ingests handed over on Milvus Lite."""
 
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from threadsage.memory.retention import prune_periodically
 from threadsage.redaction import redact_url
 from threadsage.runtime import open_chat_service, open_coordinator
 from threadsage.server import ReadinessCheck, create_app
+from threadsage.sources.service import knowledge_upkeep
 
 if TYPE_CHECKING:
     from telegram import Bot
@@ -64,6 +68,7 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
     async with AsyncExitStack() as stack:
         coordinator = await stack.enter_async_context(open_coordinator(settings))
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
+        await stack.enter_async_context(knowledge_upkeep(settings, chat.context.kb))
         queue = (
             await stack.enter_async_context(_connected(TurnQueue(settings), settings)) if settings.redis_url else None
         )
@@ -194,6 +199,7 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
     async with AsyncExitStack() as stack:
         coordinator = await stack.enter_async_context(open_coordinator(settings, check=False))
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
+        await stack.enter_async_context(knowledge_upkeep(settings, chat.context.kb))
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 

@@ -13,10 +13,29 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from threadsage.adapters.ingest import IngestReport
 from threadsage.private_files import private_dir
 
 REQUEST = ".request.json"
 RESULT = ".result.json"
+
+
+class HandOverFailed(RuntimeError):
+    """The running bot did not do the ingest; the message says why and what to do."""
+
+
+def hand_over(data_dir: Path, paths: list[Path], category: str, prune: bool, rebuild: bool) -> IngestReport:
+    """Have the bot running on `data_dir` ingest `paths`, and wait for its report."""
+    if rebuild:
+        raise HandOverFailed(f"a threadsage bot is running on {data_dir}: stop it to --rebuild")
+    inbox = IngestInbox(data_dir)
+    request = {"paths": [str(p.absolute()) for p in paths], "category": category, "prune": prune}
+    result = inbox.wait(inbox.submit(request))
+    if result is None:
+        raise HandOverFailed("the bot stopped before doing the ingest: run `threadsage ingest` again")
+    if "error" in result:
+        raise HandOverFailed(f"the bot could not ingest: {result['error']}")
+    return IngestReport(**result["report"])
 
 
 class IngestInbox:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,8 +53,24 @@ async def keep_knowledge(settings: Settings, kb: KnowledgeBase, stop: asyncio.Ev
             tasks.append(asyncio.create_task(_sync_while_leading(settings, engine, specs, stop)))
     if not settings.milvus_uri:
         tasks.append(asyncio.create_task(_answer_inbox(settings, engine, stop)))
-    if tasks:
-        await asyncio.gather(*tasks)
+    for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+        if isinstance(outcome, Exception):
+            log.error("live sync stopped: %s", outcome, exc_info=outcome)
+
+
+@asynccontextmanager
+async def knowledge_upkeep(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[None]:
+    """`keep_knowledge` in the background while inside; on leaving, a sync in flight is cancelled
+    (after its writes, see `SyncEngine.sync`) before the knowledge base is closed."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(keep_knowledge(settings, kb, stop), name="knowledge-upkeep")
+    try:
+        yield
+    finally:
+        stop.set()
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
 
 
 async def sync_sources(engine: SyncEngine, connectors: list[Connector], stop: asyncio.Event) -> None:
@@ -164,4 +181,4 @@ def _ingest_request(settings: Settings, kb: KnowledgeBase, request: dict[str, An
         )
     except Exception as exc:  # noqa: BLE001 - told to the waiting command, the bot goes on
         return {"ok": False, "error": str(exc)}
-    return {"ok": report.ok, "summary": report.summary(), "skipped": report.skipped}
+    return {"report": asdict(report)}
