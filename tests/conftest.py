@@ -139,6 +139,9 @@ SLOW = (
     "tests/bots/test_tokens.py::test_processes_starting_together_all_read_one_complete_private_secret",
     "tests/test_redaction.py::test_postgres_credentials_stay_out_of_the_log",
     "tests/test_http_limits.py::test_a_64_mib_unsigned_post_does_not_grow_a_served_process",
+    "tests/sources/test_live_sync.py",  # a running bot syncing a watched folder and a fake site
+    "tests/sources/test_web_and_wiki.py",  # fake servers, Retry-After waits
+    "tests/sources/test_git_and_folder.py::test_markdown_under_a_path_of_a_repository_syncs_by_commit",
 )
 
 

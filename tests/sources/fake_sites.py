@@ -111,11 +111,15 @@ class FakeConfluence:
         page_id = parts.path.rsplit("/", 1)[-1]
         if parts.path.startswith("/wiki/rest/api/content/") and page_id in self.pages:
             page = self.pages[page_id]
-            return 200, {}, {
-                **self._listed(page),
-                "body": {"storage": {"value": page.body, "representation": "storage"}},
-                "metadata": {"labels": {"results": [{"prefix": "global", "name": n} for n in page.labels]}},
-            }
+            return (
+                200,
+                {},
+                {
+                    **self._listed(page),
+                    "body": {"storage": {"value": page.body, "representation": "storage"}},
+                    "metadata": {"labels": {"results": [{"prefix": "global", "name": n} for n in page.labels]}},
+                },
+            )
         return 404, {}, {"statusCode": 404, "message": "No content found"}
 
     def _listed(self, page: WikiPage) -> dict[str, Any]:
@@ -126,5 +130,8 @@ class FakeConfluence:
             "status": "current",
             "title": page.title,
             "version": {"number": page.version},
-            "_links": {"webui": f"/spaces/ENG/pages/{page.id}/{slug}", "self": f"{self.site}/rest/api/content/{page.id}"},
+            "_links": {
+                "webui": f"/spaces/ENG/pages/{page.id}/{slug}",
+                "self": f"{self.site}/rest/api/content/{page.id}",
+            },
         }

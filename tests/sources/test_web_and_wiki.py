@@ -38,7 +38,9 @@ def site():
     fake.server.stop()
 
 
-async def test_a_site_from_its_sitemap_syncs_incrementally(kb, tmp_path: Path, settings: Settings, site: FakeSite) -> None:
+async def test_a_site_from_its_sitemap_syncs_incrementally(
+    kb, tmp_path: Path, settings: Settings, site: FakeSite
+) -> None:
     spec = {"name": "site", "type": "web", "url": f"{site.url}/sitemap.xml", "category": "it", "max_page_kb": 512}
     first = await sync(kb, tmp_path, settings, **spec)
     assert (first.new, first.changed, first.removed, first.error) == (2, 0, 0, "")
@@ -78,7 +80,7 @@ def wiki():
     fake = FakeConfluence(page_size=2)
     fake.add(WikiPage("101", "Expense policy", "<p>Taxis are refunded up to <strong>40 euros</strong>.</p>",
                       labels=["finance"]))  # fmt: skip
-    fake.add(WikiPage("102", "Onboarding", '<h2>First day</h2><p>Badges come from the <ac:link>lobby</ac:link>.</p>'))
+    fake.add(WikiPage("102", "Onboarding", "<h2>First day</h2><p>Badges come from the <ac:link>lobby</ac:link>.</p>"))
     fake.add(WikiPage("103", "Deploys", "<p>Deploys freeze on Fridays after noon.</p>"))
     yield fake
     fake.server.stop()
