@@ -1,0 +1,73 @@
+"""Sync time of a web source of N pages: all new, then all unchanged, then 1% changed.
+
+    PYTHONPATH=$PWD .venv/bin/python bench/sync.py [--pages 1000] [--folder]
+
+The site is the fake of the tests (tests/sources/fake_sites.py) on 127.0.0.1: a sitemap, pages
+of ~600 characters with ETags (304 to a matching If-None-Match). `--folder` measures a folder
+source of N Markdown files instead (unchanged = same mtime and size, not re-read). BM25 only
+(no embeddings), Milvus Lite on a fresh temporary data dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.sources.fake_sites import FakeSite  # noqa: E402
+from threadsage.adapters.knowledge import KnowledgeBase  # noqa: E402
+from threadsage.config import Settings  # noqa: E402
+from threadsage.sources.connector import connector_for  # noqa: E402
+from threadsage.sources.engine import SyncEngine  # noqa: E402
+from threadsage.sources.spec import SourceSpec  # noqa: E402
+from threadsage.sources.state import StateStore  # noqa: E402
+
+WORDS = "policy leave travel expense laptop badge parking canteen meeting review release deploy".split()
+
+
+def text(n: int) -> str:
+    return " ".join(f"{WORDS[(n * 7 + i) % len(WORDS)]} item{n}x{i}" for i in range(50)) + "."
+
+
+async def main(pages: int, folder: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(THREADSAGE_DATA_DIR=Path(tmp) / "data", THREADSAGE_EMBEDDINGS="none", _env_file=None)
+        kb = KnowledgeBase.open(settings)
+        site = FakeSite()
+        if folder:
+            root = Path(tmp) / "docs"
+            root.mkdir()
+            for n in range(pages):
+                (root / f"page{n}.md").write_text(f"# Page {n}\n{text(n)}\n")
+            spec = SourceSpec(name="bench", type="folder", path=str(root))
+        else:
+            for n in range(pages):
+                site.page(f"/page{n}", f"Page {n}", text(n))
+            spec = SourceSpec(name="bench", type="web", url=f"{site.url}/sitemap.xml", max_pages=pages + 2)
+        engine = SyncEngine(kb, StateStore(Path(tmp) / "state"), 1200, 200, asyncio.Lock())
+        connector = connector_for(spec, settings)
+        try:
+            for label in ("new", "unchanged", "1% changed"):
+                if label == "1% changed":
+                    for n in range(0, pages, 100):
+                        if folder:
+                            (root / f"page{n}.md").write_text(f"# Page {n}\n{text(n + 1)}\n")
+                        else:
+                            site.page(f"/page{n}", f"Page {n}", text(n + 1))
+                status = await engine.sync(connector)
+                print(f"{spec.type} {pages} pages, {label}: {status.seconds:.2f} s ({status.summary()})")
+        finally:
+            site.server.stop()
+            kb.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=1000)
+    parser.add_argument("--folder", action="store_true")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.pages, arguments.folder))
