@@ -18,15 +18,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.sources.fake_sites import FakeSite  # noqa: E402
-from threadsage.adapters.knowledge import KnowledgeBase  # noqa: E402
-from threadsage.config import Settings  # noqa: E402
-from threadsage.sources.connector import connector_for  # noqa: E402
-from threadsage.sources.engine import SyncEngine  # noqa: E402
-from threadsage.sources.spec import SourceSpec  # noqa: E402
-from threadsage.sources.state import StateStore  # noqa: E402
+from tests.sources.fake_sites import FakeSite
+from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.config import Settings
+from threadsage.sources.connector import connector_for
+from threadsage.sources.engine import SyncEngine
+from threadsage.sources.spec import SourceSpec
+from threadsage.sources.state import StateStore
 
-WORDS = "policy leave travel expense laptop badge parking canteen meeting review release deploy".split()
+WORDS = [
+    "policy",
+    "leave",
+    "travel",
+    "expense",
+    "laptop",
+    "badge",
+    "parking",
+    "canteen",
+    "meeting",
+    "review",
+    "release",
+    "deploy",
+]
 
 
 def text(n: int) -> str:

@@ -63,6 +63,9 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_MAX_ATTACHMENT_MB": ("max_attachment_mb", "2.5", 2.5),
     "THREADSAGE_ANYONE_MAY_ANSWER": ("anyone_may_answer", "true", True),
     "THREADSAGE_SECRET": ("secret", "s" * 32, "s" * 32),
+    "THREADSAGE_SOURCES": ("sources", "sources.yaml", Path("sources.yaml")),
+    "CONFLUENCE_EMAIL": ("confluence_email", "bot@example.com", "bot@example.com"),
+    "CONFLUENCE_API_TOKEN": ("confluence_api_token", "atl-token", "atl-token"),
     "THREADSAGE_LOG_FORMAT": ("log_format", "text", "text"),
     "THREADSAGE_LOG_LEVEL": ("log_level", "DEBUG", "DEBUG"),
 }
