@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -106,6 +107,40 @@ class Settings(BaseSettings):
     )
     max_hops: int = Field(2, ge=1, description="Retrieve-again rounds of the self-check loop")
     llm_budget: int = Field(8, ge=2, description="Reasoning calls per turn")
+    deep_search_budget: int = Field(
+        12,
+        ge=4,
+        description="Reasoning calls of a deep-search turn (comparisons), from routing to the synthesis; it replaces "
+        "the per-turn budget on that route",
+    )
+    deep_search_max_steps: int = Field(
+        4, ge=1, le=10, description="Steps (sub-questions searched and answered) of one deep search"
+    )
+    deep_search_max_replans: int = Field(
+        1, ge=0, description="New plans of one deep search after a step finds nothing or contradicts"
+    )
+
+    timezone: str = Field(
+        "UTC",
+        description='IANA time zone of "today" in date questions ("how many working days until the 15th?"), '
+        "e.g. `Europe/Lisbon`",
+        json_schema_extra=section("Tools: calculator, dates, web search (docs/tools.md)"),
+    )
+    web_search: Literal["none", "tavily", "searxng"] = Field(
+        "none",
+        description="Web search for questions the documents don't cover: `tavily` (needs TAVILY_API_KEY), `searxng` "
+        "(needs THREADSAGE_SEARXNG_URL), or `none`. Web answers are labelled and never cited as documents",
+    )
+    tavily_api_key: SecretStr | None = Field(
+        None, validation_alias="TAVILY_API_KEY", description="Tavily API key (`tvly-…`), for `web_search=tavily`"
+    )
+    tavily_url: str = Field("https://api.tavily.com", description="Tavily API base URL")
+    searxng_url: str | None = Field(
+        None,
+        description="Base URL of a SearXNG instance whose settings allow the `json` format, for `web_search=searxng`",
+    )
+    web_search_results: int = Field(5, ge=1, le=10, description="Web results read per search")
+    web_search_timeout: float = Field(10.0, gt=0, description="Timeout of one web search, in seconds")
 
     # Defaults chosen from measured recall (docs/performance.md, docs/decisions.md)
     chunk_chars: int = Field(
@@ -258,6 +293,19 @@ class Settings(BaseSettings):
         fields = {variable: name for name, variable in env_names().items() if variable.startswith(ENV_PREFIX)}
         renamed = {fields[key.upper()]: value for key, value in data.items() if key.upper() in fields}
         return {key: value for key, value in data.items() if key.upper() not in fields} | renamed
+
+    @model_validator(mode="after")
+    def _tools_are_complete(self) -> Settings:
+        """A web search named without what it needs, or an unknown time zone, fails at start-up."""
+        if self.web_search == "tavily" and self.tavily_api_key is None:
+            raise ValueError("THREADSAGE_WEB_SEARCH=tavily needs TAVILY_API_KEY")
+        if self.web_search == "searxng" and not self.searxng_url:
+            raise ValueError("THREADSAGE_WEB_SEARCH=searxng needs THREADSAGE_SEARXNG_URL")
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"THREADSAGE_TIMEZONE={self.timezone!r} is not an IANA time zone") from None
+        return self
 
     def categories_for(self, channel: str) -> tuple[str, ...] | None:
         """The knowledge categories a channel (or a DM, channel "") may read: None = every one,

@@ -22,6 +22,7 @@ from threadsage.graph.context import BrainContext, Policy
 from threadsage.memory.checkpoints import open_checkpointer
 from threadsage.memory.coordination import Coordinator, LocalCoordinator
 from threadsage.memory.feedback import FeedbackStore
+from threadsage.tools.toolbox import Toolbox
 
 
 @asynccontextmanager
@@ -47,7 +48,12 @@ async def open_chat_service(
             await feedback.setup()
             yield ChatService(
                 build_graph(checkpointer),
-                BrainContext(kb=kb, reasoner=reasoner, policy=Policy.from_settings(settings)),
+                BrainContext(
+                    kb=kb,
+                    reasoner=reasoner,
+                    policy=Policy.from_settings(settings),
+                    tools=Toolbox.from_settings(settings),
+                ),
                 coordinator,
                 feedback=feedback,
                 anyone_may_answer=settings.anyone_may_answer,

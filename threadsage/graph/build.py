@@ -1,13 +1,19 @@
 """The conversation graph: nodes, explicit path maps, and the brakes on every loop.
 
-begin → contextualise → route ─┬─ clarify ──(resume)──→ route            (≤ max_clarify_rounds)
-                               ├─ direct_reply ───────────────→ compose
-                               ├─ fallback ───────────────────→ compose
-                               ├─ fast_retrieval ─→ generate ─→ compose
-                               ├─ standard_retrieval ─→ grade ─→ generate ─→ judge ─┬→ compose
-                               ├─ code_search ─→ retrieve ─┘          ↑             ├→ rewrite → retrieve
-                               └─ deep_search ─→ plan → research ─→ grade            └→ settle → compose
-                                                                     (≤ max_hops, ≤ llm_budget)
+begin → contextualise → tools ─┬─ (arithmetic or dates only) ─────────────→ compose
+                               └─ route ─┬─ clarify ──(resume)──→ route     (≤ max_clarify_rounds)
+                                         ├─ direct_reply ───────────────→ compose
+                                         ├─ fallback ─┬─ (web search on) web ─┬→ compose
+                                         │            └──────────────────────┴→ fallback → compose
+                                         ├─ fast_retrieval ─→ generate ─→ compose
+                                         ├─ standard_retrieval ─→ grade ─→ generate ─→ judge ─┬→ compose
+                                         ├─ code_search ─→ retrieve ─┘          ↑             ├→ rewrite → retrieve
+                                         │                                                   └→ settle → compose
+                                         │                          (≤ max_hops, ≤ llm_budget)
+                                         └─ deep_search ─→ plan → execute ─┬→ execute (the next step)
+                                                                 ↑         ├→ replan ─┘
+                                                                 └─────────┴→ synthesise → compose
+                                                 (≤ deep_max_steps, ≤ deep_max_replans, ≤ deep_budget)
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.begin import begin
 from threadsage.graph.nodes.clarify import clarify
 from threadsage.graph.nodes.compose import compose
+from threadsage.graph.nodes.deep import after_execute, execute, next_step, plan, replan, synthesise
 from threadsage.graph.nodes.retrieval import (
     after_generate,
     after_grade,
@@ -29,19 +37,20 @@ from threadsage.graph.nodes.retrieval import (
     generate,
     grade,
     judge,
-    plan,
-    research,
     retrieve,
     rewrite,
     settle,
 )
 from threadsage.graph.nodes.simple import direct_reply, fallback
+from threadsage.graph.nodes.tools import after_tools, after_web, use_tools, web
 from threadsage.graph.nodes.understand import contextualise, route
 from threadsage.graph.state import ConversationState, TurnInput
 
 
-def strategy(state: ConversationState) -> str:
-    return state["decision"]["strategy"]
+def strategy(state: ConversationState, runtime: Runtime[BrainContext]) -> str:
+    """The decided strategy; out-of-scope questions go to the web first when a web search is configured."""
+    chosen = state["decision"]["strategy"]
+    return "web" if chosen == "fallback" and runtime.context.tools.web is not None else chosen
 
 
 def build_graph(
@@ -60,13 +69,18 @@ def build_graph(
     graph.add_node("judge", judge)
     graph.add_node("rewrite", rewrite)
     graph.add_node("settle", settle)
+    graph.add_node("tools", use_tools)
+    graph.add_node("web", web)
     graph.add_node("plan", plan)
-    graph.add_node("research", research)
+    graph.add_node("execute", execute)
+    graph.add_node("replan", replan)
+    graph.add_node("synthesise", synthesise)
     graph.add_node("compose", compose)
 
     graph.add_edge(START, "begin")
     graph.add_edge("begin", "contextualise")
-    graph.add_edge("contextualise", "route")
+    graph.add_edge("contextualise", "tools")
+    graph.add_conditional_edges("tools", after_tools, {"answered": "compose", "route": "route"})
     graph.add_conditional_edges(
         "route",
         strategy,
@@ -74,6 +88,7 @@ def build_graph(
             "clarify_needed": "clarify",
             "direct_reply": "direct_reply",
             "fallback": "fallback",
+            "web": "web",
             "fast_retrieval": "generate",  # answers from the router's evidence
             "standard_retrieval": "grade",  # the router's evidence is the first hop's retrieval
             "code_search": "retrieve",
@@ -81,8 +96,13 @@ def build_graph(
         },
     )
     graph.add_edge("clarify", "route")
-    graph.add_edge("plan", "research")
-    graph.add_edge("research", "grade")
+    graph.add_conditional_edges("plan", next_step, {"execute": "execute", "synthesise": "synthesise"})
+    graph.add_conditional_edges(
+        "execute", after_execute, {"execute": "execute", "replan": "replan", "synthesise": "synthesise"}
+    )
+    graph.add_conditional_edges("replan", next_step, {"execute": "execute", "synthesise": "synthesise"})
+    graph.add_edge("synthesise", "compose")
+    graph.add_conditional_edges("web", after_web, {"answered": "compose", "fallback": "fallback"})
     graph.add_edge("retrieve", "grade")
     graph.add_conditional_edges(
         "grade", after_grade, {"generate": "generate", "rewrite": "rewrite", "settle": "settle"}

@@ -1,4 +1,4 @@
-"""What every node may use: the knowledge base, the reasoning back-end and the brakes.
+"""What every node may use: the knowledge base, the reasoning back-end, the tools and the brakes.
 
 Passed to each run as LangGraph's run-scoped context, so the compiled graph itself holds no
 connections and one compiled graph serves the whole process.
@@ -6,11 +6,12 @@ connections and one compiled graph serves the whole process.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.reasoning import Reasoner
 from threadsage.config import Settings
+from threadsage.tools.toolbox import Toolbox
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,9 @@ class Policy:
     max_clarify_rounds: int = 2  # per question; then the best-effort answer
     max_hops: int = 2  # retrieve → answer → judge rounds in the self-check loop
     llm_budget: int = 8  # reasoning calls per turn
+    deep_budget: int = 12  # reasoning calls of a deep-search turn, in place of llm_budget
+    deep_max_steps: int = 4  # sub-questions executed in one deep search
+    deep_max_replans: int = 1  # new plans in one deep search
     good_enough: float = 0.7  # judge score that ends the self-check loop
     retrieve_k: int = 6
     fast_k: int = 3
@@ -31,6 +35,9 @@ class Policy:
             max_clarify_rounds=settings.max_clarify_rounds,
             max_hops=settings.max_hops,
             llm_budget=settings.llm_budget,
+            deep_budget=settings.deep_search_budget,
+            deep_max_steps=settings.deep_search_max_steps,
+            deep_max_replans=settings.deep_search_max_replans,
         )
 
 
@@ -39,3 +46,4 @@ class BrainContext:
     kb: KnowledgeBase
     reasoner: Reasoner
     policy: Policy = Policy()
+    tools: Toolbox = field(default_factory=Toolbox)

@@ -16,6 +16,7 @@ from langgraph.graph.message import add_messages
 
 from threadsage.adapters.attachments import keep_attached
 from threadsage.adapters.reasoning import Intent, Passage
+from threadsage.adapters.research import Finding
 
 Strategy = Literal[
     "direct_reply",
@@ -102,7 +103,9 @@ class ConversationState(TypedDict, total=False):
     # retrieval and answering
     search_query: str
     documents: list[Passage]
-    sub_questions: list[str]
+    sub_questions: list[str]  # deep search: the steps still planned
+    findings: list[Finding]  # deep search: the steps executed
+    replans: int
     answer: str
     best_answer: str
     best_score: float

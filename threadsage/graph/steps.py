@@ -27,13 +27,16 @@ STEP_OF_NODE: dict[str, Step] = {
     "retrieve": Step.SEARCHING,
     "rewrite": Step.SEARCHING,
     "plan": Step.SEARCHING,
-    "research": Step.SEARCHING,
+    "execute": Step.SEARCHING,
+    "replan": Step.SEARCHING,
+    "web": Step.SEARCHING,
     "grade": Step.CHECKING,
     "judge": Step.CHECKING,
     "generate": Step.WRITING,
     "direct_reply": Step.WRITING,
     "fallback": Step.WRITING,
     "settle": Step.WRITING,
+    "synthesise": Step.WRITING,
 }
 
 

@@ -22,6 +22,8 @@ def begin(state: ConversationState) -> ConversationState:
         "search_query": question,
         "documents": [],
         "sub_questions": [],
+        "findings": [],
+        "replans": 0,
         "answer": "",
         "best_answer": "",
         "best_score": -1.0,

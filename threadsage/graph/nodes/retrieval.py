@@ -8,7 +8,6 @@ low-confidence — not a canned refusal.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Literal
 
 from langgraph.runtime import Runtime
@@ -139,40 +138,3 @@ def _may_loop(state: ConversationState, runtime: Runtime[BrainContext]) -> bool:
     """Another hop costs a rewrite, a grade, a generation and a judgement."""
     policy = runtime.context.policy
     return state.get("hops", 0) < policy.max_hops and calls(state, 4) <= policy.llm_budget
-
-
-# --- deep search ---------------------------------------------------------------------------
-
-
-async def plan(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
-    sub_questions = (await runtime.context.reasoner.decompose(state["standalone"]))[:3] or [state["standalone"]]
-    return {
-        "sub_questions": sub_questions,
-        "llm_calls": calls(state),
-        "trace": traced(state, "plan", " | ".join(q[:80] for q in sub_questions)),
-    }
-
-
-async def research(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
-    """Retrieve for every sub-question at once; keep each one's best passages, without repeats."""
-    ctx = runtime.context
-    per_question = max(2, ctx.policy.retrieve_k // len(state["sub_questions"]))
-    results = await asyncio.gather(
-        *(search(state, ctx, q, per_question, state.get("focus") or None) for q in state["sub_questions"])
-    )
-    seen: set[str] = set()
-    documents = []
-    for found in results:
-        for p in found:
-            if p["id"] not in seen:
-                seen.add(p["id"])
-                documents.append(p)
-    hops = state.get("hops", 0) + 1
-    return {
-        "documents": documents,
-        "hops": hops,
-        "search_query": state["standalone"],
-        "trace": traced(
-            {**state, "hops": hops}, "research", f"{len(documents)} passages for {len(results)} sub-questions"
-        ),
-    }

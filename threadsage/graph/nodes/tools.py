@@ -1,0 +1,85 @@
+"""The tools as steps of the graph: a question that is only arithmetic or dates is answered by its
+tool before any search; a question out of the documents' scope goes to the web when a web search
+is configured, and the answer says it comes from the web. Web results are never passages: they
+cannot become citations of the documents."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from langgraph.runtime import Runtime
+
+from threadsage.adapters.reasoning import Reasoner
+from threadsage.graph.context import BrainContext
+from threadsage.graph.nodes.common import calls, traced
+from threadsage.graph.state import ConversationState
+from threadsage.tools.web import WebResult
+
+WEB_LABEL = "🌐 *From the web, not from the organisation's documents:*"
+WEB_SOURCES = "Web sources:"
+_MARKER = re.compile(r"\[(\d{1,2})\]")
+
+
+def use_tools(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
+    direct = runtime.context.tools.direct(state["standalone"])
+    if direct is None:
+        return {}
+    return {
+        "answer": direct.text,
+        "documents": [],
+        "route": "tools",
+        "confidence": 1.0 if direct.ok else 0.0,
+        "trace": traced(state, "tools", f"{direct.tool}: {'answered' if direct.ok else 'refused'}"),
+    }
+
+
+def after_tools(state: ConversationState) -> Literal["answered", "route"]:
+    return "answered" if state.get("route") == "tools" else "route"
+
+
+async def web(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
+    """Search the web for a question the documents don't cover; with nothing found, the refusal follows."""
+    ctx = runtime.context
+    assert ctx.tools.web is not None  # the edge comes here only when a web search is configured
+    results = await ctx.tools.web.search(state["standalone"])
+    if not results:
+        return {"trace": traced(state, "web", f"{ctx.tools.web.name}: no results")}
+    answer, used_model = await web_answer(ctx.reasoner, state["standalone"], results)
+    return {
+        "answer": answer,
+        "documents": [],
+        "route": "web_search",
+        "confidence": state["decision"]["confidence"],
+        "llm_calls": calls(state, int(used_model)),
+        "trace": traced(state, "web", f"{ctx.tools.web.name}: {len(results)} results"),
+    }
+
+
+def after_web(state: ConversationState) -> Literal["answered", "fallback"]:
+    return "answered" if state.get("route") == "web_search" else "fallback"
+
+
+async def web_answer(reasoner: Reasoner, question: str, results: list[WebResult]) -> tuple[str, bool]:
+    """The labelled answer, its [n] turned into [web n], the sources listed as links; and whether a
+    model wrote it (the offline back-end lists the results' own words)."""
+    from threadsage.adapters.llm import LLMReasoner
+
+    if isinstance(reasoner, LLMReasoner):
+        from threadsage.adapters import prompts
+
+        numbered = "\n\n".join(
+            f"[{n}] {r.title} ({r.url})\n<result>\n{prompts.unfenced(r.content)}\n</result>"
+            for n, r in enumerate(results, start=1)
+        )
+        body = await reasoner._text(prompts.WEB_ANSWER, f"Web results:\n{numbered}\n\nQuestion: {question}")
+        body = _MARKER.sub(lambda m: f"[web {m.group(1)}]" if int(m.group(1)) <= len(results) else "", body)
+    else:
+        body = "\n".join(f"- {r.content or r.title} [web {n}]" for n, r in enumerate(results[:3], start=1))
+    sources = "\n".join(f"{n}. [{_plain(r.title)}]({r.url})" for n, r in enumerate(results, start=1))
+    return f"{WEB_LABEL}\n\n{body.strip()}\n\n{WEB_SOURCES}\n{sources}", isinstance(reasoner, LLMReasoner)
+
+
+def _plain(title: str) -> str:
+    """A title that cannot break its Markdown link nor look like a citation."""
+    return re.sub(r"[\[\]()]", "", title).strip() or "link"

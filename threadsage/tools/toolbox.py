@@ -1,0 +1,81 @@
+"""The tools of one process, and the questions they answer on their own.
+
+A question that is *only* arithmetic ("what is 15% of 240?") or *only* about the calendar ("how
+many working days until the 15th?") is answered by the tool before any search, with or without a
+language model: it needs no document and no model call. Questions that mix a document's number
+with arithmetic ("15% of the Lisbon hotel limit") need reading first: the language model does
+that with tool calls (calling.py); the offline back-end cannot, and searches as usual.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from threadsage.config import Settings
+from threadsage.tools.calculator import CalculationError, calculate, formatted
+from threadsage.tools.dates import Calendar, DateError, answer_date_question
+from threadsage.tools.web import SearXNG, Tavily, WebSearch
+
+_ASK = re.compile(
+    r"^\s*(?:(?:what|how\s+much)(?:'s|\s+is|\s+are|\s+does)?|calculate|compute|work\s+out|evaluate)?\s*"
+    r"(?P<expression>.+?)\s*(?:=|equals?|come\s+to|make)?\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+_ARITHMETIC = re.compile(r"(?:[\d\s.,+\-*/×÷−^%()€$£]|\b(?:x|times|plus|minus|of)\b)+", re.IGNORECASE)
+_OPERATOR = re.compile(r"\d\s*(?:[+\-*/×÷−^]|\*\*|x\b|times|plus|minus|%\s*of)\s*[-(€$£]*\s*\d", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    tool: str  # "calculator" or "dates"
+    text: str
+    ok: bool  # False: the question was for the tool, but could not be answered (text says why)
+
+
+@dataclass(frozen=True)
+class Toolbox:
+    calendar: Calendar = field(default_factory=Calendar)
+    web: WebSearch | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Toolbox:
+        return cls(calendar=Calendar(settings.timezone), web=web_search(settings))
+
+    def direct(self, question: str) -> ToolAnswer | None:
+        """The tool's answer when the whole question is arithmetic or dates; None otherwise."""
+        if expression := explicit_expression(question):
+            try:
+                return ToolAnswer("calculator", f"{expression} = **{formatted(calculate(expression))}**", True)
+            except CalculationError as exc:
+                return ToolAnswer("calculator", str(exc), False)
+        try:
+            text = answer_date_question(question, self.calendar)
+        except DateError as exc:
+            return ToolAnswer("dates", str(exc), False)
+        return ToolAnswer("dates", text, True) if text else None
+
+
+def explicit_expression(question: str) -> str | None:
+    """The arithmetic a question asks for when it asks nothing else: "what is 3 x (4 + 5)?" → "3 x (4 + 5)"."""
+    match = _ASK.match(question)
+    if not match:
+        return None
+    expression = match.group("expression").strip()
+    if _ARITHMETIC.fullmatch(expression) and _OPERATOR.search(expression):
+        return expression
+    return None
+
+
+def web_search(settings: Settings) -> WebSearch | None:
+    """The configured web search service, if any (the settings check it is complete)."""
+    if settings.web_search == "tavily" and settings.tavily_api_key is not None:
+        return Tavily(
+            settings.tavily_api_key.get_secret_value(),
+            settings.tavily_url,
+            settings.web_search_results,
+            settings.web_search_timeout,
+        )
+    if settings.web_search == "searxng" and settings.searxng_url:
+        return SearXNG(settings.searxng_url, settings.web_search_results, settings.web_search_timeout)
+    return None
