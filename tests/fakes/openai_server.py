@@ -3,9 +3,12 @@
 - `/v1/embeddings`: a hashed bag of words — texts that share words get similar vectors, which is
   enough for hybrid search to behave as it does with a real model.
 - `/v1/chat/completions`: scripted per test. A request is recognised by the structured output it
-  asks for (the tool name: "RouteDecision", "Verdict", …) or, for plain text, by its system prompt
-  ("answer", "contextualise", "rewrite", "chat"). `fake.script[kind]` holds what to return: a
-  dict (tool arguments), a string (content), a callable taking the request, or a `Failure`.
+  asks for (the function its `tool_choice` forces: "RouteDecision", "Verdict", …) or, otherwise, by
+  its system prompt ("answer", "contextualise", "rewrite", "chat", "synthesise", "web_answer").
+  `fake.script[kind]` holds what to return: a dict (tool arguments), a string (content), a
+  callable taking the request, a `Failure`, or `ToolCalls` — the model calling tools it was
+  offered, as OpenAI's API documents it: an assistant message with `tool_calls` and
+  `finish_reason: "tool_calls"`; the next request then carries `tool` messages with the results.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ TEXT_KINDS = {
     prompts.CONTEXTUALISE: "contextualise",
     prompts.REWRITE: "rewrite",
     prompts.CHAT: "chat",
+    prompts.SYNTHESISE: "synthesise",
+    prompts.WEB_ANSWER: "web_answer",
 }
 
 DEFAULTS: dict[str, Any] = {
@@ -38,6 +43,10 @@ DEFAULTS: dict[str, Any] = {
     "contextualise": lambda request: user_text(request).rsplit("Latest message: ", 1)[-1],
     "rewrite": lambda request: user_text(request).removeprefix("Question: "),
     "chat": "Hello! Ask me about the documents.",
+    "StepResult": lambda request: {"answer": "Found in [1].", "found": excerpt_count(request) > 0},
+    "Replan": {"questions": []},
+    "synthesise": "Both sides, from the findings [1][2].",
+    "web_answer": "The web says so [1].",
 }
 
 
@@ -49,6 +58,13 @@ class Failure:
     body: str = '{"error": {"message": "internal error", "type": "server_error"}}'
     delay: float = 0.0
     times: int = 1_000_000  # then the script's next entry (or the default) applies
+
+
+@dataclass
+class ToolCalls:
+    """The model calling tools: (tool name, arguments) pairs."""
+
+    calls: list[tuple[str, dict]]
 
 
 def bag_of_words_vector(text: str, dim: int) -> list[float]:
@@ -68,9 +84,9 @@ def excerpt_count(request: dict) -> int:
 
 
 def kind_of(request: dict) -> str:
-    tools = request.get("tools") or []
-    if tools:
-        return tools[0]["function"]["name"]
+    forced = request.get("tool_choice")
+    if isinstance(forced, dict):  # structured output: the one function the model must call
+        return forced["function"]["name"]
     system = next((str(m["content"]) for m in request["messages"] if m["role"] == "system"), "")
     return TEXT_KINDS.get(system, "unknown")
 
@@ -141,16 +157,18 @@ class FakeOpenAI:
             time.sleep(entry.delay)
             return entry.status, entry.body
         value = entry(request) if callable(entry) else entry
-        if request.get("tools"):
+        if isinstance(value, ToolCalls) or isinstance(request.get("tool_choice"), dict):
+            calls = value.calls if isinstance(value, ToolCalls) else [(kind, value)]
             message = {
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
                     {
-                        "id": "call_1",
+                        "id": f"call_{n}",
                         "type": "function",
-                        "function": {"name": kind, "arguments": value if isinstance(value, str) else json.dumps(value)},
+                        "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
                     }
+                    for n, (name, args) in enumerate(calls, start=1)
                 ],
             }
             finish = "tool_calls"

@@ -43,7 +43,7 @@ def route_to(intent: str, confidence: float = 0.9, **extra) -> dict:
     [
         ("FACT_LOOKUP", "fast_retrieval", ["RouteDecision", "answer"]),
         ("HOW_TO", "standard_retrieval", ["RouteDecision", "RelevantExcerpts", "answer", "Verdict"]),
-        ("COMPARISON", "deep_search", ["RouteDecision", "SubQuestions", "RelevantExcerpts", "answer", "Verdict"]),
+        ("COMPARISON", "deep_search", ["RouteDecision", "SubQuestions", "StepResult", "synthesise"]),
         ("CODE_SEARCH", "code_search", ["RouteDecision", "RelevantExcerpts", "answer", "Verdict"]),
         ("CHIT_CHAT", "direct_reply", ["RouteDecision", "chat"]),
         ("UNKNOWN", "fallback", ["RouteDecision"]),
@@ -53,7 +53,7 @@ async def test_each_route_and_its_model_calls(
     tmp_path: Path, llm: FakeOpenAI, handbook_kb, intent, route, calls
 ) -> None:
     llm.script["RouteDecision"] = route_to(intent)
-    llm.script["answer"] = "Premium economy is allowed [1]."
+    llm.script["answer"] = llm.script["synthesise"] = "Premium economy is allowed [1]."
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         reply = only(await Conversation(chat).say(QUESTION))
     assert (reply.kind, reply.route) == (ReplyKind.ANSWER, route)

@@ -9,7 +9,7 @@ and 5xx with backoff, and every request has a timeout.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
@@ -20,6 +20,8 @@ from threadsage.adapters import prompts
 from threadsage.adapters.reasoning import ModelBusy, Passage, RouteDecision, Verdict
 from threadsage.config import Settings
 from threadsage.observability import ERRORS, LLM_CALLS, count_tokens
+from threadsage.tools.calling import answer_with_tools
+from threadsage.tools.dates import Calendar
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -49,6 +51,7 @@ class LLMReasoner:
                 temperature=0,
             )
 
+        self.calendar = Calendar(settings.timezone)
         self.chat_model = model(settings.chat_model)
         self.router_model = model(settings.router_model or settings.chat_model)
         self.name = f"language model {settings.chat_model}" + (
@@ -73,11 +76,16 @@ class LLMReasoner:
         return [n in chosen for n in range(1, len(passages) + 1)]
 
     async def answer(self, question: str, passages: Sequence[Passage]) -> str:
-        return await self._text(
-            prompts.ANSWER,
-            f"Excerpts:\n{prompts.numbered(passages)}\n\nQuestion: {question}",
-            model=self.chat_model,
-        )
+        """The answer may call the calculator and the calendar (threadsage/tools/calling.py)."""
+        messages: list[BaseMessage] = [
+            SystemMessage(prompts.ANSWER),
+            HumanMessage(f"Excerpts:\n{prompts.numbered(passages)}\n\nQuestion: {question}"),
+        ]
+
+        async def invoke(sent: list[BaseMessage], runnable: Runnable[list[BaseMessage], Any]) -> AIMessage:
+            return cast(AIMessage, await self._invoke(self.chat_model, "text", sent, runnable))
+
+        return await answer_with_tools(invoke, self.chat_model, messages, self.calendar)
 
     async def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
         return await self._structured(

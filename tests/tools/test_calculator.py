@@ -1,0 +1,92 @@
+"""The calculator: people's arithmetic in, exact results out, and nothing else ever evaluated."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from threadsage.tools.calculator import CalculationError, calculate, formatted
+from threadsage.tools.toolbox import Toolbox, explicit_expression
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [
+        ("15% of 180", 27),
+        ("(1200 - 200) * 3", 3000),
+        ("3 x 4", 12),
+        ("12 ÷ 4", 3),
+        ("2^10", 1024),
+        ("€1,200 + 15%", 1200.15),  # a lone percentage is a fraction
+        ("7 % 3", 1),  # between numbers, % is the remainder
+        ("-(2.5 * 4)", -10),
+        ("1/3", 1 / 3),
+    ],
+)
+def test_people_s_arithmetic(expression: str, value: float) -> None:
+    assert calculate(expression) == pytest.approx(value)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "__import__('os').system('echo hacked')",
+        "().__class__.__bases__[0].__subclasses__()",
+        "open('/etc/passwd').read()",
+        "[1] * 10",
+        "'a' * 10",
+        "lambda: 1",
+        "x + 1",
+        "True + True",
+        "1 if 1 else 2",
+        "1; 2",
+    ],
+)
+def test_nothing_but_arithmetic_is_evaluated(hostile: str) -> None:
+    with pytest.raises(CalculationError):
+        calculate(hostile)
+
+
+@pytest.mark.parametrize("huge", ["9**9**9", "10**1001", "2**400", "1e308 * 10", "(10**50) * (10**51)", "1" * 201])
+def test_huge_results_are_refused_at_once(huge: str) -> None:
+    started = time.perf_counter()
+    with pytest.raises(CalculationError, match="too large|too long"):
+        calculate(huge)
+    assert time.perf_counter() - started < 0.1
+
+
+@pytest.mark.parametrize("zero", ["1/0", "5 // 0", "5 % 0", "0 ** -1", "3 / (2 - 2)"])
+def test_division_by_zero_is_a_clear_message(zero: str) -> None:
+    with pytest.raises(CalculationError, match="divides by zero"):
+        calculate(zero)
+
+
+def test_results_are_written_as_people_write_them() -> None:
+    assert [formatted(v) for v in (27.0, 1234.5, 1 / 3, 10**12)] == ["27", "1,234.5", "0.333333", "1,000,000,000,000"]
+
+
+@pytest.mark.parametrize(
+    ("question", "expression"),
+    [
+        ("What is 15% of 180?", "15% of 180"),
+        ("what's 3 x (4 + 5)", "3 x (4 + 5)"),
+        ("Calculate 1,200 * 0.15", "1,200 * 0.15"),
+        ("how much is 40 times 3?", "40 times 3"),
+        ("What is 15% of the Lisbon hotel limit?", None),  # needs the documents first
+        ("What is the 2024 leave allowance?", None),
+        ("Is 2 + 2 days of leave enough?", None),
+        ("What is 2024?", None),
+    ],
+)
+def test_only_questions_that_are_arithmetic_go_to_the_calculator(question: str, expression: str | None) -> None:
+    assert explicit_expression(question) == expression
+
+
+def test_the_toolbox_answers_or_says_why_not() -> None:
+    tools = Toolbox()
+    answered = tools.direct("What is 15% of 180?")
+    assert answered is not None and answered.ok and answered.text == "15% of 180 = **27**"
+    refused = tools.direct("what is 10 / 0?")
+    assert refused is not None and not refused.ok and "divides by zero" in refused.text
+    assert tools.direct("What is the hotel limit in Lisbon?") is None

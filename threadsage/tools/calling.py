@@ -1,0 +1,79 @@
+"""The calculator and the calendar as tools the language model may call while it answers.
+
+The answer's request offers both tools (OpenAI's `tools`, through langchain's `bind_tools`); when
+the model asks for one, the tool runs here and its result goes back as a `tool` message, for at
+most MAX_TOOL_ROUNDS rounds, after which the model must answer without tools. What the tools
+computed is shown under the answer, so a person can check the arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import Runnable
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, Field
+
+from threadsage.tools.calculator import CalculationError, calculate, formatted
+from threadsage.tools.dates import Calendar, DateError, answer_date_question
+
+MAX_TOOL_ROUNDS = 2
+
+Invoke = Callable[[list[BaseMessage], Runnable[list[BaseMessage], Any]], Awaitable[AIMessage]]
+
+
+class Calculator(BaseModel):
+    """Evaluate arithmetic exactly. Use it for every calculation, e.g. "15% of 180", "(1200 - 200) * 3"."""
+
+    expression: str = Field(description="Numbers with + - * / ** %, brackets, and 'N% of M'.")
+
+
+class Dates(BaseModel):
+    """Date arithmetic relative to today, in the organisation's time zone (Monday-Friday working days)."""
+
+    question: str = Field(
+        description='One of: "what is today\'s date?", "how many working days until <date>?", '
+        '"how many days until <date>?", "what date is <n> working days from today?"'
+    )
+
+
+TOOLS = (Calculator, Dates)
+
+
+def run_tool(name: str, args: dict[str, Any], calendar: Calendar) -> str:
+    """A tool's result as text for the model; a refusal says why, in words."""
+    try:
+        if name == Calculator.__name__:
+            expression = str(args.get("expression", ""))
+            return f"{expression} = {formatted(calculate(expression))}"
+        if name == Dates.__name__:
+            question = str(args.get("question", ""))
+            return answer_date_question(question, calendar) or f"Cannot answer the date question: {question}"
+    except (CalculationError, DateError) as exc:
+        return f"Error: {exc}"
+    return f"Error: there is no tool called {name}."
+
+
+async def answer_with_tools(invoke: Invoke, model: ChatOpenAI, messages: list[BaseMessage], calendar: Calendar) -> str:
+    """The model's answer to `messages`, with the tools it called run in between."""
+    offered = model.bind_tools(list(TOOLS))
+    used: list[str] = []
+    for _ in range(MAX_TOOL_ROUNDS):
+        reply = await invoke(messages, offered)
+        if not reply.tool_calls:
+            return _shown(str(reply.content).strip(), used)
+        messages = [*messages, reply]
+        for call in reply.tool_calls:
+            result = run_tool(call["name"], call["args"], calendar)
+            used.append(result)
+            messages.append(ToolMessage(result, tool_call_id=call["id"] or call["name"]))
+    final = await invoke(messages, model.bind_tools(list(TOOLS), tool_choice="none"))
+    return _shown(str(final.content).strip(), used)
+
+
+def _shown(answer: str, used: list[str]) -> str:
+    if not used or not answer:
+        return answer
+    return answer + "\n\n" + "\n".join(f"_Computed: {result}_" for result in used)
