@@ -51,7 +51,7 @@ def test_nothing_but_arithmetic_is_evaluated(hostile: str) -> None:
 @pytest.mark.parametrize("huge", ["9**9**9", "10**1001", "2**400", "1e308 * 10", "(10**50) * (10**51)", "1" * 201])
 def test_huge_results_are_refused_at_once(huge: str) -> None:
     started = time.perf_counter()
-    with pytest.raises(CalculationError, match="too large|too long"):
+    with pytest.raises(CalculationError, match=r"too large|too long"):
         calculate(huge)
     assert time.perf_counter() - started < 0.1
 

@@ -52,9 +52,9 @@ async def test_malformed_results_are_skipped(web: FakeWebSearch) -> None:
     web.pages = [
         {"title": "no url"},
         {"url": "javascript:alert(1)", "title": "x"},
-        PAGE := {"url": "https://a.example/", "title": "ok", "content": "fine"},
+        page := {"url": "https://a.example/", "title": "ok", "content": "fine"},
     ]
-    assert [r.url for r in await SearXNG(web.url).search("q")] == [PAGE["url"]]
+    assert [r.url for r in await SearXNG(web.url).search("q")] == [page["url"]]
 
 
 def offline(tmp_path: Path, **web) -> Settings:
