@@ -295,12 +295,8 @@ class Settings(BaseSettings):
         return {key: value for key, value in data.items() if key.upper() not in fields} | renamed
 
     @model_validator(mode="after")
-    def _tools_are_complete(self) -> Settings:
-        """A web search named without what it needs, or an unknown time zone, fails at start-up."""
-        if self.web_search == "tavily" and self.tavily_api_key is None:
-            raise ValueError("THREADSAGE_WEB_SEARCH=tavily needs TAVILY_API_KEY")
-        if self.web_search == "searxng" and not self.searxng_url:
-            raise ValueError("THREADSAGE_WEB_SEARCH=searxng needs THREADSAGE_SEARXNG_URL")
+    def _known_timezone(self) -> Settings:
+        """An unknown time zone fails at once, not at the first date question."""
         try:
             ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError):

@@ -110,6 +110,9 @@ async def test_with_a_model_the_web_answer_cites_web_results_only(
     ("env", "missing"),
     [({"THREADSAGE_WEB_SEARCH": "tavily"}, "TAVILY_API_KEY"), ({"THREADSAGE_WEB_SEARCH": "searxng"}, "SEARXNG_URL")],
 )
-def test_an_incomplete_web_search_setting_is_refused_at_start_up(env: dict[str, str], missing: str) -> None:
+async def test_an_incomplete_web_search_setting_is_refused_at_start_up(
+    tmp_path: Path, handbook_kb, env: dict[str, str], missing: str
+) -> None:
     with pytest.raises(ValueError, match=missing):
-        Settings(_env_file=None, **env)
+        async with open_chat_service(offline(tmp_path, **env), kb=handbook_kb):
+            pass

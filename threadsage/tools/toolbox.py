@@ -68,14 +68,19 @@ def explicit_expression(question: str) -> str | None:
 
 
 def web_search(settings: Settings) -> WebSearch | None:
-    """The configured web search service, if any (the settings check it is complete)."""
-    if settings.web_search == "tavily" and settings.tavily_api_key is not None:
+    """The configured web search service, if any. One named without what it needs is a ValueError,
+    which the commands report as a configuration error at start-up."""
+    if settings.web_search == "tavily":
+        if settings.tavily_api_key is None:
+            raise ValueError("THREADSAGE_WEB_SEARCH=tavily needs TAVILY_API_KEY")
         return Tavily(
             settings.tavily_api_key.get_secret_value(),
             settings.tavily_url,
             settings.web_search_results,
             settings.web_search_timeout,
         )
-    if settings.web_search == "searxng" and settings.searxng_url:
+    if settings.web_search == "searxng":
+        if not settings.searxng_url:
+            raise ValueError("THREADSAGE_WEB_SEARCH=searxng needs THREADSAGE_SEARXNG_URL")
         return SearXNG(settings.searxng_url, settings.web_search_results, settings.web_search_timeout)
     return None
