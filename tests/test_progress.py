@@ -54,3 +54,19 @@ async def test_the_offline_back_end_reports_no_steps(tmp_path: Path, handbook_kb
         assert not chat.progress
         events = [event async for event in chat.stream(turn("m1", "What is the rate limit per API key?"))]
     assert [type(e) for e in events] == [Reply]
+
+
+async def test_each_step_of_a_deep_search_is_reported_with_its_sub_question(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb
+) -> None:
+    llm.script["RouteDecision"] = route_to("COMPARISON")
+    llm.script["SubQuestions"] = {"questions": ["Lisbon hotel limit?", "Toronto hotel limit?"]}
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+        events = [event async for event in chat.stream(turn("m1", "Lisbon vs Toronto hotel limits?"))]
+    shown = [(e.step, e.detail) for e in events if isinstance(e, Progress)]
+    assert shown == [
+        (Step.SEARCHING, ""),  # route, plan
+        (Step.SEARCHING, "step 1: Lisbon hotel limit?"),
+        (Step.SEARCHING, "step 2: Toronto hotel limit?"),
+        (Step.WRITING, ""),  # synthesise
+    ]

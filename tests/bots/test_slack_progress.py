@@ -154,3 +154,19 @@ async def test_a_question_edited_while_its_turn_runs_gets_one_answer_to_the_edit
             f"{CHANNEL}:{ts}:edited:"
         )
         assert len(slack.fake.posted()) == 1  # the placeholder, updated through both turns
+
+
+async def test_the_steps_of_a_deep_search_show_in_the_placeholder(tmp_path: Path, handbook_kb, llm: FakeOpenAI) -> None:
+    llm.script["RouteDecision"] = route_to("COMPARISON")
+    llm.script["SubQuestions"] = {"questions": ["Lisbon hotel limit <!channel>?", "Toronto hotel limit?"]}
+    async with with_model(tmp_path, handbook_kb, llm) as slack:
+        ts = await slack.mention("Lisbon vs Toronto hotel limits?")
+        await slack.settle()
+        updates = [u["text"] for u in slack.fake.of("chat.update")]
+        assert updates[:-1] == [
+            f"{STEPS[Step.SEARCHING]} (step 1: Lisbon hotel limit &lt;!channel&gt;?)",  # pings nobody
+            f"{STEPS[Step.SEARCHING]} (step 2: Toronto hotel limit?)",
+            STEPS[Step.WRITING],
+        ]
+        [answer] = replies_in(slack, ts)
+        assert "Both sides, from the findings" in as_text(answer)

@@ -318,7 +318,7 @@ class ChatService:
         self, graph_input: TurnInput | Command[Any] | None, config: RunnableConfig, platform: str
     ) -> list[Reply]:
         report = _progress.get()
-        steps = None if report is None else lambda step: report(Progress(step))
+        steps = None if report is None else lambda step, detail: report(Progress(step, detail))
         # Each step is saved before the next one starts: a turn taken over after its worker died
         # repeats at most the step that was running, never a model call whose result was kept.
         result = await run_reporting(self.graph, graph_input, config, self.context, steps, durability="sync")

@@ -75,6 +75,7 @@ class Progress:
     """The run of a turn entering a new step, for front-ends that show how far it has come."""
 
     step: Step
+    detail: str = ""  # e.g. the sub-question a step of deep search looks up
 
 
 TurnEvent = Accepted | Progress | Reply

@@ -14,7 +14,7 @@ import logging
 
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import PLACEHOLDER_EVENT, SlackSender
-from threadsage.bots.slack.texts import STEPS
+from threadsage.bots.slack.texts import STEPS, escaped
 from threadsage.chat import Reply, Step, Turn
 
 log = logging.getLogger(__name__)
@@ -34,13 +34,14 @@ class Placeholder:
             found = await self.send.find(self.place, PLACEHOLDER_EVENT, self.key)
             self.ts = found[0]["ts"] if found else None
 
-    async def show(self, step: Step) -> None:
+    async def show(self, step: Step, detail: str = "") -> None:
         if not self.enabled:
             return
+        text = STEPS[step] + (f" ({escaped(detail)})" if detail else "")
         if self.ts is None:
-            self.ts = await self.send.post_marked(self.place, STEPS[step], PLACEHOLDER_EVENT, self.key)
+            self.ts = await self.send.post_marked(self.place, text, PLACEHOLDER_EVENT, self.key)
         else:
-            await self.send.update_text(self.place.channel, self.ts, STEPS[step])
+            await self.send.update_text(self.place.channel, self.ts, text)
 
     async def deliver(self, reply: Reply, turn: Turn) -> None:
         """The reply, its first message in place of the placeholder (which, should that fail,
