@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from threadsage.handoff import Handoff, parse_handoff
 
 EmbeddingsKind = Literal["none", "openai", "local"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -274,6 +276,19 @@ class Settings(BaseSettings):
         description="Atlassian API token of that account (Basic auth with the e-mail)",
     )
 
+    handoff: str = Field(
+        "",
+        description="Whom to point people to when the documents don't cover a question, per category: "
+        "`it=#it-help,people=@hr-team,*=#help-desk` (`*`: every other category). A Slack id may stand for a name, "
+        "with the name after `|`: `it=#C024BE91L|it-help`. Empty = no pointer",
+        json_schema_extra=section("When the documents don't know"),
+    )
+    handoff_mention: bool = Field(
+        False,
+        description="Slack: mention the hand-off contact (`<#C…>`, `<@U…>`, `<!subteam^S…>`, for contacts given by "
+        "id); `false` = show its name only, pinging nobody",
+    )
+
     log_format: Literal["json", "text"] = Field(
         "json",
         description="`json`: one object per line; `text`: `time level logger [session turn]: message`",
@@ -302,6 +317,16 @@ class Settings(BaseSettings):
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"THREADSAGE_TIMEZONE={self.timezone!r} is not an IANA time zone") from None
         return self
+
+    @field_validator("handoff")
+    @classmethod
+    def _valid_handoff(cls, value: str) -> str:
+        parse_handoff(value)  # a malformed map fails at startup, naming its entry
+        return value
+
+    @property
+    def handoffs(self) -> Handoff:
+        return parse_handoff(self.handoff)
 
     def categories_for(self, channel: str) -> tuple[str, ...] | None:
         """The knowledge categories a channel (or a DM, channel "") may read: None = every one,

@@ -63,6 +63,7 @@ async def open_chat_service(
                     int(settings.max_attachment_mb * MB), settings.chunk_chars, settings.chunk_overlap
                 ),
                 progress=settings.openai_api_key is not None,  # the offline back-end answers in milliseconds
+                handoff=settings.handoffs,
             )
     finally:
         if own_kb:

@@ -64,7 +64,8 @@ class LLMReasoner:
 
     async def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
         excerpts = prompts.numbered(evidence) or "(no excerpts found)"
-        return await self._structured(RouteDecision, prompts.ROUTE, f"Question: {question}\n\nExcerpts:\n{excerpts}")
+        system = prompts.in_language_of(prompts.ROUTE, question)  # the clarification it may write
+        return await self._structured(RouteDecision, system, f"Question: {question}\n\nExcerpts:\n{excerpts}")
 
     async def grade(self, question: str, passages: Sequence[Passage]) -> list[bool]:
         result = await self._structured(
@@ -78,7 +79,7 @@ class LLMReasoner:
     async def answer(self, question: str, passages: Sequence[Passage]) -> str:
         """The answer may call the calculator and the calendar (threadsage/tools/calling.py)."""
         messages: list[BaseMessage] = [
-            SystemMessage(prompts.ANSWER),
+            SystemMessage(prompts.in_language_of(prompts.ANSWER, question)),
             HumanMessage(f"Excerpts:\n{prompts.numbered(passages)}\n\nQuestion: {question}"),
         ]
 
@@ -102,7 +103,7 @@ class LLMReasoner:
         return [q for q in (" ".join(q.split()) for q in result.questions) if q][:3]
 
     async def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
-        messages: list[BaseMessage] = [SystemMessage(prompts.CHAT)]
+        messages: list[BaseMessage] = [SystemMessage(prompts.in_language_of(prompts.CHAT, question))]
         for role, text in history[-6:]:
             messages.append(HumanMessage(text) if role == "user" else AIMessage(text))
         messages.append(HumanMessage(question))

@@ -25,6 +25,7 @@ from threadsage.adapters.reasoning import (
     passage_label,
 )
 from threadsage.adapters.text import term_set, terms
+from threadsage.i18n import language_of, say
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -114,7 +115,7 @@ class OfflineReasoner:
                 confidence=0.4,
                 clarify=True,
                 reasoning=f"{len(alternatives)} documents match equally well and the question does not say which",
-                clarify_prompt="Your question matches more than one part of the documents. Which one do you mean?",
+                clarify_prompt=say("clarify_several", language_of(question)),
                 clarify_options=[_option(p) for p in alternatives],
             )
         intent = _intent(question)
@@ -133,13 +134,14 @@ class OfflineReasoner:
     @off_the_loop
     def answer(self, question: str, passages: Sequence[Passage]) -> str:
         query = terms(question)
+        language = language_of(question)
         if not query or not passages:
-            return _NOT_COVERED
+            return say("not_found", language)
         top = passages[0]
         if len(set(query) & _names(top)) >= SECTION_NAMED * len(set(query)):
             # The best section is *about* the question ("Hotel limits", "Resetting your
             # password"): quote it, steps and tables included, rather than pick sentences.
-            return f"From *{passage_label(top)}*:\n\n{_excerpt(top['text'])} [1]"
+            return f"{say('from_section', language, label=passage_label(top))}\n\n{_excerpt(top['text'])} [1]"
         weights = _term_weights(query, passages)
         wants_quantity = bool(_QUANTITY.search(question))
         scored: list[tuple[float, int, int, str]] = []
@@ -156,14 +158,14 @@ class OfflineReasoner:
                     # The search ranked the passages: a sentence from a lower one needs more to win.
                     scored.append((score / (1 + 0.25 * (number - 1)), -position, number, sentence))
         if not scored:
-            return _NOT_COVERED
+            return say("not_found", language)
         best = sorted(scored, reverse=True)[:ANSWER_SENTENCES]
         lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
-        return "From the documents:\n\n" + "\n".join(lines)
+        return say("from_documents", language) + "\n\n" + "\n".join(lines)
 
     @off_the_loop
     def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
-        if answer == _NOT_COVERED:
+        if answer == say("not_found", language_of(question)):
             return Verdict(grounded=1.0, useful=0.0, reasoning="nothing relevant was found")
         query = term_set(question)
         useful = len(query & term_set(answer)) / len(query) if query else 0.0
@@ -186,15 +188,8 @@ class OfflineReasoner:
 
     @off_the_loop
     def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
-        if re.search(r"thank|谢谢", question, re.IGNORECASE):
-            return "You're welcome! Ask me anything else about the documents."
-        return (
-            "Hi! I answer questions from the organisation's documents, with sources. "
-            "Ask me something like “how many days of leave do I get?”."
-        )
-
-
-_NOT_COVERED = "I couldn't find this in the documents I have access to."
+        language = language_of(question)
+        return say("chat_thanks" if re.search(r"thank|谢谢", question, re.IGNORECASE) else "chat_hello", language)
 
 
 def _intent(question: str) -> str:

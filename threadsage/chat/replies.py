@@ -1,17 +1,29 @@
-"""The replies a finished (or paused) run of the graph gives, and the outcome label of a turn."""
+"""The replies a finished (or paused) run of the graph gives, and the outcome label of a turn.
+
+A reply is in the language of the question it answers. An answer that cites nothing on a route
+that searched the documents (the fallback, or "the documents don't cover this") carries the
+hand-off contact: the one configured for the category nearest the question (the place's only
+category, or the category of the best search hit), else the `*` entry."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, cast
 
 from langgraph.types import Interrupt
 
-from threadsage.chat.turns import APOLOGY, BUSY, RATE_LIMITED, Choice, Reply, ReplyKind, notice
+from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.chat.turns import Choice, Reply, ReplyKind, fixed_notice
 from threadsage.graph.state import ClarificationRequest
+from threadsage.handoff import Contact, Handoff
+from threadsage.i18n import language_of
 from threadsage.observability import ERRORS
 
 log = logging.getLogger(__name__)
+
+OUTCOMES = {"rate_limited": "rate_limited", "apology": "error", "busy": "busy"}
+NO_SEARCH_ROUTES = ("direct_reply", "clarify_needed")
 
 
 def request_of(pending: Interrupt) -> ClarificationRequest:
@@ -25,7 +37,7 @@ def outcome_of(replies: list[Reply]) -> str:
     reply = replies[0]
     if reply.kind is not ReplyKind.NOTICE:
         return reply.kind.value
-    return {RATE_LIMITED: "rate_limited", APOLOGY: "error", BUSY: "busy"}.get(reply.text, "notice")
+    return OUTCOMES.get(reply.fixed, "notice")
 
 
 def clarification_reply(pending: Interrupt, state: dict[str, Any]) -> Reply:
@@ -38,15 +50,17 @@ def clarification_reply(pending: Interrupt, state: dict[str, Any]) -> Reply:
         route="clarify_needed",
         confidence=state.get("decision", {}).get("confidence"),
         trace=tuple(state.get("trace", [])),
+        language=language_of(request["question"]),
     )
 
 
-def answer_reply(state: dict[str, Any]) -> Reply:
+def answer_reply(state: dict[str, Any], handoff: Contact | None = None) -> Reply:
+    language = language_of(state.get("question"))
     if not state.get("answer", "").strip():
         # A bug upstream (or a model returning nothing): never post an empty message.
         log.error("the %s route produced an empty answer; apologising instead", state.get("route"))
         ERRORS.labels("empty_answer").inc()
-        return notice(APOLOGY)
+        return fixed_notice("apology", language)
     return Reply(
         kind=ReplyKind.ANSWER,
         text=state["answer"],
@@ -55,4 +69,23 @@ def answer_reply(state: dict[str, Any]) -> Reply:
         low_confidence=state.get("low_confidence", False),
         route=state.get("route"),
         trace=tuple(state.get("trace", [])),
+        language=language,
+        handoff=handoff,
     )
+
+
+def not_covered(state: dict[str, Any]) -> bool:
+    """The documents did not answer: a searching route that ended citing nothing."""
+    return state.get("route") not in (None, *NO_SEARCH_ROUTES) and not state.get("citations")
+
+
+async def handoff_contact(
+    handoff: Handoff, kb: KnowledgeBase, state: dict[str, Any], categories: Sequence[str] | None
+) -> Contact | None:
+    """Whom a question the documents did not cover is pointed to (None: nobody configured)."""
+    if not handoff or not not_covered(state):
+        return None
+    if categories is not None and len(categories) == 1:
+        return handoff.for_category(categories[0])
+    hits = await kb.search(state.get("standalone") or state.get("question", ""), 1, categories)
+    return handoff.for_category(hits[0].category if hits else None)

@@ -28,22 +28,16 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 
 from threadsage.adapters.attachments import AttachmentReader, files_read
 from threadsage.adapters.reasoning import ModelBusy, Passage
-from threadsage.chat.replies import answer_reply, clarification_reply, outcome_of, request_of
+from threadsage.chat.replies import answer_reply, clarification_reply, handoff_contact, outcome_of, request_of
 from threadsage.chat.turns import (
     ACCEPTED,
-    APOLOGY,
-    BUSY,
-    EMPTY,
     IDEMPOTENCY_TTL,
     MAX_QUESTION_CHARS,
-    NO_DOCUMENTS,
-    NOT_YOURS,
-    RATE_LIMITED,
-    STALE,
     Progress,
     Reply,
     Turn,
     TurnEvent,
+    fixed_notice,
     notice,
 )
 from threadsage.delivery.current import current_delivery
@@ -51,6 +45,8 @@ from threadsage.delivery.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import run_reporting
+from threadsage.handoff import Handoff
+from threadsage.i18n import Language, language_of
 from threadsage.memory.coordination import Coordinator
 from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.sessions import thread_id
@@ -78,6 +74,7 @@ class ChatService:
     description: str = ""  # what the service runs on, for banners and logs
     attachments: AttachmentReader = field(default_factory=AttachmentReader)
     progress: bool = False  # yield `Progress` events: worth it when steps take seconds (a language model)
+    handoff: Handoff = field(default_factory=Handoff)  # whom to point to when the documents don't know
 
     async def handle(self, turn: Turn) -> list[Reply]:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
@@ -89,6 +86,7 @@ class ChatService:
         raised as `ServiceUnavailable`; anything else ends in an apology."""
         with turn_scope(turn.session_key, turn.message_id, turn.platform) as scope:
             replies: list[Reply] = []
+            language = language_of(turn.text)
             try:
                 async for event in self._events(turn, scope):
                     if isinstance(event, Reply):
@@ -96,14 +94,14 @@ class ChatService:
                     yield event
             except ModelBusy:
                 log.warning("model-call budget spent: turn %s answered with a busy notice", turn.message_id)
-                replies.append(notice(BUSY))
+                replies.append(fixed_notice("busy", language))
                 yield replies[-1]
             except Exception as exc:
                 if retried_by_the_queue(exc):
                     raise ServiceUnavailable(str(exc)) from exc
                 log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
                 ERRORS.labels("turn").inc()
-                replies.append(notice(APOLOGY))
+                replies.append(fixed_notice("apology", language))
                 yield replies[-1]
             scope.outcome = outcome_of(replies) if replies or scope.outcome == "error" else scope.outcome
             scope.route = (replies[0].route if replies else None) or "none"
@@ -114,18 +112,19 @@ class ChatService:
             scope.outcome = "duplicate"
             return
         text = (turn.text or "").strip()
+        language = language_of(text)
         if turn.answer is None and not text and not turn.attachments:
-            yield notice(EMPTY)
+            yield fixed_notice("empty", language)
             return
         if turn.answer is None and turn.categories == ():
-            yield notice(NO_DOCUMENTS)  # refused before any model call
+            yield fixed_notice("no_documents", language)  # refused before any model call
             return
         log.debug("message: %s", text or turn.answer)  # user text: DEBUG only
         if turn.answer is None and not await self._allowed(turn):  # clicks never count
             scope.outcome = "rate_limited"
             # One notice per person and minute: a flood of messages is not answered by a flood.
             if await self.coordinator.claim(f"rate-notice:{turn.platform}:{turn.user_id}", 60.0):
-                yield notice(RATE_LIMITED)
+                yield fixed_notice("rate_limited", language)
             return
         config = session_config(turn.session_key)
         if turn.answer is not None:
@@ -185,7 +184,7 @@ class ChatService:
             return refusal
         assert pending is not None
         if not await self.coordinator.claim(f"answer:{turn.session_key}:{pending.id}", IDEMPOTENCY_TTL):
-            return notice(STALE)  # another click on the same question got in first
+            return fixed_notice("stale", _language(turn, pending))  # another click on the same question got in first
         CLARIFICATIONS.labels(turn.platform, "answered").inc()
         return None
 
@@ -199,15 +198,16 @@ class ChatService:
             refusal = self._refuseanswer_reply(turn, pending)
             if refusal is not None:
                 return [refusal]
-            return await self._run(self._resume(turn, {"option": turn.answer.option}), config, turn.platform)
+            resumed = self._resume(turn, {"option": turn.answer.option})
+            return await self._run(resumed, config, turn.platform, _language(turn, pending))
         if pending is not None and (self.anyone_may_answer or request_of(pending)["asker"] == turn.user_id):
             # A typed message while a clarification is pending answers it.
             CLARIFICATIONS.labels(turn.platform, "answered").inc()
             answer = self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}, attached)
-            return await self._run(answer, config, turn.platform)
+            return await self._run(answer, config, turn.platform, _language(turn, pending))
         if pending is not None:  # someone else's question replaces the pending one
             CLARIFICATIONS.labels(turn.platform, "abandoned").inc()
-        return await self._run(self._question(turn, text, attached), config, turn.platform)
+        return await self._run(self._question(turn, text, attached), config, turn.platform, language_of(text))
 
     async def _keep_files(self, turn: Turn, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         """Files sent without a question: their passages join the session, as if a turn had
@@ -234,7 +234,7 @@ class ChatService:
             log.info("turn %s had asked back; its clarification is given again", turn.message_id)
             return [clarification_reply(pending, snapshot.values)]
         log.info("turn %s resumed from its last checkpoint", turn.message_id)
-        return await self._run(None, config, turn.platform)
+        return await self._run(None, config, turn.platform, language_of(snapshot.values.get("question")))
 
     async def last_activity(self, session_key: str) -> datetime | None:
         """When the session last changed (its latest checkpoint), for idle expiry."""
@@ -289,13 +289,14 @@ class ChatService:
     def _refuseanswer_reply(self, turn: Turn, pending: Interrupt | None) -> Reply | None:
         answer = turn.answer
         assert answer is not None
+        language = _language(turn, pending)
         if pending is None or not pending.id.startswith(answer.interrupt_id):
-            return notice(STALE)
+            return fixed_notice("stale", language)
         request = request_of(pending)
         if not self.anyone_may_answer and request["asker"] not in ("", turn.user_id):
-            return notice(NOT_YOURS)
+            return fixed_notice("not_yours", language)
         if not 0 <= answer.option < len(request["options"]):
-            return notice(STALE)
+            return fixed_notice("stale", language)
         return None
 
     def _resume(self, turn: Turn, answer: dict[str, Any], attached: list[Passage] | None = None) -> Command[Any]:
@@ -315,10 +316,10 @@ class ChatService:
         return question
 
     async def _run(
-        self, graph_input: TurnInput | Command[Any] | None, config: RunnableConfig, platform: str
+        self, graph_input: TurnInput | Command[Any] | None, config: RunnableConfig, platform: str, language: Language
     ) -> list[Reply]:
         report = _progress.get()
-        steps = None if report is None else lambda step, detail: report(Progress(step, detail))
+        steps = None if report is None else lambda step, detail: report(Progress(step, detail, language))
         # Each step is saved before the next one starts: a turn taken over after its worker died
         # repeats at most the step that was running, never a model call whose result was kept.
         result = await run_reporting(self.graph, graph_input, config, self.context, steps, durability="sync")
@@ -327,17 +328,19 @@ class ChatService:
             # session may be running: do not deliver over it.
             log.warning("session lock lost during a turn; its replies are dropped")
             ERRORS.labels("session_lock").inc()
-            return [notice(APOLOGY)]
-        interrupts = result.get("__interrupt__") or []
+            return [fixed_notice("apology", language)]
+        interrupts: Sequence[Interrupt] = result.get("__interrupt__") or []
         if interrupts:
             CLARIFICATIONS.labels(platform, "asked").inc()
-        return self._replies(result, interrupts)
-
-    @staticmethod
-    def _replies(state: dict[str, Any], interrupts: Sequence[Interrupt]) -> list[Reply]:
-        """What a run that ended in `state` says: its clarification, or its answer."""
-        return [clarification_reply(interrupts[0], state)] if interrupts else [answer_reply(state)]
+            return [clarification_reply(interrupts[0], result)]
+        contact = await handoff_contact(self.handoff, self.context.kb, result, result.get("categories"))
+        return [answer_reply(result, contact)]
 
 
 def _pending(snapshot: StateSnapshot) -> Interrupt | None:
     return snapshot.interrupts[0] if snapshot.interrupts else None
+
+
+def _language(turn: Turn, pending: Interrupt | None) -> Language:
+    """A click has no text of its own: it speaks the language of the question it clarifies."""
+    return language_of(turn.text or (request_of(pending)["question"] if pending is not None else None))

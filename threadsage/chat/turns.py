@@ -10,6 +10,8 @@ from typing import Any
 from threadsage.adapters.attachments import Attachment
 from threadsage.graph.state import Citation
 from threadsage.graph.steps import Step
+from threadsage.handoff import Contact
+from threadsage.i18n import DEFAULT, Language, say
 
 MAX_QUESTION_CHARS = 4000
 IDEMPOTENCY_TTL = 24 * 3600.0
@@ -59,6 +61,9 @@ class Reply:
     low_confidence: bool = False
     route: str | None = None
     trace: tuple[dict[str, Any], ...] = ()
+    language: Language = DEFAULT  # the asker's: the platforms' own words around the reply follow it
+    fixed: str = ""  # the catalogue key of a fixed notice ("busy", "apology"…)
+    handoff: Contact | None = None  # whom to ask instead, when the documents don't cover the question
 
 
 class Accepted(Enum):
@@ -76,22 +81,26 @@ class Progress:
 
     step: Step
     detail: str = ""  # e.g. the sub-question a step of deep search looks up
+    language: Language = DEFAULT
 
 
 TurnEvent = Accepted | Progress | Reply
 
 
-def notice(text: str) -> Reply:
-    return Reply(ReplyKind.NOTICE, text)
+def notice(text: str, language: Language = DEFAULT) -> Reply:
+    return Reply(ReplyKind.NOTICE, text, language=language)
 
 
-EMPTY = "Ask me a question about the documents — your message was empty."
-APOLOGY = "Sorry — something went wrong while answering. Please try again in a moment."
-STALE = "That question has already been answered or is no longer open."
-NOT_YOURS = "Only the person who asked can answer this clarification."
-RATE_LIMITED = "You're asking faster than I can keep up — please wait a minute and ask again."
-BUSY = "I'm answering a lot of questions right now — please ask again in a minute."
-NO_DOCUMENTS = (
-    "There are no documents I may use here, so I can't answer in this conversation. An operator can allow "
-    "categories for it (THREADSAGE_CHANNEL_CATEGORIES, THREADSAGE_DEFAULT_CATEGORIES)."
-)
+def fixed_notice(key: str, language: Language) -> Reply:
+    """A catalogue notice in the asker's language; its key also labels the turn's outcome."""
+    return Reply(ReplyKind.NOTICE, say(key, language), language=language, fixed=key)
+
+
+# The notices in English, for callers that compare texts (the catalogue holds every language).
+EMPTY = say("empty")
+APOLOGY = say("apology")
+STALE = say("stale")
+NOT_YOURS = say("not_yours")
+RATE_LIMITED = say("rate_limited")
+BUSY = say("busy")
+NO_DOCUMENTS = say("no_documents")

@@ -16,9 +16,8 @@ from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.nodes.evidence import search
 from threadsage.graph.state import ConversationState
+from threadsage.i18n import language_of, say
 
-NOT_COVERED = "The documents I have access to don't cover this."
-NO_CODE = "The documents I have access to contain no code or technical passages about this."
 CODE_MARKER = "```"
 
 
@@ -59,7 +58,8 @@ async def generate(state: ConversationState, runtime: Runtime[BrainContext]) -> 
     if state.get("route") == "fast_retrieval":
         documents = documents[: ctx.policy.fast_k]
     if not documents:
-        message = NO_CODE if state.get("route") == "code_search" else NOT_COVERED
+        key = "no_code" if state.get("route") == "code_search" else "not_covered"
+        message = say(key, language_of(state["question"]))
         return {"documents": [], "answer": message, "trace": traced(state, "generate", "no passages")}
     answer = await ctx.reasoner.answer(state["standalone"], documents)
     return {
@@ -107,7 +107,7 @@ def settle(state: ConversationState) -> ConversationState:
             "trace": traced(state, "settle", "brakes reached: best answer so far"),
         }
     return {
-        "answer": NOT_COVERED,
+        "answer": say("not_covered", language_of(state["question"])),
         "documents": [],
         "low_confidence": True,
         "trace": traced(state, "settle", "brakes reached: nothing relevant found"),

@@ -7,11 +7,7 @@ from langgraph.runtime import Runtime
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, history, traced
 from threadsage.graph.state import ConversationState
-
-REFUSAL = (
-    "I can only answer questions about the organisation's documents, and I couldn't find anything "
-    "about this there. Try rephrasing, or ask about a policy, a procedure or a tool."
-)
+from threadsage.i18n import language_of, say
 
 
 async def direct_reply(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
@@ -27,7 +23,7 @@ async def direct_reply(state: ConversationState, runtime: Runtime[BrainContext])
 
 def fallback(state: ConversationState) -> ConversationState:
     return {
-        "answer": REFUSAL,
+        "answer": say("refusal", language_of(state["question"])),
         "documents": [],
         "confidence": state["decision"]["confidence"],
         "trace": traced(state, "fallback", "out of scope"),

@@ -11,6 +11,7 @@ from threadsage.graph.context import BrainContext, Policy
 from threadsage.graph.nodes.common import calls, history, traced
 from threadsage.graph.nodes.evidence import search
 from threadsage.graph.state import INTENT_STRATEGY, ConversationState, Decision, Strategy
+from threadsage.i18n import DEFAULT, Language, language_of, say
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
     """
     ctx = runtime.context
     question = state["standalone"]
+    language = language_of(state["question"])
     evidence = await search(state, ctx, question, ctx.policy.retrieve_k, state.get("focus") or None)
     if pinned := state.get("pinned"):
         evidence = [pinned, *(p for p in evidence if p["id"] != pinned["id"])][: ctx.policy.retrieve_k]
@@ -51,8 +53,8 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
         raise  # not a router failure: the turn ends with a "busy" notice
     except Exception as exc:  # noqa: BLE001 - a router failure degrades to a clarification, never a crash
         log.warning("router failed (%s): asking the user instead", exc.__class__.__name__)
-        proposal, failure = _clarify_from_evidence(evidence), f"router failed: {exc.__class__.__name__}; "
-    decision = resolve(proposal, evidence, ctx.policy, state.get("clarify_rounds", 0))
+        proposal, failure = _clarify_from_evidence(evidence, language), f"router failed: {exc.__class__.__name__}; "
+    decision = resolve(proposal, evidence, ctx.policy, state.get("clarify_rounds", 0), language)
     return {
         "decision": decision,
         "route": decision["strategy"],
@@ -70,9 +72,12 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
     }
 
 
-def resolve(proposal: RouteDecision, evidence: list[Passage], policy: Policy, rounds: int) -> Decision:
+def resolve(
+    proposal: RouteDecision, evidence: list[Passage], policy: Policy, rounds: int, language: Language = DEFAULT
+) -> Decision:
     """Explicit clarify wins; low confidence clarifies; otherwise the fixed intent → strategy map.
-    Clarification needs options or at least a prompt, and stops after `max_clarify_rounds`."""
+    Clarification needs options or at least a prompt (in the asker's `language`), and stops after
+    `max_clarify_rounds`."""
     strategy: Strategy = INTENT_STRATEGY[proposal.intent]
     reasoning = proposal.reasoning
     wants_clarify = proposal.clarify or proposal.confidence < policy.clarify_threshold
@@ -85,9 +90,7 @@ def resolve(proposal: RouteDecision, evidence: list[Passage], policy: Policy, ro
     elif wants_clarify:
         strategy = "clarify_needed"
         if not prompt:
-            prompt = (
-                "Which of these do you mean?" if len(options) >= 2 else "Could you say a bit more about what you need?"
-            )
+            prompt = say("clarify_which" if len(options) >= 2 else "clarify_more", language)
         if len(options) < 2:
             options = []
     clarifying = strategy == "clarify_needed"
@@ -108,13 +111,13 @@ def _source_of(option: str, evidence: list[Passage]) -> Passage | None:
     return next((p for p in evidence if passage_label(p).startswith(stem)), None)
 
 
-def _clarify_from_evidence(evidence: list[Passage]) -> RouteDecision:
+def _clarify_from_evidence(evidence: list[Passage], language: Language) -> RouteDecision:
     return RouteDecision(
         intent="UNKNOWN",
         confidence=0.0,
         clarify=True,
         reasoning="could not decide how to answer",
-        clarify_prompt="I'm not sure I understood. Which of these is closest to what you need?",
+        clarify_prompt=say("clarify_unsure", language),
         clarify_options=_evidence_options(evidence),
     )
 

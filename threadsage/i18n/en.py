@@ -1,0 +1,107 @@
+"""The English catalogue: every fixed text the bot says (keys shared with `zh.py`)."""
+
+TEXTS: dict[str, str] = {
+    # notices of the chat service
+    "empty": "Ask me a question about the documents — your message was empty.",
+    "apology": "Sorry — something went wrong while answering. Please try again in a moment.",
+    "stale": "That question has already been answered or is no longer open.",
+    "not_yours": "Only the person who asked can answer this clarification.",
+    "rate_limited": "You're asking faster than I can keep up — please wait a minute and ask again.",
+    "busy": "I'm answering a lot of questions right now — please ask again in a minute.",
+    "no_documents": (
+        "There are no documents I may use here, so I can't answer in this conversation. An operator can allow "
+        "categories for it (THREADSAGE_CHANNEL_CATEGORIES, THREADSAGE_DEFAULT_CATEGORIES)."
+    ),
+    # what the graph says when it cannot answer from documents, and when it asks back
+    "refusal": (
+        "I can only answer questions about the organisation's documents, and I couldn't find anything "
+        "about this there. Try rephrasing, or ask about a policy, a procedure or a tool."
+    ),
+    "not_covered": "The documents I have access to don't cover this.",
+    "no_code": "The documents I have access to contain no code or technical passages about this.",
+    "not_found": "I couldn't find this in the documents I have access to.",
+    "clarify_which": "Which of these do you mean?",
+    "clarify_more": "Could you say a bit more about what you need?",
+    "clarify_unsure": "I'm not sure I understood. Which of these is closest to what you need?",
+    "clarify_several": "Your question matches more than one part of the documents. Which one do you mean?",
+    "from_documents": "From the documents:",
+    "from_section": "From *{label}*:",
+    "chat_thanks": "You're welcome! Ask me anything else about the documents.",
+    "chat_hello": (
+        "Hi! I answer questions from the organisation's documents, with sources. "
+        "Ask me something like “how many days of leave do I get?”."
+    ),
+    "answer_language": "English",
+    # around an answer, on every platform
+    "low_confidence": "Low confidence: the documents may not fully answer this.",
+    "sources": "Sources",
+    "handoff": "{contact} can help with this.",
+    "step_searching": "Looking in the documents…",
+    "step_checking": "Checking what I found…",
+    "step_writing": "Writing the answer…",
+    "new_started": "Started a new conversation — ask away.",
+    # Slack
+    "slack_hint_buttons": "…or reply in this thread in your own words.",
+    "slack_hint_typed": "Reply in this thread in your own words.",
+    "slack_chose": "<@{user}> chose: *{label}*",
+    "slack_ask_usage": (
+        "Ask me about the documents: `/ask <question>` posts your question here and I answer in its thread; "
+        "`/ask -p <question>` answers you privately, in our direct message; `/ask new` starts our direct "
+        "conversation over."
+    ),
+    "slack_asked": "<@{user}> asked: {question}",
+    "slack_asked_privately": "You asked in <#{channel}>: {question}",
+    "slack_answering_privately": "I'll answer you in our direct message.",
+    "slack_not_a_member_ask": "I'm not a member of this conversation, so I'm answering you in our direct message.",
+    "slack_not_a_member": (
+        "I'm not a member of this conversation: invite me (`/invite @threadsage`), or ask me in a direct message."
+    ),
+    "slack_no_text": "That message has no text I could take as a question.",
+    "slack_new_elsewhere": (
+        "Every `/ask` here starts a thread of its own; `/ask new` starts our direct conversation over."
+    ),
+    "home_can_answer": "What I can answer",
+    "home_document": "{count} document",
+    "home_documents": "{count} documents",
+    "home_uncategorised": "uncategorised",
+    "home_more": "…and {count} more",
+    "home_scoped": "That is what a direct message may read; some channels read other categories.",
+    "home_nothing": "No documents I may use yet: an operator adds them with `threadsage ingest`.",
+    "home_how": "How to ask",
+    "home_recent": "Your recent questions",
+    "home_none_yet": "None yet — ask me something.",
+    "home_how_lines": (
+        "• *Here*: write to me in the Messages tab. Each thread there is a conversation of its own; "
+        "`new` starts the main one over.\n"
+        "• *In a channel*: mention <@{bot}>. I answer in a thread; reply there to follow up.\n"
+        "• `/ask <question>` posts your question and my answer as a thread; `/ask -p <question>` answers "
+        "you privately.\n"
+        "• *Ask threadsage* in a message's ⋯ menu answers that message in its thread.\n"
+        "• When a question is ambiguous I ask back: pick an option or answer in your own words."
+    ),
+    # Telegram
+    "tg_invalid_button": "This button is not valid.",
+    "tg_thanks_up": "Thanks for the feedback! 👍",
+    "tg_thanks_down": "Thanks — noted. 👎",
+    "tg_hint_private": "Tap an option, or just type your answer.",
+    "tg_hint_group": "Tap an option, or reply to this message with your answer.",
+    "tg_new_in_group": (
+        "In a group every new mention starts a fresh conversation; reply to one of my messages to continue one."
+    ),
+    "tg_start": (
+        "Hi! I answer questions from your organisation's documents, with sources. "
+        "Just type a question — or send a document (PDF, Word, Markdown, text) with your question as its caption, "
+        "and I answer from it too. /help shows what else I can do."
+    ),
+    "tg_covers": "What I can answer here:",
+    "tg_nothing_covered": "There are no documents I may use here yet.",
+    "tg_help": (
+        "Ask me a question about the documents and I answer with sources.\n"
+        "• Here in a private chat, just type. /new starts a fresh conversation.\n"
+        "• In a group, mention me (@{username}), use /ask <question>, or reply to one of my messages to follow up.\n"
+        "• Send a document with your question as its caption, or reply to one with a question: "
+        "I read it for this chat only.\n"
+        "• When a question is ambiguous I ask back: tap an option or answer in your own words.\n"
+        "• 👍/👎 under an answer tell the maintainers whether it helped."
+    ),
+}

@@ -1,0 +1,93 @@
+"""The Chinese (简体中文) catalogue: the keys and `{placeholders}` of `en.py`, in Chinese."""
+
+TEXTS: dict[str, str] = {
+    # notices of the chat service
+    "empty": "请向我提一个关于文档的问题——你的消息是空的。",
+    "apology": "抱歉，回答时出了点问题。请稍后再试。",
+    "stale": "这个问题已经回答过了，或者已不再等待回答。",
+    "not_yours": "只有提问的人可以回答这个澄清问题。",
+    "rate_limited": "你提问的速度太快了，我跟不上——请等一分钟再问。",
+    "busy": "我现在正在回答很多问题——请一分钟后再问。",
+    "no_documents": (
+        "这里没有我可以使用的文档，所以我无法在这个对话中回答。管理员可以为它开放类别"
+        "（THREADSAGE_CHANNEL_CATEGORIES、THREADSAGE_DEFAULT_CATEGORIES）。"
+    ),
+    # what the graph says when it cannot answer from documents, and when it asks back
+    "refusal": (
+        "我只能回答关于本组织文档的问题，而文档中找不到与此相关的内容。请换个说法，或者问问某项政策、流程或工具。"
+    ),
+    "not_covered": "我能查阅的文档没有涉及这个问题。",
+    "no_code": "我能查阅的文档中没有关于这个问题的代码或技术内容。",
+    "not_found": "我在能查阅的文档中没有找到这方面的内容。",
+    "clarify_which": "你指的是下面哪一个？",
+    "clarify_more": "能再具体说说你需要什么吗？",
+    "clarify_unsure": "我不太确定是否理解了你的问题。下面哪一项最接近你的需要？",
+    "clarify_several": "你的问题与文档中的多个部分都相符。你指的是哪一个？",
+    "from_documents": "文档中的相关内容：",
+    "from_section": "摘自 *{label}*：",
+    "chat_thanks": "不客气！关于文档还有什么问题，随时问我。",
+    "chat_hello": "你好！我根据本组织的文档回答问题，并注明出处。可以问我，比如“我有多少天年假？”。",
+    "answer_language": "Simplified Chinese (简体中文)",
+    # around an answer, on every platform
+    "low_confidence": "可信度低：文档可能没有完全回答这个问题。",
+    "sources": "来源",
+    "handoff": "{contact} 可以帮你处理这个问题。",
+    "step_searching": "正在查找文档…",
+    "step_checking": "正在核对找到的内容…",
+    "step_writing": "正在撰写回答…",
+    "new_started": "已开始新的对话——请提问吧。",
+    # Slack
+    "slack_hint_buttons": "……或者直接在这个消息串里用你自己的话回复。",
+    "slack_hint_typed": "请在这个消息串里用你自己的话回复。",
+    "slack_chose": "<@{user}> 选择了：*{label}*",
+    "slack_ask_usage": (
+        "问我关于文档的问题：`/ask <问题>` 会在这里贴出你的问题，我在它的消息串里回答；"
+        "`/ask -p <问题>` 在我们的私信里单独回答你；`/ask new` 重新开始我们的私信对话。"
+    ),
+    "slack_asked": "<@{user}> 问：{question}",
+    "slack_asked_privately": "你在 <#{channel}> 问：{question}",
+    "slack_answering_privately": "我会在我们的私信里回答你。",
+    "slack_not_a_member_ask": "我不是这个对话的成员，所以在我们的私信里回答你。",
+    "slack_not_a_member": "我不是这个对话的成员：请邀请我（`/invite @threadsage`），或者在私信里问我。",
+    "slack_no_text": "这条消息没有可以当作问题的文字。",
+    "slack_new_elsewhere": "这里的每个 `/ask` 都会开启一个单独的消息串；`/ask new` 会重新开始我们的私信对话。",
+    "home_can_answer": "我能回答什么",
+    "home_document": "{count} 篇文档",
+    "home_documents": "{count} 篇文档",
+    "home_uncategorised": "未分类",
+    "home_more": "……还有 {count} 个",
+    "home_scoped": "以上是私信可以查阅的内容；有些频道可以查阅其他类别。",
+    "home_nothing": "还没有我可以使用的文档：管理员可以用 `threadsage ingest` 添加。",
+    "home_how": "怎么提问",
+    "home_recent": "你最近的问题",
+    "home_none_yet": "还没有——问我点什么吧。",
+    "home_how_lines": (
+        "• *这里*：在“消息”标签页给我发消息。每个消息串都是一段独立的对话；`new` 会重新开始主对话。\n"
+        "• *在频道里*：提及 <@{bot}>。我会在消息串里回答；在那里回复即可追问。\n"
+        "• `/ask <问题>` 会把你的问题和我的回答贴成一个消息串；`/ask -p <问题>` 单独回答你。\n"
+        "• 在消息的 ⋯ 菜单中选择 *Ask threadsage*，我会在它的消息串里回答那条消息。\n"
+        "• 问题有歧义时我会反问：选一个选项，或者用你自己的话回答。"
+    ),
+    # Telegram
+    "tg_invalid_button": "这个按钮无效。",
+    "tg_thanks_up": "感谢你的反馈！👍",
+    "tg_thanks_down": "谢谢——已记下。👎",
+    "tg_hint_private": "点一个选项，或者直接输入你的回答。",
+    "tg_hint_group": "点一个选项，或者回复这条消息给出你的回答。",
+    "tg_new_in_group": "在群组里，每次新的提及都会开始一段新对话；回复我的某条消息即可继续之前的对话。",
+    "tg_start": (
+        "你好！我根据你所在组织的文档回答问题，并注明出处。直接输入问题即可——"
+        "也可以发送一个文档（PDF、Word、Markdown、文本），把问题写在说明里，我也会根据它来回答。"
+        "/help 可以查看我还能做什么。"
+    ),
+    "tg_covers": "我在这里能回答：",
+    "tg_nothing_covered": "这里还没有我可以使用的文档。",
+    "tg_help": (
+        "问我关于文档的问题，我会给出带出处的回答。\n"
+        "• 在私聊里，直接输入即可。/new 开始新的对话。\n"
+        "• 在群组里，提及我（@{username}）、使用 /ask <问题>，或回复我的某条消息来追问。\n"
+        "• 发送文档并把问题写在说明里，或回复一个文档提问：我只在这个聊天里读取它。\n"
+        "• 问题有歧义时我会反问：点一个选项，或者用你自己的话回答。\n"
+        "• 回答下方的 👍/👎 会告诉维护者它是否有帮助。"
+    ),
+}
