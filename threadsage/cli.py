@@ -19,6 +19,7 @@ from rich.table import Table
 from threadsage.adapters.embeddings import EmbeddingsUnavailable, make_embedder
 from threadsage.adapters.ingest import Ingestor, IngestReport
 from threadsage.adapters.knowledge import KnowledgeBase, KnowledgeBaseError
+from threadsage.adapters.links import base_url_error
 from threadsage.bots.terminal import TerminalChat
 from threadsage.cli_hits import print_hits
 from threadsage.config import EmbeddingsKind, Settings, get_settings
@@ -43,6 +44,7 @@ console = Console(soft_wrap=True)
 errors = Console(stderr=True, soft_wrap=True)
 
 CategoryOption = Annotated[str | None, typer.Option("--category", "-c", help="Only chunks of this category.")]
+DemoOption = Annotated[Path | None, typer.Option(help="Ingest this folder first when the knowledge base is empty.")]
 
 
 @app.callback()
@@ -71,7 +73,9 @@ def knowledge_base(settings: Settings) -> Iterator[KnowledgeBase]:
         kb.close()
 
 
-def run_ingest(kb: KnowledgeBase, settings: Settings, paths: list[Path], category: str, prune: bool) -> IngestReport:
+def run_ingest(
+    kb: KnowledgeBase, settings: Settings, paths: list[Path], category: str, prune: bool, base_url: str = ""
+) -> IngestReport:
     with Progress(
         TextColumn("[bold]ingesting"),
         BarColumn(),
@@ -87,7 +91,7 @@ def run_ingest(kb: KnowledgeBase, settings: Settings, paths: list[Path], categor
             progress.update(task, advance=1, total=total or None, description=name)
 
         ingestor = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap, on_progress=advance)
-        return ingestor.ingest_paths(paths, category=category, prune=prune)
+        return ingestor.ingest_paths(paths, category=category, prune=prune, base_url=base_url)
 
 
 @app.command()
@@ -96,23 +100,24 @@ def ingest(
     category: Annotated[str, typer.Option("--category", "-c", help="Category to file them under.")] = "",
     prune: Annotated[bool, typer.Option(help="Remove chunks of files that are gone.")] = False,
     rebuild: Annotated[bool, typer.Option(help="Drop the knowledge base and build it anew.")] = False,
+    base_url: Annotated[str, typer.Option(help="Where the files are published: sources link to it + their path.")] = "",
 ) -> None:
     """Add documents to the knowledge base: unchanged files write nothing, changed ones are replaced."""
     missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        raise fail(f"no such file or folder: {', '.join(missing)}")
+    if missing or base_url_error(base_url):
+        raise fail(base_url_error(base_url) or f"no such file or folder: {', '.join(missing)}")
     settings = get_settings()
     if not settings.milvus_uri and (pid := IngestInbox(settings.data_dir).running_bot()):
         errors.print(f"a threadsage bot (pid {pid}) runs on {settings.data_dir}: the ingest is handed to it")
         try:
-            report = hand_over(settings.data_dir, paths, category, prune, rebuild)
+            report = hand_over(settings.data_dir, paths, category, prune, rebuild, base_url)
         except HandOverFailed as exc:
             raise fail(str(exc)) from None
     else:
         with knowledge_base(settings) as kb:
             if rebuild:
                 kb.drop()
-            report = run_ingest(kb, settings, paths, category, prune)
+            report = run_ingest(kb, settings, paths, category, prune, base_url)
     for path, reason in report.skipped:
         errors.print(f"[yellow]skipped[/] {path}: {reason}", highlight=False)
     console.print(report.summary(), highlight=False)
@@ -138,9 +143,7 @@ def search(
 @app.command()
 def chat(
     session: Annotated[str | None, typer.Option(help="Resume this session (a new one when not given).")] = None,
-    demo: Annotated[
-        Path | None, typer.Option(help="Ingest this folder first when the knowledge base is empty.")
-    ] = None,
+    demo: DemoOption = None,
 ) -> None:
     """Chat in the terminal: numbered clarification options, /new, /help; piped input works too."""
     settings = get_settings()
@@ -163,9 +166,7 @@ async def _chat(settings: Settings, kb: KnowledgeBase, name: str) -> None:
 
 @app.command()
 def run(
-    demo: Annotated[
-        Path | None, typer.Option(help="Ingest this folder first when the knowledge base is empty.")
-    ] = None,
+    demo: DemoOption = None,
     session: Annotated[str | None, typer.Option(help="Terminal session to resume.")] = None,
 ) -> None:
     """Run the bot: Slack and/or Telegram when their tokens are set, else the terminal chat. With

@@ -74,13 +74,16 @@ class Ingestor:
         self._stale: list[tuple[str, str]] = []  # (doc_id, new hash) whose old chunks go once the new are in
         self._total = 0
 
-    def ingest_paths(self, paths: list[Path], category: str = "", prune: bool = False) -> IngestReport:
+    def ingest_paths(
+        self, paths: list[Path], category: str = "", prune: bool = False, base_url: str = ""
+    ) -> IngestReport:
+        """`base_url`: where the folders' files are published (see `links`), for citation links."""
         validate_category(category)
         started = time.perf_counter()
         files, unsupported = discover_files(paths)
         self._total = len(files)
         report = IngestReport(ignored=[str(p) for p in unsupported])
-        documents = self._load_all(files, category, report)
+        documents = self._load_all(files, category, base_url, report)
         seen = {str(file) for file, _ in files}
         self._ingest(documents, report)
         if prune:
@@ -100,10 +103,12 @@ class Ingestor:
 
     # --- steps ---------------------------------------------------------------------------
 
-    def _load_all(self, files: list[tuple[Path, Path]], category: str, report: IngestReport) -> Iterable[Document]:
+    def _load_all(
+        self, files: list[tuple[Path, Path]], category: str, base_url: str, report: IngestReport
+    ) -> Iterable[Document]:
         for file, root in files:
             try:
-                yield load_file(file, root, category)
+                yield load_file(file, root, category, base_url)
             except UnreadableDocument as exc:
                 report.skipped.append((str(file), str(exc)))
                 self._on_progress(file.name, self._total)
@@ -150,6 +155,8 @@ class Ingestor:
     def _fingerprint(self, document: Document) -> str:
         embedder = self.kb.embedder.name if self.kb.embedder else "bm25"
         settings = f"|{document.category}|{self.chunk_chars}|{self.chunk_overlap}|{CHUNKER_VERSION}|{embedder}"
+        if document.url:  # a new link rewrites the document; one without keeps the fingerprint it had
+            settings += f"|{document.url}"
         return hashlib.sha256((document.content_hash + settings).encode()).hexdigest()
 
 

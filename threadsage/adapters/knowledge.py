@@ -11,6 +11,7 @@ pymilvus is synchronous: the async `search` runs it in a worker thread.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -23,11 +24,13 @@ from pymilvus import AnnSearchRequest, MilvusClient, MilvusException, RRFRanker
 from threadsage.adapters import milvus_lite
 from threadsage.adapters.chunking import Chunk
 from threadsage.adapters.embeddings import Embedder
-from threadsage.adapters.knowledge_schema import TEXT_MAX_BYTES, collection_schema
+from threadsage.adapters.knowledge_schema import TEXT_MAX_BYTES, URL_FIELD, collection_schema
 from threadsage.adapters.text import index_form
 from threadsage.config import Settings
 from threadsage.private_files import private_dir
 from threadsage.redaction import redact_url
+
+log = logging.getLogger(__name__)
 
 RRF_K = 60
 MAX_QUERY_CHARS = 2000
@@ -53,6 +56,7 @@ class Hit:
     category: str
     text: str
     score: float
+    url: str = ""  # where the document can be read on the web, if anywhere
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class KnowledgeBase:
         self.collection = collection
         self.embedder = embedder
         self._uri = describe_uri
+        self._has_url = True  # a collection made before links has no url field: it works on without links
         self._dense_dim = self._existing_dense_dim()
 
     # --- opening ---------------------------------------------------------------------------
@@ -119,6 +124,7 @@ class KnowledgeBase:
             self._client.load_collection(self.collection)  # a reopened collection starts released
         except MilvusException as exc:
             raise KnowledgeBaseError(_unreachable_message(self._uri, exc, "")) from exc
+        self._has_url = any(f["name"] == URL_FIELD for f in fields)
         for f in fields:
             if f["name"] == "dense":
                 return int(f["params"]["dim"])
@@ -156,7 +162,7 @@ class KnowledgeBase:
         dim = self.embedder.dim if self.embedder else 0
         schema, index = collection_schema(self._client, dim)
         self._client.create_collection(self.collection, schema=schema, index_params=index)
-        self._dense_dim = dim
+        self._dense_dim, self._has_url = dim, True
 
     def drop(self) -> None:
         if self._client.has_collection(self.collection):
@@ -178,6 +184,8 @@ class KnowledgeBase:
     def write_chunks(self, chunks: Sequence[Chunk]) -> None:
         if not chunks:
             return
+        if not self._has_url and any(c.document.url for c in chunks):
+            log.warning("'%s' predates links: sources show paths until it is rebuilt (--rebuild)", self.collection)
         vectors = self.embedder.embed_documents([c.search_text for c in chunks]) if self.embedder else None
         rows = []
         for i, chunk in enumerate(chunks):
@@ -198,6 +206,8 @@ class KnowledgeBase:
             }
             if vectors is not None:
                 row["dense"] = vectors[i]
+            if self._has_url:
+                row[URL_FIELD] = _fit(doc.url, 2048)
             rows.append(row)
         self._client.insert(self.collection, rows)
 
@@ -270,7 +280,7 @@ class KnowledgeBase:
                     reqs=requests,
                     ranker=RRFRanker(RRF_K),
                     limit=k,
-                    output_fields=_HIT_FIELDS,
+                    output_fields=self._hit_fields,
                 )
                 bm25 = False
             else:
@@ -281,7 +291,7 @@ class KnowledgeBase:
                     limit=k,
                     filter=filter_expr,
                     search_params={"metric_type": "BM25"},
-                    output_fields=_HIT_FIELDS,
+                    output_fields=self._hit_fields,
                 )
                 bm25 = True
         except MilvusException as exc:
@@ -289,6 +299,10 @@ class KnowledgeBase:
         return [_hit(raw, bm25) for raw in result[0]]
 
     # --- helpers ---------------------------------------------------------------------------
+
+    @property
+    def _hit_fields(self) -> list[str]:
+        return [*_HIT_FIELDS, URL_FIELD] if self._has_url else _HIT_FIELDS
 
     def _iterate(self, fields: list[str]) -> Iterator[dict[str, Any]]:
         iterator = self._client.query_iterator(
@@ -305,7 +319,7 @@ def _hit(raw: dict[str, Any], bm25: bool) -> Hit:
     entity = raw["entity"]
     # Milvus Lite reports BM25 as a negated distance, a Milvus server as a positive score.
     score = abs(raw["distance"]) if bm25 else raw["distance"]
-    return Hit(id=raw["id"], score=float(score), **{f: entity[f] for f in _HIT_FIELDS})
+    return Hit(id=raw["id"], score=float(score), url=entity.get(URL_FIELD) or "", **{f: entity[f] for f in _HIT_FIELDS})
 
 
 def _category_filter(categories: Sequence[str] | None) -> str:

@@ -16,6 +16,7 @@ from pymilvus.milvus_client import IndexParams
 from threadsage.adapters.text import COMMONEST_WORDS
 
 TEXT_MAX_BYTES = 65_535
+URL_FIELD = "url"
 ANALYZER_PARAMS = {
     "tokenizer": "jieba",
     "filter": ["lowercase", {"type": "stop", "stop_words": sorted(COMMONEST_WORDS)}],
@@ -28,6 +29,7 @@ def collection_schema(client: MilvusClient, dim: int) -> tuple[CollectionSchema,
     schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
     schema.add_field("doc_id", DataType.VARCHAR, max_length=64)
     schema.add_field("source", DataType.VARCHAR, max_length=2048)
+    schema.add_field(URL_FIELD, DataType.VARCHAR, max_length=2048)  # absent from collections made before it
     schema.add_field("path", DataType.VARCHAR, max_length=1024)
     schema.add_field("title", DataType.VARCHAR, max_length=1024)
     schema.add_field("heading", DataType.VARCHAR, max_length=2048)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from threadsage.adapters.links import FRONT_MATTER, document_url, front_matter
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 TEXT_SUFFIXES = {".txt", ".text"}
@@ -70,6 +70,7 @@ class Document:
     content_hash: str
     category: str = ""
     updated_at: int = 0
+    url: str = ""  # where people can read it on the web (see `links`); "" = nowhere, cite the path
 
     @property
     def doc_id(self) -> str:
@@ -122,9 +123,9 @@ def named_path(path: Path) -> Path:
     return path.resolve() if path.is_dir() else path.parent.resolve() / path.name
 
 
-def load_file(file: Path, root: Path, category: str = "") -> Document:
+def load_file(file: Path, root: Path, category: str = "", base_url: str = "") -> Document:
     """Read one file into a `Document`, or raise `UnreadableDocument` saying why not. A file whose
-    real path is outside `root` (through a symbolic link) is refused, not read."""
+    real path is outside `root` (through a symbolic link) is refused, not read. Its link: see `links`."""
     root, real = root.resolve(), file.resolve()
     if not real.is_relative_to(root):
         raise UnreadableDocument(f"symbolic link to outside {root}")
@@ -134,14 +135,17 @@ def load_file(file: Path, root: Path, category: str = "") -> Document:
     except OSError as exc:
         raise UnreadableDocument(f"cannot read: {exc.strerror or exc}") from exc
     title, sections = parse_bytes(data, file.name)
+    relative = file.relative_to(root).as_posix()
+    markdown = _decode_text(data) if file.suffix.lower() in MARKDOWN_SUFFIXES else None
     return Document(
         source=str(file),
-        path=clean_text(file.relative_to(root).as_posix()),
+        path=clean_text(relative),
         title=title,
         sections=sections,
         content_hash=content_hash(data),
         category=category,
         updated_at=mtime,
+        url=document_url(relative, markdown, base_url),
     )
 
 
@@ -195,7 +199,6 @@ def load_jsonl_corpus(file: Path, category: str = "") -> Iterator[Document]:
 
 # --- formats -------------------------------------------------------------------------------
 
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*\r?\n", re.DOTALL)
 _SHORTCODE = re.compile(r"\{\{[<%]/?\*?(.*?)\*?/?[%>]\}\}", re.DOTALL)
 _SHORTCODE_LABEL = re.compile(r"""\b(?:header|title)\s*=\s*"([^"]*)\"""")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -204,17 +207,9 @@ _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 
 
 def parse_markdown(text: str, fallback_title: str) -> tuple[str, list[Section]]:
-    title = None
-    match = _FRONT_MATTER.match(text)
-    if match:
-        try:
-            meta = yaml.safe_load(match.group(1))
-        except yaml.YAMLError:
-            meta = None
-        if isinstance(meta, dict) and meta.get("title"):
-            title = str(meta["title"]).strip()
-        text = text[match.end() :]
-    text = _HTML_COMMENT.sub("", _strip_shortcodes(text))
+    meta = front_matter(text)
+    title = str(meta["title"]).strip() if meta.get("title") else None
+    text = _HTML_COMMENT.sub("", _strip_shortcodes(FRONT_MATTER.sub("", text, count=1)))
 
     out = SectionBuilder()
     in_fence = False

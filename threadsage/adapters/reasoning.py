@@ -8,7 +8,7 @@ for both; it only ever sees these types.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol, TypedDict
+from typing import Literal, NotRequired, Protocol, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +29,7 @@ class Passage(TypedDict):
     heading: str
     text: str
     score: float
+    url: NotRequired[str]  # where the document can be read on the web (passages saved before links have none)
 
 
 def passage(hit: Hit) -> Passage:
@@ -40,6 +41,7 @@ def passage(hit: Hit) -> Passage:
         heading=hit.heading,
         text=hit.text,
         score=hit.score,
+        url=hit.url,
     )
 
 

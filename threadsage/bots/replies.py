@@ -15,11 +15,19 @@ def citation_label(citation: Citation) -> str:
     return " › ".join(part for part in (citation["title"], citation["heading"]) if part) or citation["path"]
 
 
+def citation_url(citation: Citation) -> str:
+    """The web link of a cited document: its own (front matter, base URL, connector), or its source
+    when that is a web address; "" for a file only known by its path."""
+    if citation.get("url"):
+        return citation["url"]
+    return citation["source"] if citation["source"].startswith(("http://", "https://")) else ""
+
+
 def source_markdown(citation: Citation) -> str:
-    """One source as a Markdown line: a web source links its label; a file names its path."""
-    label = citation_label(citation)
-    if citation["source"].startswith(("http://", "https://")):
-        return f"[{citation['number']}] [{label}]({citation['source']})"
+    """One source as a Markdown line: a document with a link links its label; a file names its path."""
+    label, url = citation_label(citation), citation_url(citation)
+    if url:
+        return f"[{citation['number']}] [{label}]({url})"
     return f"[{citation['number']}] {label} — `{citation['path']}`"
 
 

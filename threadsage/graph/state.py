@@ -55,6 +55,7 @@ class Citation(TypedDict):
     source: str
     path: str
     snippet: str
+    url: NotRequired[str]  # the document's web link, "" or absent (older checkpoints) when it has none
 
 
 class ClarificationRequest(TypedDict):

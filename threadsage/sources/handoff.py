@@ -24,12 +24,14 @@ class HandOverFailed(RuntimeError):
     """The running bot did not do the ingest; the message says why and what to do."""
 
 
-def hand_over(data_dir: Path, paths: list[Path], category: str, prune: bool, rebuild: bool) -> IngestReport:
+def hand_over(
+    data_dir: Path, paths: list[Path], category: str, prune: bool, rebuild: bool, base_url: str = ""
+) -> IngestReport:
     """Have the bot running on `data_dir` ingest `paths`, and wait for its report."""
     if rebuild:
         raise HandOverFailed(f"a threadsage bot is running on {data_dir}: stop it to --rebuild")
     inbox = IngestInbox(data_dir)
-    request = {"paths": [str(p.absolute()) for p in paths], "category": category, "prune": prune}
+    request = {"paths": [str(p.absolute()) for p in paths], "category": category, "prune": prune, "base_url": base_url}
     result = inbox.wait(inbox.submit(request))
     if result is None:
         raise HandOverFailed("the bot stopped before doing the ingest: run `threadsage ingest` again")

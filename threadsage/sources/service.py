@@ -177,7 +177,10 @@ def _ingest_request(settings: Settings, kb: KnowledgeBase, request: dict[str, An
     try:
         paths = [Path(str(p)) for p in request.get("paths", [])]
         report = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths(
-            paths, category=str(request.get("category", "")), prune=bool(request.get("prune"))
+            paths,
+            category=str(request.get("category", "")),
+            prune=bool(request.get("prune")),
+            base_url=str(request.get("base_url", "")),
         )
     except Exception as exc:  # noqa: BLE001 - told to the waiting command, the bot goes on
         return {"ok": False, "error": str(exc)}

@@ -62,6 +62,7 @@ def validate_citations(answer: str, documents: list[Passage]) -> tuple[str, list
             source=documents[old - 1]["source"],
             path=documents[old - 1]["path"],
             snippet=_snippet(documents[old - 1]["text"]),
+            url=documents[old - 1].get("url", ""),
         )
         for old, new in numbering.items()
     ]
