@@ -33,12 +33,10 @@ class Contact:
     def plain(self) -> str:
         return f"{self.sigil}{self.name}"
 
-    def slack(self, mention: bool, escape: bool = True) -> str:
-        """Slack mrkdwn: a real mention when allowed and an id is known, else the name, escaped."""
-        if mention and self.slack_id:
-            return _MENTION[self.slack_id[0]].format(id=self.slack_id)
-        text = self.plain
-        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") if escape else text
+    @property
+    def slack_mention(self) -> str:
+        """The Slack markup that mentions it (`<#C…>`, `<@U…>`, `<!subteam^S…>`); "" without an id."""
+        return _MENTION[self.slack_id[0]].format(id=self.slack_id) if self.slack_id else ""
 
 
 @dataclass(frozen=True)

@@ -20,16 +20,9 @@ from tests.bots.slack_harness import (
 from tests.fakes.slack_api import BOT_USER, command_body
 from tests.test_chat import delivering
 from threadsage.bots.slack.sending import QUESTION_EVENT
-from threadsage.bots.slack.texts import (
-    ANSWERING_PRIVATELY,
-    ASK_USAGE,
-    NEW_STARTED,
-    NO_TEXT,
-    NOT_A_MEMBER,
-    NOT_A_MEMBER_ASK,
-)
 from threadsage.delivery.current import Delivery
 from threadsage.delivery.jobs import Job
+from threadsage.i18n import say
 from threadsage.memory.sessions import session_key
 
 RATE_LIMIT = "What is the rate limit per API key?"
@@ -82,13 +75,13 @@ async def test_clarification_buttons_of_an_asked_question_work_as_for_a_mention(
 async def test_ask_alone_explains_itself_and_posts_nothing(slack: Harness) -> None:
     acknowledged, _ = await slack.ask("   ")
     await slack.settle()
-    assert ASK_USAGE in acknowledged and slack.fake.posted() == []
+    assert say("slack_ask_usage") in acknowledged and slack.fake.posted() == []
 
 
 async def test_ask_privately_answers_in_the_askers_dm(slack: Harness) -> None:
     acknowledged, _ = await slack.ask(f"-p {RATE_LIMIT}")
     await slack.settle()
-    assert ANSWERING_PRIVATELY in acknowledged
+    assert say("slack_answering_privately") in acknowledged
     assert [c["users"] for c in slack.fake.of("conversations.open")] == ["U222"]
     question, answer = slack.fake.posted()
     assert (question["channel"], question["text"]) == (DM, f"You asked in <#{CHANNEL}>: {RATE_LIMIT}")
@@ -100,7 +93,7 @@ async def test_where_the_bot_is_no_member_ask_answers_in_the_dm_and_says_so(slac
     slack.fake.not_member.add(CHANNEL)
     _, response_url = await slack.ask(RATE_LIMIT)
     await slack.settle()
-    assert slack.responses(response_url) == [NOT_A_MEMBER_ASK]
+    assert slack.responses(response_url) == [say("slack_not_a_member_ask")]
     question, answer = slack.fake.posted()
     assert question["channel"] == DM and answer["thread_ts"] == question["ts"]
 
@@ -123,12 +116,12 @@ async def test_new_starts_the_dm_conversation_over_typed_or_by_ask(slack: Harnes
     assert await slack.chat.has_conversation(dm_session)
     _, response_url = await slack.ask("new")
     await slack.settle()
-    assert slack.responses(response_url) == [NEW_STARTED]
+    assert slack.responses(response_url) == [say("new_started")]
     assert not await slack.chat.has_conversation(dm_session)
 
     await dm(RATE_LIMIT)
     await dm("new")
-    assert slack.fake.posted()[-1]["text"] == NEW_STARTED and not await slack.chat.has_conversation(dm_session)
+    assert slack.fake.posted()[-1]["text"] == say("new_started") and not await slack.chat.has_conversation(dm_session)
 
 
 async def test_a_redelivered_ask_posts_its_question_and_answer_once(slack: Harness) -> None:
@@ -165,6 +158,6 @@ async def test_the_shortcut_says_why_it_cannot_answer(slack: Harness) -> None:
     slack.fake.not_member.add("C999")
     elsewhere = await slack.shortcut(user_message(RATE_LIMIT), channel="C999")
     await slack.settle()
-    assert slack.responses(empty) == [NO_TEXT]
-    assert slack.responses(elsewhere) == [NOT_A_MEMBER]
+    assert slack.responses(empty) == [say("slack_no_text")]
+    assert slack.responses(elsewhere) == [say("slack_not_a_member")]
     assert slack.fake.posted() == []

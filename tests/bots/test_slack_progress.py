@@ -21,6 +21,7 @@ from threadsage.bots.slack.texts import STEPS
 from threadsage.chat import Step, session_config
 from threadsage.delivery.current import Delivery
 from threadsage.delivery.jobs import Job
+from threadsage.i18n import say
 
 RATE_LIMIT = "What is the rate limit per API key?"
 CABIN = "Which cabin class may I book for a flight of 6 hours or more?"
@@ -65,10 +66,10 @@ async def test_a_model_backed_turn_shows_one_message_that_becomes_its_answer(
         ts = await slack.mention(CABIN)
         await slack.settle()
         [placeholder] = slack.fake.posted()
-        assert (placeholder["thread_ts"], placeholder["text"]) == (ts, STEPS[Step.SEARCHING])
+        assert (placeholder["thread_ts"], placeholder["text"]) == (ts, say(STEPS[Step.SEARCHING]))
         assert placeholder["metadata"]["event_type"] == PLACEHOLDER_EVENT
         updates = [u["text"] for u in slack.fake.of("chat.update")]
-        assert updates[:-1] == [STEPS[Step.CHECKING], STEPS[Step.WRITING], STEPS[Step.CHECKING]]
+        assert updates[:-1] == [say(STEPS[s]) for s in (Step.CHECKING, Step.WRITING, Step.CHECKING)]
         [answer] = replies_in(slack, ts)  # one message, now the answer
         assert answer["ts"] == placeholder["ts"] and "Premium economy is allowed" in as_text(answer)
         assert answer["metadata"]["event_type"] == REPLY_EVENT and answer["blocks"][-1]["block_id"].startswith(

@@ -27,21 +27,15 @@ from tests.served import free_port
 from threadsage.adapters.ingest import Ingestor
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.bots.telegram import (
-    HELP,
-    HINT_GROUP,
-    HINT_PRIVATE,
-    INVALID_BUTTON,
-    NEW_STARTED,
     NOT_ALLOWED,
     NOT_ALLOWED_CLICK,
-    START,
-    THANKS,
     TelegramBot,
     TelegramConfigError,
 )
 from threadsage.bots.tokens import Button, ButtonKind, Signer, load_secret, session_digest, turn_ref
 from threadsage.chat import APOLOGY, NOT_YOURS, STALE
 from threadsage.config import Settings
+from threadsage.i18n import say
 from threadsage.memory.sessions import session_key
 from threadsage.server import create_app
 
@@ -153,11 +147,11 @@ async def test_private_question_gets_an_answer_with_sources_and_feedback_buttons
 
 async def test_start_help_new_and_unknown_commands(bot, fake) -> None:
     chat = private(ANN)
-    assert (await exchange(fake, chat, ANN, "/start"))[1]["text"].startswith(START)  # then what it covers
-    assert (await exchange(fake, chat, ANN, "/help"))[1]["text"] == HELP.format(username="ask_bot")
-    assert (await exchange(fake, chat, ANN, "/frobnicate"))[1]["text"] == HELP.format(username="ask_bot")
+    assert (await exchange(fake, chat, ANN, "/start"))[1]["text"].startswith(say("tg_start"))  # then what it covers
+    assert (await exchange(fake, chat, ANN, "/help"))[1]["text"] == say("tg_help", username="ask_bot")
+    assert (await exchange(fake, chat, ANN, "/frobnicate"))[1]["text"] == say("tg_help", username="ask_bot")
     _q, clarification = await exchange(fake, chat, ANN, AMBIGUOUS)
-    assert (await exchange(fake, chat, ANN, "/new"))[1]["text"] == NEW_STARTED
+    assert (await exchange(fake, chat, ANN, "/new"))[1]["text"] == say("new_started")
     since = len(fake.sent(chat["id"]))
     query = fake.click(clarification, ANN)
     await fake.wait_for(lambda: fake.answers_to(query))
@@ -233,7 +227,7 @@ async def test_clarification_keyboard_click_edits_the_question_and_answers(bot, 
     options = buttons(clarification)
     assert [b["text"] for b in options] == [VPN, "E-mail and calendar › Resetting your password"]
     assert all(len(b["callback_data"].encode()) <= 64 for b in options)
-    assert clarification["text"].endswith(HINT_PRIVATE)
+    assert clarification["text"].endswith(say("tg_hint_private"))
     assert clarification["entities"][-1]["type"] == "italic"
     since = len(fake.sent(chat["id"]))
     query = fake.click(clarification, ANN, option=0)
@@ -243,14 +237,14 @@ async def test_clarification_keyboard_click_edits_the_question_and_answers(bot, 
     edited = method_index(fake, "editMessageText")
     assert answered < edited < max(i for i, call in enumerate(fake.calls) if call.method == "sendMessage")
     clarification = fake.messages[(chat["id"], clarification["message_id"])]
-    assert clarification["text"].endswith(f"✅ {VPN}") and HINT_PRIVATE not in clarification["text"]
+    assert clarification["text"].endswith(f"✅ {VPN}") and say("tg_hint_private") not in clarification["text"]
     assert "reply_markup" not in clarification
     assert "Gatekeeper" in answer["text"] and "it/vpn.md" in answer["text"]
 
 
 async def test_in_a_group_only_the_asker_answers_and_only_once(bot, fake) -> None:
     question, clarification = await exchange(fake, GROUP, ANN, mention(AMBIGUOUS))
-    assert clarification["text"].endswith(HINT_GROUP)
+    assert clarification["text"].endswith(say("tg_hint_group"))
     first_option = buttons(clarification)[0]["callback_data"]
     since = len(fake.sent(GROUP["id"]))
     bobs = fake.click(clarification, BOB)
@@ -284,7 +278,7 @@ async def test_forged_oversized_and_foreign_buttons_are_rejected(bot, fake) -> N
     queries = [fake.click(clarification, ANN, data=data) for data in forged]
     await fake.wait_for(lambda: all(fake.answers_to(q) for q in queries))
     await fake.quiet()
-    assert [fake.answers_to(q)[0].get("text") for q in queries] == [INVALID_BUTTON] * len(forged)
+    assert [fake.answers_to(q)[0].get("text") for q in queries] == [say("tg_invalid_button")] * len(forged)
     assert (
         not fake.calls_of("editMessageText") and fake.sent(chat["id"])[-1]["message_id"] == clarification["message_id"]
     )
@@ -300,7 +294,7 @@ async def test_a_second_feedback_click_changes_the_vote(bot, fake) -> None:
     key, ref = private_key(ANN), turn_ref(f"{chat['id']}:{question['message_id']}")
     up = fake.click(answer, ANN, option=0)
     await fake.wait_for(lambda: fake.answers_to(up))
-    assert fake.answers_to(up)[0]["text"] == THANKS[1]
+    assert fake.answers_to(up)[0]["text"] == say("tg_thanks_up")
     assert await eventually(lambda: bot.chat.feedback.votes(key, ref)) == {str(ANN["id"]): 1}
     down = fake.click(answer, ANN, option=1)
     await fake.wait_for(lambda: fake.answers_to(down))
@@ -310,7 +304,7 @@ async def test_a_second_feedback_click_changes_the_vote(bot, fake) -> None:
         return votes if votes == {str(ANN["id"]): -1} else None
 
     assert await eventually(changed)
-    assert fake.answers_to(down)[0]["text"] == THANKS[0]
+    assert fake.answers_to(down)[0]["text"] == say("tg_thanks_down")
 
 
 # --- who may use the bot -------------------------------------------------------------------
@@ -499,7 +493,7 @@ async def test_threadsage_telegram_serves_until_signalled(tmp_path, fake, mode, 
             assert response.status_code == 200
         [reply] = await new_messages(fake, private(ANN), 0)
         if mode == "webhook":
-            assert reply["text"].startswith(START)  # then what it covers
+            assert reply["text"].startswith(say("tg_start"))  # then what it covers
         else:
             assert reply["text"] == NOT_ALLOWED.format(user=ANN["id"], chat=ANN["id"])
             output = (tmp_path / "bot.log").read_text()

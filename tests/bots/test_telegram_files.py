@@ -12,7 +12,7 @@ from tests.fakes.telegram_api import FakeBotAPI
 from tests.made_files import docx_bytes, pdf_bytes
 from threadsage.adapters.ingest import Ingestor
 from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.bots.telegram import START
+from threadsage.i18n import say
 
 HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
 QUESTION = "What is the Heron pilot budget?"
@@ -72,7 +72,7 @@ async def test_start_lists_the_categories_this_chat_may_read_with_their_counts(
             [reply] = await new_messages(fake, chat, 0)
     finally:
         kb.close()
-    assert reply["text"] == f"{START}\n\nWhat I can answer here:\n• people — 7 documents\n• it — 6 documents"
+    assert reply["text"] == f"{say('tg_start')}\n\nWhat I can answer here:\n• people — 7 documents\n• it — 6 documents"
 
 
 async def test_a_document_of_a_type_not_read_is_not_downloaded(bot, fake: FakeBotAPI) -> None:

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-GENERAL = "general"  # documents ingested without a category
+from threadsage.i18n import DEFAULT, Language, say
 
 
 def coverage_lines(
-    counts: dict[str, int], allowed: tuple[str, ...] | None, shown_as: Callable[[str], str] = str
+    counts: dict[str, int],
+    allowed: tuple[str, ...] | None,
+    shown_as: Callable[[str], str] = str,
+    language: Language = DEFAULT,
 ) -> list[str]:
     """One line per category this place may read (`allowed`; None: every one), largest first;
-    `shown_as` dresses the category's name for the platform (Slack makes it bold)."""
+    `shown_as` dresses the category's name for the platform (Slack makes it bold). Documents
+    ingested without a category are "general"."""
     shown = {c: n for c, n in counts.items() if n and (allowed is None or c in allowed)}
     return [
-        f"{shown_as(category or GENERAL)} — {n} document{'s' if n != 1 else ''}"
+        f"{shown_as(category or say('coverage_general', language))} — "
+        + say("coverage_documents" if n != 1 else "coverage_document", language, count=n)
         for category, n in sorted(shown.items(), key=lambda item: (-item[1], item[0]))
     ]

@@ -1,13 +1,26 @@
 """What every front-end says the same way about a reply: where its answer comes from, that it may
-be incomplete, and which knowledge the place it was asked in may read. The platforms only style
-these (mrkdwn, Telegram HTML, plain lines), so an answer reads alike wherever it is asked."""
+be incomplete, whom to ask when the documents don't know, and which knowledge the place it was
+asked in may read — in the reply's language. The platforms only style these (mrkdwn, Telegram
+HTML, plain lines), so an answer reads alike wherever it is asked."""
 
 from __future__ import annotations
 
+import re
+
+from threadsage.chat import Reply
 from threadsage.config import Settings
 from threadsage.graph.state import Citation
+from threadsage.i18n import say
 
-LOW_CONFIDENCE = "Low confidence: the documents may not fully answer this."
+LOW_CONFIDENCE = say("low_confidence")  # in English; `say("low_confidence", reply.language)` for a reply
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\](){}<>#+\-.!|~&])")
+
+
+def handoff_markdown(reply: Reply) -> str:
+    """The pointer to the reply's hand-off contact, as Markdown showing its name ("" when none)."""
+    if reply.handoff is None:
+        return ""
+    return say("handoff", reply.language, contact=_MARKDOWN_PUNCTUATION.sub(r"\\\1", reply.handoff.plain))
 
 
 def citation_label(citation: Citation) -> str:

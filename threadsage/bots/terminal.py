@@ -15,8 +15,9 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from threadsage.bots.render import to_plain
-from threadsage.bots.replies import LOW_CONFIDENCE, source_markdown
+from threadsage.bots.replies import handoff_markdown, source_markdown
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
+from threadsage.i18n import say
 from threadsage.memory.sessions import session_key
 
 HELP = """Ask a question about the documents. Commands:
@@ -82,10 +83,12 @@ class TerminalChat:
         if reply.kind is ReplyKind.CLARIFICATION:
             lines += [f"  {i}. {choice.label}" for i, choice in enumerate(reply.choices, start=1)]
             lines.append("(type a number, or answer in your own words)")
+        if reply.handoff:
+            lines.append(to_plain(handoff_markdown(reply)))
         if reply.low_confidence:
-            lines.append(LOW_CONFIDENCE)
+            lines.append(say("low_confidence", reply.language))
         if reply.citations:
-            lines.append("Sources:")
+            lines.append(f"{say('sources', reply.language)}:")
             lines += [f"  {to_plain(source_markdown(c))}" for c in reply.citations]
         if self.fancy:
             self.console.print(Markdown(reply.text) if reply.kind is ReplyKind.ANSWER else reply.text)

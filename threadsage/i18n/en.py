@@ -39,6 +39,9 @@ TEXTS: dict[str, str] = {
     "step_searching": "Looking in the documents…",
     "step_checking": "Checking what I found…",
     "step_writing": "Writing the answer…",
+    "coverage_general": "general",
+    "coverage_document": "{count} document",
+    "coverage_documents": "{count} documents",
     "new_started": "Started a new conversation — ask away.",
     # Slack
     "slack_hint_buttons": "…or reply in this thread in your own words.",
@@ -61,9 +64,6 @@ TEXTS: dict[str, str] = {
         "Every `/ask` here starts a thread of its own; `/ask new` starts our direct conversation over."
     ),
     "home_can_answer": "What I can answer",
-    "home_document": "{count} document",
-    "home_documents": "{count} documents",
-    "home_uncategorised": "uncategorised",
     "home_more": "…and {count} more",
     "home_scoped": "That is what a direct message may read; some channels read other categories.",
     "home_nothing": "No documents I may use yet: an operator adds them with `threadsage ingest`.",

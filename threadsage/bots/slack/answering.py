@@ -79,7 +79,7 @@ class Answering:
         async with aclosing(self.chat.stream(turn)) as events:  # a failure here stops the run at once
             async for event in events:
                 if isinstance(event, Progress):
-                    await shown.show(event.step, event.detail)
+                    await shown.show(event)
                 elif isinstance(event, Reply):
                     replies.append(event)
                 elif on_accepted is not None:

@@ -40,11 +40,12 @@ from threadsage.bots.slack.home import Asked, Home, RecentQuestions
 from threadsage.bots.slack.intake import events_route, from_a_person, on_error
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
 from threadsage.bots.slack.sending import SlackSender
-from threadsage.bots.slack.texts import ANSWERING_PRIVATELY, ASK_USAGE, NEW_STARTED, unescaped
+from threadsage.bots.slack.texts import unescaped
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
 from threadsage.chat import APOLOGY, ChatService, ClarificationAnswer, Turn
 from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
+from threadsage.i18n import language_of, say
 from threadsage.memory.coordination import Coordinator
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,7 @@ class SlackBot:
             session=self._session,
             retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
         )
-        self.send = SlackSender(self.client, signer)
+        self.send = SlackSender(self.client, signer, settings.handoff_mention)
         self.files = SlackFiles(
             self.client,
             self._session,
@@ -213,9 +214,9 @@ class SlackBot:
     async def _on_ask(self, ack: Any, command: dict[str, Any]) -> None:
         request = parse_ask(unescaped(command.get("text", "")))
         if request.kind == "usage":
-            await ack(ASK_USAGE)
+            await ack(say("slack_ask_usage"))
             return
-        await ack(ANSWERING_PRIVATELY if request.kind == "private" else "")
+        await ack(say("slack_answering_privately", language_of(request.question)) if request.kind == "private" else "")
         await self.dispatch(Job("slack", "command", {"command": command}, f"slack-command:{command['trigger_id']}"))
 
     async def _on_shortcut(self, ack: Any, body: dict[str, Any]) -> None:
@@ -297,7 +298,7 @@ class SlackBot:
         text = question_text(event.get("text"))
         if place.is_dm and text.lower() == "new":  # as /new does in Telegram
             await self.chat.reset(place.session, "slack")
-            await self.send.post_quietly(place, NEW_STARTED)
+            await self.send.post_quietly(place, say("new_started"))
             return
         message_id = f"{event['channel']}:{event['ts']}"
         categories = place.categories(self.settings)

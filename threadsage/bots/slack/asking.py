@@ -26,19 +26,11 @@ from slack_sdk.errors import SlackApiError
 from threadsage.bots.slack.home import Asked, RecentQuestions
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import QUESTION_EVENT, SlackSender
-from threadsage.bots.slack.texts import (
-    ASKED,
-    ASKED_PRIVATELY,
-    NEW_STARTED,
-    NO_TEXT,
-    NOT_A_MEMBER,
-    NOT_A_MEMBER_ASK,
-    escaped,
-    unescaped,
-)
+from threadsage.bots.slack.texts import escaped, unescaped
 from threadsage.chat import APOLOGY, ChatService, Turn
 from threadsage.config import Settings
 from threadsage.delivery.outages import ServiceUnavailable
+from threadsage.i18n import language_of, say
 
 if TYPE_CHECKING:
     from threadsage.bots.slack.answering import Answering
@@ -102,12 +94,13 @@ class Asking:
         response_url = body.get("response_url", "")
         question = question_text(message.get("text"))
         if not question:
-            await self.send.respond(response_url, NO_TEXT)
+            await self.send.respond(response_url, say("slack_no_text"))
             return
         place = Place(team, channel, message.get("thread_ts") or message["ts"], channel.startswith("D"))
         await self.recent.add(team, user, Asked(unescaped(question), channel, message["ts"]))
         turn = self._turn(place, user, f"shortcut:{body['trigger_id']}", question)
-        await self.answering.answer(place, turn, unreachable=lambda: self.send.respond(response_url, NOT_A_MEMBER))
+        not_a_member = say("slack_not_a_member", language_of(question))
+        await self.answering.answer(place, turn, unreachable=lambda: self.send.respond(response_url, not_a_member))
 
     async def _where(self, command: dict[str, Any]) -> tuple[Place, Turn] | None:
         """Where an /ask is answered and the turn to answer there; None when it needs no turn."""
@@ -117,20 +110,20 @@ class Asking:
         response_url = command.get("response_url", "")
         if request.kind == "new":
             await self.chat.reset(Place(team, await self._dm(user), "", True).session, "slack")
-            await self.send.respond(response_url, NEW_STARTED)
+            await self.send.respond(response_url, say("new_started"))
             return None
-        key = f"command:{command['trigger_id']}"
+        key, language = f"command:{command['trigger_id']}", language_of(request.question)
         place = None
         if request.kind == "public":
-            text = ASKED.format(user=user, question=escaped(request.question))
+            text = say("slack_asked", language, user=user, question=escaped(request.question))
             try:
                 place = await self._thread(Place(team, channel, "", channel.startswith("D")), text, key)
             except SlackApiError as exc:
                 if exc.response.get("error") not in NOT_HERE:
                     raise
-                await self.send.respond(response_url, NOT_A_MEMBER_ASK)
+                await self.send.respond(response_url, say("slack_not_a_member_ask", language))
         if place is None:  # privately, or where the bot may not post
-            text = ASKED_PRIVATELY.format(channel=channel, question=escaped(request.question))
+            text = say("slack_asked_privately", language, channel=channel, question=escaped(request.question))
             place = await self._thread(Place(team, await self._dm(user), "", True), text, key)
         await self.recent.add(team, user, Asked(request.question, place.channel, place.thread_ts))
         return place, self._turn(place, user, key, request.question)

@@ -1,16 +1,19 @@
-"""Replies as Block Kit: sections of mrkdwn within Slack's limits, the sources and the
-low-confidence note as context, signed buttons for clarifications and feedback."""
+"""Replies as Block Kit: sections of mrkdwn within Slack's limits, the hand-off contact (a real
+mention only with THREADSAGE_HANDOFF_MENTION), the sources and the low-confidence note as context,
+signed buttons for clarifications and feedback — the bot's own words in the reply's language."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from threadsage.bots.render import to_mrkdwn, to_mrkdwn_sections, to_slack_fallback
-from threadsage.bots.replies import LOW_CONFIDENCE, source_markdown
+from threadsage.bots.replies import source_markdown
 from threadsage.bots.slack.places import Place
+from threadsage.bots.slack.texts import escaped
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest, turn_ref
 from threadsage.chat import Reply, ReplyKind, Turn
 from threadsage.graph.state import Citation
+from threadsage.i18n import Language, language_of, say
 
 MAX_BLOCKS = 50
 TEXT_FALLBACK_CHARS = 3000
@@ -18,18 +21,21 @@ TEXT_FALLBACK_CHARS = 3000
 Message = tuple[list[dict[str, Any]], str]  # blocks and the plain-text fallback (notifications, old clients)
 
 
-def reply_messages(reply: Reply, place: Place, turn: Turn, signer: Signer) -> list[Message]:
-    """The messages a reply takes: long answers are split, and the sources, the note and the
-    feedback buttons go under the last part."""
+def reply_messages(reply: Reply, place: Place, turn: Turn, signer: Signer, mention: bool = False) -> list[Message]:
+    """The messages a reply takes: long answers are split, and the hand-off, the sources, the note
+    and the feedback buttons go under the last part."""
     if reply.kind is ReplyKind.CLARIFICATION:
         return [(clarification_blocks(reply, place, signer), fallback(reply.text))]
     sections = [section(piece) for piece in to_mrkdwn_sections(reply.text)]
     tail: list[dict[str, Any]] = []
     if reply.kind is ReplyKind.ANSWER:
+        if reply.handoff is not None:
+            contact = (mention and reply.handoff.slack_mention) or escaped(reply.handoff.plain)
+            tail.append(section(say("handoff", reply.language, contact=contact)))
         if reply.low_confidence:
-            tail.append(context(f"_{LOW_CONFIDENCE}_"))
+            tail.append(context(f"_{say('low_confidence', reply.language)}_"))
         if reply.citations:
-            tail.append(context(sources(reply.citations)))
+            tail.append(context(sources(reply.citations, reply.language)))
         tail.append(feedback_block(place, turn, signer))
     messages = []
     room = MAX_BLOCKS - len(tail)
@@ -54,8 +60,7 @@ def clarification_blocks(reply: Reply, place: Place, signer: Signer) -> list[dic
     blocks = [section(piece) for piece in to_mrkdwn_sections(reply.text)]
     if buttons:
         blocks.append({"type": "actions", "block_id": f"clarify-{(reply.interrupt_id or '')[:8]}", "elements": buttons})
-    hint = "…or reply in this thread in your own words." if buttons else "Reply in this thread in your own words."
-    blocks.append(context(hint))
+    blocks.append(context(say("slack_hint_buttons" if buttons else "slack_hint_typed", reply.language)))
     return blocks
 
 
@@ -77,12 +82,12 @@ def choice_shown(body: dict[str, Any], label: str, user: str) -> Message:
         (b["text"]["text"] for b in body.get("message", {}).get("blocks", []) if b.get("type") == "section"),
         body.get("message", {}).get("text", ""),
     )
-    choice = f"<@{user}> chose: *{to_mrkdwn(label)}*"
+    choice = say("slack_chose", language_of(question), user=user, label=to_mrkdwn(label))
     return [section(question), context(choice)], to_slack_fallback(f"{question} — {label}")
 
 
-def sources(citations: tuple[Citation, ...]) -> str:
-    return to_mrkdwn("**Sources:** " + " · ".join(source_markdown(c) for c in citations))
+def sources(citations: tuple[Citation, ...], language: Language) -> str:
+    return to_mrkdwn(f"**{say('sources', language)}:** " + " · ".join(source_markdown(c) for c in citations))
 
 
 def section(mrkdwn: str) -> dict[str, Any]:

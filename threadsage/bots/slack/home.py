@@ -22,6 +22,7 @@ from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.texts import escaped
 from threadsage.chat import ChatService
 from threadsage.config import Settings
+from threadsage.i18n import Language, language_of, say
 from threadsage.memory.coordination import Coordinator
 
 RECENT = 5
@@ -71,48 +72,34 @@ class Home:
         counts = await self.chat.documents_by_category(categories)
         asked = await self.recent.of(team, user)
         links = await asyncio.gather(*(self.send.permalink(a.channel, a.ts) for a in asked))
-        view = home_view(
-            counts, list(zip(asked, links, strict=True)), bot_user, scoped=bool(self.settings.channel_categories)
-        )
+        language = language_of(asked[0].text) if asked else "en"  # the language the person last asked in
+        scoped = bool(self.settings.channel_categories)
+        view = home_view(counts, list(zip(asked, links, strict=True)), bot_user, scoped, language)
         await self.send.client.views_publish(user_id=user, view=view)
 
 
 def home_view(
-    counts: dict[str, int], asked: list[tuple[Asked, str | None]], bot_user: str, scoped: bool
+    counts: dict[str, int], asked: list[tuple[Asked, str | None]], bot_user: str, scoped: bool, language: Language
 ) -> dict[str, Any]:
-    blocks: list[dict[str, Any]] = [_header("What I can answer")]
+    def text(key: str, **fields: object) -> str:
+        return say(key, language, **fields)
+
+    blocks: list[dict[str, Any]] = [_header(text("home_can_answer"))]
     if counts:
-        lines = [f"• {line}" for line in coverage_lines(counts, None, shown_as=lambda c: f"*{escaped(c)}*")]
+        lines = [f"• {line}" for line in coverage_lines(counts, None, lambda c: f"*{escaped(c)}*", language)]
         more = len(lines) - CATEGORY_LINES
-        blocks.append(section("\n".join(lines[:CATEGORY_LINES]) + (f"\n…and {more} more" if more > 0 else "")))
+        shown = lines[:CATEGORY_LINES] + ([text("home_more", count=more)] if more > 0 else [])
+        blocks.append(section("\n".join(shown)))
         if scoped:
-            blocks.append(context("That is what a direct message may read; some channels read other categories."))
+            blocks.append(context(text("home_scoped")))
     else:
-        blocks.append(section("No documents I may use yet: an operator adds them with `threadsage ingest`."))
-    blocks += [_header("How to ask"), section(_how_to_ask(bot_user)), _header("Your recent questions")]
+        blocks.append(section(text("home_nothing")))
+    blocks += [_header(text("home_how")), section(text("home_how_lines", bot=bot_user)), _header(text("home_recent"))]
     if asked:
         blocks.append(section("\n".join(f"• {_linked(a.text, link)}" for a, link in asked)))
     else:
-        blocks.append(section("None yet — ask me something."))
+        blocks.append(section(text("home_none_yet")))
     return {"type": "home", "blocks": blocks}
-
-
-def _how_to_ask(bot_user: str) -> str:
-    return "\n".join(
-        [
-            (
-                "• *Here*: write to me in the Messages tab. Each thread there is a conversation of its own; "
-                "`new` starts the main one over."
-            ),
-            f"• *In a channel*: mention <@{bot_user}>. I answer in a thread; reply there to follow up.",
-            (
-                "• `/ask <question>` posts your question and my answer as a thread; `/ask -p <question>` answers "
-                "you privately."
-            ),
-            "• *Ask threadsage* in a message's ⋯ menu answers that message in its thread.",
-            "• When a question is ambiguous I ask back: pick an option or answer in your own words.",
-        ]
-    )
 
 
 def _linked(text: str, link: str | None) -> str:

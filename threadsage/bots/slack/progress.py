@@ -15,7 +15,8 @@ import logging
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import PLACEHOLDER_EVENT, SlackSender
 from threadsage.bots.slack.texts import STEPS, escaped
-from threadsage.chat import Reply, Step, Turn
+from threadsage.chat import Progress, Reply, Turn
+from threadsage.i18n import say
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +35,11 @@ class Placeholder:
             found = await self.send.find(self.place, PLACEHOLDER_EVENT, self.key)
             self.ts = found[0]["ts"] if found else None
 
-    async def show(self, step: Step, detail: str = "") -> None:
+    async def show(self, progress: Progress) -> None:
         if not self.enabled:
             return
-        text = STEPS[step] + (f" ({escaped(detail)})" if detail else "")
+        detail = progress.detail
+        text = say(STEPS[progress.step], progress.language) + (f" ({escaped(detail)})" if detail else "")
         if self.ts is None:
             self.ts = await self.send.post_marked(self.place, text, PLACEHOLDER_EVENT, self.key)
         else:

@@ -32,9 +32,10 @@ QUESTION_EVENT = "threadsage_question"  # …and the questions it posts for /ask
 
 
 class SlackSender:
-    def __init__(self, client: AsyncWebClient, signer: Signer) -> None:
+    def __init__(self, client: AsyncWebClient, signer: Signer, mention: bool = False) -> None:
         self.client = client
         self.signer = signer
+        self.mention = mention  # THREADSAGE_HANDOFF_MENTION
 
     async def post(self, place: Place, reply: Reply, turn: Turn, replacing: str | None = None) -> None:
         """A reply in the place's thread (or the DM itself); long answers take several messages,
@@ -43,7 +44,7 @@ class SlackSender:
         Each message carries its turn and part in its metadata. A turn redelivered by the queue
         (its worker died, perhaps after posting) first reads back what was posted and skips it."""
         posted = {int(p.get("part", 0)) for p in await self.find(place, REPLY_EVENT, turn.message_id)}
-        for part, (blocks, fallback) in enumerate(reply_messages(reply, place, turn, self.signer)):
+        for part, (blocks, fallback) in enumerate(reply_messages(reply, place, turn, self.signer, self.mention)):
             if part in posted:
                 log.info("part %d of the reply to %s was already posted", part, turn.message_id)
                 continue

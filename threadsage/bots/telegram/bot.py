@@ -37,22 +37,13 @@ from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfig
 from threadsage.bots.telegram.chains import ReplyChains, private_key
 from threadsage.bots.telegram.files import TelegramFiles
 from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_after_click, place_of
-from threadsage.bots.telegram.texts import (
-    COVERS,
-    HELP,
-    INVALID_BUTTON,
-    NEW_IN_GROUP,
-    NEW_STARTED,
-    NOTHING_COVERED,
-    START,
-    THANKS,
-)
 from threadsage.bots.telegram.webhook import TelegramWebhook
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret
 from threadsage.chat import ACCEPTED, APOLOGY, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
 from threadsage.delivery.outages import ServiceUnavailable
+from threadsage.i18n import Language, language_of_code, say
 from threadsage.memory.coordination import Coordinator
 
 log = logging.getLogger(__name__)
@@ -187,22 +178,27 @@ class TelegramBot:
         message = update.message
         assert message is not None
         allowed = place_categories(self.settings, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
-        lines = coverage_lines(await self.chat.documents_by_category(allowed), None)
-        covered = "\n".join([COVERS, *(f"• {line}" for line in lines)]) if lines else NOTHING_COVERED
-        await self.send.send_plain(place_of(message), f"{START}\n\n{covered}")
+        language = _language(update)
+        lines = coverage_lines(await self.chat.documents_by_category(allowed), None, language=language)
+        covers = say("tg_covers", language)
+        covered = (
+            "\n".join([covers, *(f"• {line}" for line in lines)]) if lines else say("tg_nothing_covered", language)
+        )
+        await self.send.send_plain(place_of(message), f"{say('tg_start', language)}\n\n{covered}")
 
     async def _on_help(self, update: Update, _context: Context) -> None:
         assert update.message is not None
-        await self.send.send_plain(place_of(update.message), HELP.format(username=self.app.bot.username))
+        help_text = say("tg_help", _language(update), username=self.app.bot.username)
+        await self.send.send_plain(place_of(update.message), help_text)
 
     async def _on_new(self, update: Update, _context: Context) -> None:
         message = update.message
         assert message is not None
         if message.chat.type != ChatType.PRIVATE:
-            await self.send.send_plain(place_of(message), NEW_IN_GROUP)
+            await self.send.send_plain(place_of(message), say("tg_new_in_group", _language(update)))
             return
         await self.chat.reset(private_key(message.chat_id), "telegram")
-        await self.send.send_plain(place_of(message), NEW_STARTED)
+        await self.send.send_plain(place_of(message), say("new_started", _language(update)))
 
     async def _on_ask(self, update: Update, _context: Context) -> None:
         message = update.message
@@ -229,18 +225,19 @@ class TelegramBot:
         query = update.callback_query
         assert query is not None
         message = query.message
+        invalid = say("tg_invalid_button", _language(update))
         if not isinstance(message, Message):  # gone (InaccessibleMessage) or an inline message
-            await answer_query(query, INVALID_BUTTON)
+            await answer_query(query, invalid)
             return
         key = await self.chains.session_of_bot_message(message)
         try:
             button = self.signer.verify(query.data or "", key)
         except InvalidToken as exc:
             log.info("rejected callback data in chat %s: %s", message.chat_id, exc)
-            await answer_query(query, INVALID_BUTTON)
+            await answer_query(query, invalid)
             return
         if button.kind is ButtonKind.FEEDBACK:
-            await answer_query(query, THANKS[1 if button.value else 0])
+            await answer_query(query, say("tg_thanks_up" if button.value else "tg_thanks_down", _language(update)))
             await self.chat.record_feedback(key, button.ref, str(query.from_user.id), 1 if button.value else -1)
         else:
             await self._choose(query, message, key, button)
@@ -314,3 +311,9 @@ class TelegramBot:
         is older than `idle_after`."""
         last = await self.chat.last_activity(key)
         return last is not None and datetime.now(UTC) - last > self.idle_after
+
+
+def _language(update: Update) -> Language:
+    """For what is said before any question (/start, /help, a button): the language the person's
+    Telegram app is set to, which Telegram sends with each update."""
+    return language_of_code(update.effective_user.language_code if update.effective_user else None)

@@ -17,12 +17,12 @@ from telegram.constants import ChatAction, ChatType, ParseMode
 from telegram.error import BadRequest, TelegramError
 
 from threadsage.bots.render import to_telegram_messages
-from threadsage.bots.replies import LOW_CONFIDENCE, source_markdown
+from threadsage.bots.replies import handoff_markdown, source_markdown
 from threadsage.bots.telegram.chains import ReplyChains
-from threadsage.bots.telegram.texts import HINT_GROUP, HINT_PRIVATE
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest, turn_ref
 from threadsage.chat import Choice, Reply, ReplyKind
 from threadsage.delivery.current import current_delivery
+from threadsage.i18n import say
 from threadsage.memory.coordination import Coordinator
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,8 @@ class TelegramSender:
             if reply.kind is ReplyKind.ANSWER:
                 sent = await self.send_markdown(place, answer_markdown(reply), self._feedback_keyboard(key, turn_id))
             elif reply.kind is ReplyKind.CLARIFICATION:
-                markdown = f"{reply.text}\n\n_{HINT_PRIVATE if place.private else HINT_GROUP}_"
+                hint = say("tg_hint_private" if place.private else "tg_hint_group", reply.language)
+                markdown = f"{reply.text}\n\n_{hint}_"
                 sent = await self.send_markdown(place, markdown, self._choices_keyboard(key, reply))
             else:
                 sent = [await self.send_plain(place, reply.text)]
@@ -172,10 +173,12 @@ async def answer_query(query: CallbackQuery, text: str | None) -> None:
 
 
 def answer_markdown(reply: Reply) -> str:
-    """The answer, the low-confidence note when due, and the sources."""
-    parts = [reply.text]
+    """The answer, whom to ask when the documents don't know, the low-confidence note when due,
+    and the sources."""
+    parts = [reply.text, handoff_markdown(reply)] if reply.handoff else [reply.text]
     if reply.low_confidence:
-        parts.append(f"_{LOW_CONFIDENCE}_")
+        parts.append(f"_{say('low_confidence', reply.language)}_")
     if reply.citations:
-        parts.append("\n".join(["**Sources**", *(source_markdown(c) for c in reply.citations)]))
+        label = f"**{say('sources', reply.language)}**"
+        parts.append("\n".join([label, *(source_markdown(c) for c in reply.citations)]))
     return "\n\n".join(parts)
