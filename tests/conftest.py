@@ -59,6 +59,27 @@ def handbook_kb(tmp_path_factory: pytest.TempPathFactory):
     knowledge.close()
 
 
+HANDBOOK_SITE = "https://handbook.example.com/it/"
+
+
+@pytest.fixture(scope="session")
+def categorised_kb(tmp_path_factory: pytest.TempPathFactory):
+    """The demo handbook with each folder its own category, the `it` folder published at
+    HANDBOOK_SITE (its sources are links), shared read-only by the tests of hand-offs and links."""
+    from threadsage.adapters.ingest import Ingestor
+
+    settings = Settings(
+        THREADSAGE_DATA_DIR=tmp_path_factory.mktemp("categorised-kb"), THREADSAGE_EMBEDDINGS="none", _env_file=None
+    )
+    knowledge = KnowledgeBase.open(settings)
+    ingestor = Ingestor(knowledge, settings.chunk_chars, settings.chunk_overlap)
+    for folder in ("engineering", "finance", "it", "people"):
+        site = HANDBOOK_SITE if folder == "it" else ""
+        assert ingestor.ingest_paths([HANDBOOK / folder], category=folder, base_url=site).ok
+    yield knowledge
+    knowledge.close()
+
+
 @pytest.fixture
 async def pg_url():
     """A DATABASE_URL whose tables live in a schema of the test's own, dropped afterwards."""

@@ -62,6 +62,8 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_MAX_MODEL_CALLS_PER_MINUTE": ("max_model_calls_per_minute", "60", 60),
     "THREADSAGE_MAX_ATTACHMENT_MB": ("max_attachment_mb", "2.5", 2.5),
     "THREADSAGE_ANYONE_MAY_ANSWER": ("anyone_may_answer", "true", True),
+    "THREADSAGE_HANDOFF": ("handoff", "it=#it-help,*=@U024BE7LH|help-desk", "it=#it-help,*=@U024BE7LH|help-desk"),
+    "THREADSAGE_HANDOFF_MENTION": ("handoff_mention", "true", True),
     "THREADSAGE_SECRET": ("secret", "s" * 32, "s" * 32),
     "THREADSAGE_SOURCES": ("sources", "sources.yaml", Path("sources.yaml")),
     "CONFLUENCE_EMAIL": ("confluence_email", "bot@example.com", "bot@example.com"),

@@ -33,6 +33,7 @@ TEXT_KINDS = {
     prompts.SYNTHESISE: "synthesise",
     prompts.WEB_ANSWER: "web_answer",
 }
+DATA = prompts.DATA_NOT_INSTRUCTIONS
 
 DEFAULTS: dict[str, Any] = {
     "RouteDecision": {"intent": "FACT_LOOKUP", "confidence": 0.9, "reasoning": "looks like a fact"},
@@ -88,7 +89,10 @@ def kind_of(request: dict) -> str:
     if isinstance(forced, dict):  # structured output: the one function the model must call
         return forced["function"]["name"]
     system = next((str(m["content"]) for m in request["messages"] if m["role"] == "system"), "")
-    return TEXT_KINDS.get(system, "unknown")
+    # A prompt may end with the question's language named (`prompts.in_language_of`).
+    return next(
+        (kind for prompt, kind in TEXT_KINDS.items() if system.startswith(prompt.removesuffix(DATA))), "unknown"
+    )
 
 
 @dataclass

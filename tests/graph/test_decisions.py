@@ -217,7 +217,7 @@ def test_validate_citations(
 
 def test_a_citation_carries_its_passage_with_a_flat_short_snippet() -> None:
     long = doc("long.md", "Long", "Part > Section", "word\n\n  " * 100)
-    short = doc("short.md", "Short", "", "Two\tlines\nof text.")
+    short = doc("short.md", "Short", "", "Two\tlines\nof text.") | {"url": "https://handbook.example.com/short.md"}
     _, citations = validate_citations("See [2] and [1].", [long, short])
     assert citations[0] == {
         "number": 1,
@@ -226,8 +226,10 @@ def test_a_citation_carries_its_passage_with_a_flat_short_snippet() -> None:
         "source": "handbook/short.md",
         "path": "short.md",
         "snippet": "Two lines of text.",
+        "url": "https://handbook.example.com/short.md",
     }
     snippet = citations[1]["snippet"]
+    assert citations[1]["url"] == ""  # a passage without a link (or saved before links) cites its path
     assert (citations[1]["number"], citations[1]["heading"]) == (2, "Part > Section")
     assert len(snippet) == SNIPPET_CHARS and snippet.endswith("word…") and "  " not in snippet
 

@@ -113,7 +113,10 @@ def in_language_of(prompt: str, question: str) -> str:
     """The prompt with the question's language named: "the language of the question" alone is
     not enough for small models, which answer a Chinese question about English excerpts in English."""
     language = say("answer_language", language_of(question))
-    return f"{prompt} The question is written in {language}: write everything you say to the user in {language}."
+    instruction = f" The question is written in {language}: write everything you say to the user in {language}."
+    if prompt.endswith(DATA_NOT_INSTRUCTIONS):  # the warning about the excerpts stays last
+        return prompt.removesuffix(DATA_NOT_INSTRUCTIONS) + instruction + DATA_NOT_INSTRUCTIONS
+    return prompt + instruction
 
 
 _FENCE_TAG = re.compile(r"<(/?)(excerpt)", re.IGNORECASE)
