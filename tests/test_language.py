@@ -35,7 +35,8 @@ def test_the_language_of_a_message(text: str | None, expected: str) -> None:
 
 
 def test_the_language_of_a_platform_tag() -> None:
-    assert [language_of_code(c) for c in ("zh-hans", "zh_TW", "en", "de", None, "")] == ["zh", "zh", "en", "en", "en", "en"]
+    tags = ("zh-hans", "zh_TW", "en", "de", None, "")
+    assert [language_of_code(c) for c in tags] == ["zh", "zh", "en", "en", "en", "en"]
 
 
 def test_every_language_has_every_text_with_the_same_placeholders() -> None:
@@ -84,7 +85,12 @@ SITE = "https://handbook.example.com/"
         ("finance/travel.md", "# Travel\n", SITE, SITE + "finance/travel.md"),
         ("finance/travel.md", "# Travel\n", SITE.rstrip("/"), SITE + "finance/travel.md"),  # the / is added
         ("it/office wifi.txt", None, SITE, SITE + "it/office%20wifi.txt"),
-        ("people/leave.md", "---\nurl: https://wiki.example.com/leave\n---\n# Leave\n", SITE, "https://wiki.example.com/leave"),
+        (
+            "people/leave.md",
+            "---\nurl: https://wiki.example.com/leave\n---\n# Leave\n",
+            SITE,
+            "https://wiki.example.com/leave",
+        ),
         ("people/leave.md", "---\nurl: /policies/leave/\n---\n# Leave\n", SITE, SITE + "policies/leave/"),
         ("people/leave.md", "---\nurl: https://wiki.example.com/leave\n---\n", "", "https://wiki.example.com/leave"),
         ("people/leave.md", "---\nurl: /policies/leave/\n---\n", "", ""),  # relative, and no base to join
