@@ -167,3 +167,11 @@ def test_telegram_refuses_an_allow_list_of_anything_but_ids(cli, monkeypatch: py
     assert result.exit_code == 2 and "THREADSAGE_TELEGRAM_ALLOWED: '@annlee' is neither an id" in result.stderr, (
         result.output
     )
+
+
+def test_ingest_base_url_links_the_sources_and_must_be_a_web_address(cli) -> None:
+    refused = cli("ingest", str(HANDBOOK / "it"), "--base-url", "handbook.example.com")
+    assert refused.exit_code == 2 and "--base-url must be an http(s) URL" in refused.stderr
+    assert cli("ingest", str(HANDBOOK / "it"), "--base-url", "https://handbook.example.com/it").exit_code == 0
+    search = cli("search", "VPN password", "-k", "1")
+    assert search.exit_code == 0 and "https://handbook.example.com/it/vpn.md" in search.stdout

@@ -20,7 +20,7 @@ def print_hits(hits: list[Hit]) -> None:
         where = " > ".join(part for part in (hit.title, hit.heading) if part)
         snippet = " ".join(hit.text.split())
         snippet = snippet[:240] + ("…" if len(snippet) > 240 else "")
-        rows.append((str(rank), f"{hit.score:.3f}", hit.path, where, snippet))
+        rows.append((str(rank), f"{hit.score:.3f}", hit.url or hit.path, where, snippet))  # a link, when it has one
     if not console.is_terminal:
         for number, score, path, where, snippet in rows:
             console.print(f"{number}. [{score}] {path} ({where})\n   {snippet}", markup=False, highlight=False)
