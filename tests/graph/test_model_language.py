@@ -1,0 +1,55 @@
+"""With a language model: the question's language is named to the model in every prompt that
+writes to the person, and what the service says itself (progress, busy, apology) follows it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from tests.fakes.openai_server import FakeOpenAI, kind_of
+from tests.graph.test_conversation import Conversation, only
+from tests.graph.test_llm_back_end import llm_chat, route_to
+from threadsage.chat import Progress, ReplyKind, Turn
+from threadsage.i18n import say
+
+HOTEL_ZH = "出差住酒店的标准是多少？"
+
+
+def systems(llm: FakeOpenAI) -> dict[str, str]:
+    """The system prompt of each kind of chat completion the model received."""
+    return {
+        kind_of(body): body["messages"][0]["content"]
+        for path, body in llm.requests
+        if path.endswith("/chat/completions") and body["messages"][0]["role"] == "system"
+    }
+
+
+async def test_a_chinese_question_is_answered_in_chinese_by_the_model(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb
+) -> None:
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
+    llm.script["answer"] = "住宿标准见差旅政策 [1]。"
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+        events = [
+            e async for e in replace(chat, progress=True).stream(Turn("test", "test:ws:a:-", "U1", "m1", text=HOTEL_ZH))
+        ]
+    *steps, answer = events
+    assert answer.kind is ReplyKind.ANSWER and answer.language == "zh" and answer.citations
+    assert steps and all(isinstance(s, Progress) and s.language == "zh" for s in steps)
+    prompts = systems(llm)
+    assert (
+        "written in Simplified Chinese" in prompts["answer"]
+        and "written in Simplified Chinese" in prompts["RouteDecision"]
+    )
+
+
+async def test_busy_and_apology_notices_follow_the_question(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
+    llm.script["answer"] = "  "  # a model answering nothing: the service apologises
+    async with llm_chat(tmp_path, llm, handbook_kb, THREADSAGE_MAX_MODEL_CALLS_PER_MINUTE=3) as chat:
+        apology = only(await Conversation(chat, "test:ws:chan:a").say(HOTEL_ZH))
+        busy = only(await Conversation(chat, "test:ws:chan:b").say(HOTEL_ZH, user="U2"))
+        english = only(await Conversation(chat, "test:ws:chan:c").say("What is the hotel limit?", user="U3"))
+    assert (apology.text, apology.fixed) == (say("apology", "zh"), "apology")
+    assert (busy.text, busy.fixed) == (say("busy", "zh"), "busy")
+    assert english.text == say("busy", "en")
