@@ -86,7 +86,8 @@ class KnowledgeBase:
         self.collection = collection
         self.embedder = embedder
         self._uri = describe_uri
-        self._has_url = True  # a collection made before links has no url field: it works on without links
+        # A collection made before links has no url field: it works on without links.
+        self._hit_fields = [*_HIT_FIELDS, URL_FIELD]
         self._dense_dim = self._existing_dense_dim()
 
     # --- opening ---------------------------------------------------------------------------
@@ -124,7 +125,7 @@ class KnowledgeBase:
             self._client.load_collection(self.collection)  # a reopened collection starts released
         except MilvusException as exc:
             raise KnowledgeBaseError(_unreachable_message(self._uri, exc, "")) from exc
-        self._has_url = any(f["name"] == URL_FIELD for f in fields)
+        self._hit_fields = [*_HIT_FIELDS, URL_FIELD] if any(f["name"] == URL_FIELD for f in fields) else _HIT_FIELDS
         for f in fields:
             if f["name"] == "dense":
                 return int(f["params"]["dim"])
@@ -162,7 +163,7 @@ class KnowledgeBase:
         dim = self.embedder.dim if self.embedder else 0
         schema, index = collection_schema(self._client, dim)
         self._client.create_collection(self.collection, schema=schema, index_params=index)
-        self._dense_dim, self._has_url = dim, True
+        self._dense_dim, self._hit_fields = dim, [*_HIT_FIELDS, URL_FIELD]
 
     def drop(self) -> None:
         if self._client.has_collection(self.collection):
@@ -184,7 +185,7 @@ class KnowledgeBase:
     def write_chunks(self, chunks: Sequence[Chunk]) -> None:
         if not chunks:
             return
-        if not self._has_url and any(c.document.url for c in chunks):
+        if URL_FIELD not in self._hit_fields and any(c.document.url for c in chunks):
             log.warning("'%s' predates links: sources show paths until it is rebuilt (--rebuild)", self.collection)
         vectors = self.embedder.embed_documents([c.search_text for c in chunks]) if self.embedder else None
         rows = []
@@ -206,7 +207,7 @@ class KnowledgeBase:
             }
             if vectors is not None:
                 row["dense"] = vectors[i]
-            if self._has_url:
+            if URL_FIELD in self._hit_fields:
                 row[URL_FIELD] = _fit(doc.url, 2048)
             rows.append(row)
         self._client.insert(self.collection, rows)
@@ -299,10 +300,6 @@ class KnowledgeBase:
         return [_hit(raw, bm25) for raw in result[0]]
 
     # --- helpers ---------------------------------------------------------------------------
-
-    @property
-    def _hit_fields(self) -> list[str]:
-        return [*_HIT_FIELDS, URL_FIELD] if self._has_url else _HIT_FIELDS
 
     def _iterate(self, fields: list[str]) -> Iterator[dict[str, Any]]:
         iterator = self._client.query_iterator(
