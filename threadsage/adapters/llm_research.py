@@ -47,7 +47,7 @@ class LLMResearcher:
         pool = pooled(findings)
         steps = "\n\n".join(f"Sub-question: {f['question']}\nFinding: {in_pool(f, pool)}" for f in findings)
         return await self.llm._text(
-            prompts.SYNTHESISE,
+            prompts.in_language_of(prompts.SYNTHESISE, question),
             f"Question: {question}\n\nFindings:\n{steps}\n\nExcerpts:\n{prompts.numbered(pool)}",
             model=self.llm.chat_model,
         )

@@ -16,6 +16,7 @@ from threadsage.adapters.offline import OfflineReasoner
 from threadsage.adapters.reasoning import Passage
 from threadsage.adapters.research import Finding, StepResult, in_pool, pooled
 from threadsage.adapters.text import term_set
+from threadsage.i18n import language_of, say
 
 MAX_SUB_QUESTIONS = 3
 _NAME = r"(?:[A-Z][\w’'-]*(?:\s+[A-Z][\w’'-]*)*|[\w’'-]+)"
@@ -29,7 +30,6 @@ _COMPARING = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_WORD = re.compile(r"^\s*(what|which|who|when|where|how|why|is|are|can|do|does|should)\b", re.IGNORECASE)
-_LEAD_IN = "From the documents:"
 
 
 def split_question(question: str) -> list[str]:
@@ -92,8 +92,16 @@ class OfflineResearcher:
 
     async def synthesise(self, question: str, findings: Sequence[Finding]) -> str:
         pool = pooled(findings)
-        parts = [f"**{_heading(f['question'])}**\n{in_pool(f, pool).removeprefix(_LEAD_IN).strip()}" for f in findings]
+        parts = [
+            f"**{_heading(f['question'])}**\n{in_pool(f, pool).removeprefix(_lead_in(f['question'])).strip()}"
+            for f in findings
+        ]
         return "\n\n".join(parts)
+
+
+def _lead_in(sub_question: str) -> str:
+    """How the offline answer to a sub-question opens, in its language: dropped under its heading."""
+    return say("from_documents", language_of(sub_question))
 
 
 def _heading(sub_question: str) -> str:

@@ -23,7 +23,8 @@ from threadsage.observability import ERRORS
 log = logging.getLogger(__name__)
 
 OUTCOMES = {"rate_limited": "rate_limited", "apology": "error", "busy": "busy"}
-NO_SEARCH_ROUTES = ("direct_reply", "clarify_needed")
+# Routes whose answer does not come from the documents by design: small talk, asking back, a tool, the web.
+NO_HANDOFF_ROUTES = ("direct_reply", "clarify_needed", "tools", "web_search")
 
 
 def request_of(pending: Interrupt) -> ClarificationRequest:
@@ -75,8 +76,8 @@ def answer_reply(state: dict[str, Any], handoff: Contact | None = None) -> Reply
 
 
 def not_covered(state: dict[str, Any]) -> bool:
-    """The documents did not answer: a searching route that ended citing nothing."""
-    return state.get("route") not in (None, *NO_SEARCH_ROUTES) and not state.get("citations")
+    """The documents did not answer: a route that searched them ended citing nothing."""
+    return state.get("route") not in (None, *NO_HANDOFF_ROUTES) and not state.get("citations")
 
 
 async def handoff_contact(

@@ -31,6 +31,8 @@ TEXTS: dict[str, str] = {
         "Hi! I answer questions from the organisation's documents, with sources. "
         "Ask me something like “how many days of leave do I get?”."
     ),
+    "web_label": "🌐 *From the web, not from the organisation's documents:*",
+    "web_sources": "Web sources:",
     "answer_language": "English",
     # around an answer, on every platform
     "low_confidence": "Low confidence: the documents may not fully answer this.",

@@ -27,6 +27,8 @@ TEXTS: dict[str, str] = {
     "from_section": "摘自 *{label}*：",
     "chat_thanks": "不客气！关于文档还有什么问题，随时问我。",
     "chat_hello": "你好！我根据本组织的文档回答问题，并注明出处。可以问我，比如“我有多少天年假？”。",
+    "web_label": "🌐 *来自网络，而非本组织的文档：*",
+    "web_sources": "网络来源：",
     "answer_language": "Simplified Chinese (简体中文)",
     # around an answer, on every platform
     "low_confidence": "可信度低：文档可能没有完全回答这个问题。",

@@ -21,8 +21,8 @@ from threadsage.adapters.research import Finding, Researcher, cites_finding, in_
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.nodes.evidence import search
-from threadsage.graph.nodes.retrieval import NOT_COVERED
 from threadsage.graph.state import ConversationState
+from threadsage.i18n import language_of, say
 
 STEP_K = 4  # passages searched per step
 
@@ -97,7 +97,7 @@ async def synthesise(state: ConversationState, runtime: Runtime[BrainContext]) -
     unplanned = len(state.get("sub_questions", []))
     if not found:
         return {
-            "answer": NOT_COVERED,
+            "answer": say("not_covered", language_of(state["question"])),
             "documents": [],
             "low_confidence": True,
             "trace": traced(state, "synthesise", "no step found anything"),

@@ -14,10 +14,10 @@ from threadsage.adapters.reasoning import Reasoner
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.state import ConversationState
+from threadsage.i18n import language_of, say
 from threadsage.tools.web import WebResult
 
-WEB_LABEL = "🌐 *From the web, not from the organisation's documents:*"
-WEB_SOURCES = "Web sources:"
+WEB_LABEL = say("web_label")  # in English; the answer's own is in the question's language
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 
 
@@ -72,12 +72,15 @@ async def web_answer(reasoner: Reasoner, question: str, results: list[WebResult]
             f"[{n}] {r.title} ({r.url})\n<result>\n{prompts.unfenced(r.content)}\n</result>"
             for n, r in enumerate(results, start=1)
         )
-        body = await reasoner._text(prompts.WEB_ANSWER, f"Web results:\n{numbered}\n\nQuestion: {question}")
+        system = prompts.in_language_of(prompts.WEB_ANSWER, question)
+        body = await reasoner._text(system, f"Web results:\n{numbered}\n\nQuestion: {question}")
         body = _MARKER.sub(lambda m: f"[web {m.group(1)}]" if int(m.group(1)) <= len(results) else "", body)
     else:
         body = "\n".join(f"- {r.content or r.title} [web {n}]" for n, r in enumerate(results[:3], start=1))
     sources = "\n".join(f"{n}. [{_plain(r.title)}]({r.url})" for n, r in enumerate(results, start=1))
-    return f"{WEB_LABEL}\n\n{body.strip()}\n\n{WEB_SOURCES}\n{sources}", isinstance(reasoner, LLMReasoner)
+    language = language_of(question)
+    label, listed = say("web_label", language), say("web_sources", language)
+    return f"{label}\n\n{body.strip()}\n\n{listed}\n{sources}", isinstance(reasoner, LLMReasoner)
 
 
 def _plain(title: str) -> str:
