@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from threadsage.adapters import prompts
 from threadsage.adapters.links import base_url_error, document_url
 from threadsage.adapters.loaders import parse_markdown
+from threadsage.chat.replies import not_covered
 from threadsage.config import Settings
 from threadsage.handoff import Contact, parse_handoff
 from threadsage.i18n import TABLES, language_of, language_of_code, say
@@ -110,3 +111,20 @@ def test_front_matter_still_gives_the_title_and_never_reaches_the_text() -> None
 def test_a_base_url_must_be_a_web_address() -> None:
     assert base_url_error(SITE) is None and base_url_error("") is None
     assert "http(s) URL" in (base_url_error("handbook.example.com") or "")
+
+
+@pytest.mark.parametrize(
+    ("route", "cited", "hands_off"),
+    [
+        ("fallback", False, True),
+        ("standard_retrieval", False, True),  # "the documents don't cover this"
+        ("deep_search", False, True),
+        ("standard_retrieval", True, False),
+        ("direct_reply", False, False),  # small talk needs nobody
+        ("tools", False, False),  # a calculation
+        ("web_search", False, False),  # answered from the web, labelled as such
+    ],
+)
+def test_which_answers_point_to_a_person(route: str, cited: bool, hands_off: bool) -> None:
+    citations = [{"number": 1}] if cited else []
+    assert not_covered({"route": route, "citations": citations}) is hands_off
