@@ -165,9 +165,9 @@ async def test_the_steps_of_a_deep_search_show_in_the_placeholder(tmp_path: Path
         await slack.settle()
         updates = [u["text"] for u in slack.fake.of("chat.update")]
         assert updates[:-1] == [
-            f"{STEPS[Step.SEARCHING]} (step 1: Lisbon hotel limit &lt;!channel&gt;?)",  # pings nobody
-            f"{STEPS[Step.SEARCHING]} (step 2: Toronto hotel limit?)",
-            STEPS[Step.WRITING],
+            f"{say(STEPS[Step.SEARCHING])} (step 1: Lisbon hotel limit &lt;!channel&gt;?)",  # pings nobody
+            f"{say(STEPS[Step.SEARCHING])} (step 2: Toronto hotel limit?)",
+            say(STEPS[Step.WRITING]),
         ]
         [answer] = replies_in(slack, ts)
         assert "Both sides, from the findings" in as_text(answer)

@@ -13,7 +13,7 @@ from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
 from tests.graph.test_conversation import Conversation, only, service
 from tests.graph.test_llm_back_end import llm_chat, route_to
 from threadsage.chat import ReplyKind
-from threadsage.graph.nodes.retrieval import NOT_COVERED
+from threadsage.i18n import say
 
 LISBON, TORONTO = "finance/expenses-lisbon.md", "finance/expenses-toronto.md"
 QUESTION = "How do the Lisbon and Toronto hotel limits compare?"
@@ -108,7 +108,7 @@ async def test_steps_and_replans_are_capped(tmp_path: Path, llm: FakeOpenAI, han
     ) as chat:
         reply = only(await Conversation(chat).say(QUESTION))
     assert llm.chat_kinds() == ["RouteDecision", "SubQuestions", "StepResult", "Replan", "StepResult", "StepResult"]
-    assert (reply.text, reply.low_confidence, reply.citations) == (NOT_COVERED, True, ())
+    assert (reply.text, reply.low_confidence, reply.citations) == (say("not_covered"), True, ())
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ from tests.graph.test_conversation import Conversation, only
 from tests.graph.test_llm_back_end import llm_chat, route_to
 from threadsage.chat import ReplyKind
 from threadsage.config import Settings
-from threadsage.graph.nodes.simple import REFUSAL
 from threadsage.graph.nodes.tools import WEB_LABEL
+from threadsage.i18n import say
 from threadsage.runtime import open_chat_service
 from threadsage.tools.web import SearXNG, Tavily
 
@@ -87,7 +87,7 @@ async def test_without_web_results_the_refusal_stands(tmp_path: Path, web: FakeW
     )
     async with open_chat_service(settings, kb=handbook_kb) as chat:
         reply = only(await Conversation(chat).say(OUT_OF_SCOPE))
-    assert (reply.text, reply.route) == (REFUSAL, "fallback")
+    assert (reply.text, reply.route) == (say("refusal"), "fallback")
     assert [step["node"] for step in reply.trace][-3:] == ["web", "fallback", "compose"]
 
 
