@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import AfterValidator, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from threadsage.handoff import Handoff, parse_handoff
+from threadsage.handoff import valid_handoff
 
 EmbeddingsKind = Literal["none", "openai", "local"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -276,7 +276,7 @@ class Settings(BaseSettings):
         description="Atlassian API token of that account (Basic auth with the e-mail)",
     )
 
-    handoff: str = Field(
+    handoff: Annotated[str, AfterValidator(valid_handoff)] = Field(
         "",
         description="Whom to point people to when the documents don't cover a question, per category: "
         "`it=#it-help,people=@hr-team,*=#help-desk` (`*`: every other category). A Slack id may stand for a name, "
@@ -317,16 +317,6 @@ class Settings(BaseSettings):
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"THREADSAGE_TIMEZONE={self.timezone!r} is not an IANA time zone") from None
         return self
-
-    @field_validator("handoff")
-    @classmethod
-    def _valid_handoff(cls, value: str) -> str:
-        parse_handoff(value)  # a malformed map fails at startup, naming its entry
-        return value
-
-    @property
-    def handoffs(self) -> Handoff:
-        return parse_handoff(self.handoff)
 
     def categories_for(self, channel: str) -> tuple[str, ...] | None:
         """The knowledge categories a channel (or a DM, channel "") may read: None = every one,

@@ -8,7 +8,7 @@ Slack then mentions it properly (`<#C…>`, `<@U…>`, `<!subteam^S…>`) when
 THREADSAGE_HANDOFF_MENTION is on; everywhere else, and in Slack with mentions off, the contact is
 shown by its name, so nobody is pinged unless the operator chose so.
 
-This module reads no settings itself (config.py validates the value with `parse_handoff`), so it
+This module reads no settings itself (config.py validates the value with `valid_handoff`), so it
 can be imported from anywhere.
 """
 
@@ -64,6 +64,12 @@ def parse_handoff(value: str) -> Handoff:
             )
         contacts[category] = _contact(target)
     return Handoff(contacts)
+
+
+def valid_handoff(value: str) -> str:
+    """`value`, once it reads as a map: a malformed THREADSAGE_HANDOFF fails at startup, naming its entry."""
+    parse_handoff(value)
+    return value
 
 
 def _contact(target: str) -> Contact:

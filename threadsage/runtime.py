@@ -19,6 +19,7 @@ from threadsage.chat import ChatService
 from threadsage.config import Settings
 from threadsage.graph.build import build_graph
 from threadsage.graph.context import BrainContext, Policy
+from threadsage.handoff import parse_handoff
 from threadsage.memory.checkpoints import open_checkpointer
 from threadsage.memory.coordination import Coordinator, LocalCoordinator
 from threadsage.memory.feedback import FeedbackStore
@@ -63,7 +64,7 @@ async def open_chat_service(
                     int(settings.max_attachment_mb * MB), settings.chunk_chars, settings.chunk_overlap
                 ),
                 progress=settings.openai_api_key is not None,  # the offline back-end answers in milliseconds
-                handoff=settings.handoffs,
+                handoff=parse_handoff(settings.handoff),
             )
     finally:
         if own_kb:
