@@ -121,7 +121,7 @@ async def run_corpus(corpus: Path, items: list[Item], names: dict[bool, str]) ->
         settings = settings_for(Path(scratch))
         with evaluation_corpus(settings, corpus) as evaluation:
             for path, why in evaluation.report.skipped:  # e.g. an empty _index.md
-                print(f"(ingestion skipped {Path(path).relative_to(corpus)}: {why})")
+                print(f"(ingestion skipped {path}: {why})")
             async with open_chat_service(settings, kb=evaluation.kb) as chat:
                 await ask_all(chat, items, scores)
     return [s for s in scores.values() if s.n]

@@ -20,8 +20,8 @@ DATA_NOT_INSTRUCTIONS = (
 
 CONTEXTUALISE = """You rewrite follow-up questions. Given the conversation so far and the user's \
 latest message, write one standalone question that can be understood without the conversation. \
-Keep the user's language. If the message already stands alone, return it unchanged. \
-Reply with the question only."""
+Keep the user's language, and keep any exclusion explicit ("other than X", "not counting Y"). \
+If the message already stands alone, return it unchanged. Reply with the question only."""
 
 ROUTE = (
     """You route questions for a company knowledge assistant that answers from internal \
@@ -68,7 +68,8 @@ resolves the question (0-1; an honest "the documents don't cover it" is 0.2).\
 
 REWRITE = """The search for this question found nothing good enough. Write a better search query \
 for a keyword and semantic search over company documents: the key terms, synonyms, and no \
-filler. Reply with the query only."""
+filler. Leave out whatever the question excludes ("other than X", "not counting Y", "not X but"): \
+the search must not look for it. Reply with the query only."""
 
 DECOMPOSE = """Split the question into at most 3 simpler sub-questions that can each be looked up \
 in the documents separately and whose answers together answer it. If it is already simple, \

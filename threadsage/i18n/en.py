@@ -27,6 +27,11 @@ TEXTS: dict[str, str] = {
     "from_documents": "From the documents:",
     "from_section": "From *{label}*:",
     "chat_thanks": "You're welcome! Ask me anything else about the documents.",
+    "chat_bye": "Bye for now! I'm here whenever you have a question about the documents.",
+    "chat_how_are_you": (
+        "Doing well, thanks for asking! I answer questions from the organisation's documents. "
+        "Ask me something like “how many days of leave do I get?”."
+    ),
     "chat_hello": (
         "Hi! I answer questions from the organisation's documents, with sources. "
         "Ask me something like “how many days of leave do I get?”."

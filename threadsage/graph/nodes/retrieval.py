@@ -12,6 +12,7 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
+from threadsage.adapters.exclusion import split_exclusion, without_excluded
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.nodes.evidence import search
@@ -26,6 +27,7 @@ async def retrieve(state: ConversationState, runtime: Runtime[BrainContext]) -> 
     code_only = state.get("route") == "code_search"
     k = ctx.policy.retrieve_k * (2 if code_only else 1)
     documents = await search(state, ctx, state["search_query"], k, state.get("focus") or None)
+    documents = without_excluded(documents, split_exclusion(state["standalone"]))
     if code_only:
         documents = [d for d in documents if CODE_MARKER in d["text"]][: ctx.policy.retrieve_k]
     hops = state.get("hops", 0) + 1

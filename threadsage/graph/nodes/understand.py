@@ -6,6 +6,7 @@ import logging
 
 from langgraph.runtime import Runtime
 
+from threadsage.adapters.exclusion import split_exclusion, without_excluded
 from threadsage.adapters.reasoning import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage_label
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.graph.nodes.common import calls, history, traced
@@ -38,12 +39,16 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
     """Retrieve evidence, ask the reasoner for a decision, resolve it to a strategy.
 
     The evidence serves twice: the router sees what the documents offer (so clarification options
-    name real sections), and fast retrieval answers from it without searching again.
+    name real sections), and fast retrieval answers from it without searching again. What the
+    question excludes ("…other than X") is left out of the search, and passages about it go last.
     """
     ctx = runtime.context
     question = state["standalone"]
     language = language_of(state["question"])
-    evidence = await search(state, ctx, question, ctx.policy.retrieve_k, state.get("focus") or None)
+    exclusion = split_exclusion(question)
+    k = ctx.policy.retrieve_k
+    found = await search(state, ctx, exclusion.query, 2 * k if exclusion else k, state.get("focus") or None)
+    evidence = without_excluded(found, exclusion)[:k]
     if pinned := state.get("pinned"):
         evidence = [pinned, *(p for p in evidence if p["id"] != pinned["id"])][: ctx.policy.retrieve_k]
     try:
@@ -59,14 +64,15 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
         "decision": decision,
         "route": decision["strategy"],
         "documents": evidence,
-        "search_query": question,
+        "search_query": exclusion.query,
         # The evidence is the first hop's retrieval for the strategies that answer from it.
         "hops": 1 if decision["strategy"] in ("fast_retrieval", "standard_retrieval") else 0,
         "llm_calls": calls(state),
         "trace": traced(
             state,
             "route",
-            f"{failure}{decision['intent']} → {decision['strategy']}: {decision['reasoning']}",
+            f"{failure}{decision['intent']} → {decision['strategy']}: {decision['reasoning']}"
+            + (f" (excluding: {'; '.join(x[:60] for x in exclusion.excluded)})" if exclusion else ""),
             confidence=decision["confidence"],
         ),
     }
