@@ -112,18 +112,18 @@ def _without_scene(text: str, excluded: list[str]) -> str:
 
 
 def without_excluded(passages: Sequence[Passage], exclusion: Exclusion) -> list[Passage]:
-    """The passages named after an excluded phrase moved after the others, order kept within
-    each group. A passage is named after it when its title or heading names a word only the
-    excluded phrase has ("Annual leave" for "…other than annual leave") and no word the
-    question wants beyond those the phrase shares ("leave")."""
+    """The passages about an excluded phrase moved after the others, order kept within each group."""
+    keep = [p for p in passages if not about_excluded(p, exclusion)]
+    return keep + [p for p in passages if about_excluded(p, exclusion)]
+
+
+def about_excluded(p: Passage, exclusion: Exclusion) -> bool:
+    """Is the passage named after an excluded phrase? When its title or heading names a word only
+    the excluded phrase has: "VPN" for "…other than the VPN", "Annual leave" for "…other than
+    annual leave" (not "Sick leave": "leave" is a word the question wants)."""
     if not exclusion:
-        return list(passages)
+        return False
     wanted = term_set(exclusion.query)
     ruled_out = frozenset().union(*(term_set(x) for x in exclusion.excluded))
-    keep: list[Passage] = []
-    later: list[Passage] = []
-    for p in passages:
-        named = term_set(f"{p['title']} {p['heading']}")
-        about_it = bool(named & (ruled_out - wanted)) and named & wanted <= ruled_out
-        (later if about_it else keep).append(p)
-    return keep + later
+    named = term_set(f"{p['title']} {p['heading']}")
+    return bool(named & (ruled_out - wanted))

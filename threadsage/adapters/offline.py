@@ -19,7 +19,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from threadsage.adapters import small_talk
 from threadsage.adapters.ambiguity import alternatives, names, option, passage_terms
-from threadsage.adapters.exclusion import split_exclusion
+from threadsage.adapters.exclusion import about_excluded, split_exclusion
 from threadsage.adapters.reasoning import Passage, RouteDecision, Verdict, passage_label
 from threadsage.adapters.text import term_set, terms
 from threadsage.i18n import language_of, say
@@ -99,7 +99,8 @@ class OfflineReasoner:
                 confidence=0.7,
                 reasoning="no passage covers enough of the question's terms",
             )
-        options = alternatives(query, evidence)
+        exclusion = split_exclusion(question)
+        options = alternatives(query, [p for p in evidence if not about_excluded(p, exclusion)])
         if len(options) >= 2:
             return RouteDecision(
                 intent=_intent(question),
