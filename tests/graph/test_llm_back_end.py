@@ -253,3 +253,16 @@ async def test_a_place_allowed_no_documents_is_told_so_without_a_model_call(
     assert (reply.kind, reply.text) == (ReplyKind.NOTICE, NO_DOCUMENTS)
     assert other.kind is ReplyKind.ANSWER
     assert llm.chat_kinds() == ["RouteDecision", "answer"]  # only the second question reached the model
+
+
+async def test_an_excluded_topic_is_left_out_of_the_search_with_the_model(tmp_path, llm, handbook_kb) -> None:
+    """The exclusion is read from the question before any model call: the router is shown the
+    e-mail page first, and the answer cites it, not the VPN page the question rules out."""
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+        reply = only(await Conversation(chat).say("Apart from the VPN one, how do I reset my password?"))
+    route = next(body for path, body in llm.requests if kind_of(body) == "RouteDecision")
+    first_excerpt = user_text(route).split("Excerpts:\n", 1)[1].splitlines()[0]
+    assert "VPN" not in first_excerpt
+    assert "excluding: the VPN one" in next(s["detail"] for s in reply.trace if s["node"] == "route")
+    assert reply.citations and reply.citations[0]["path"] != "it/vpn.md"
