@@ -51,10 +51,8 @@ def test_a_scene_setting_statement_goes_with_what_it_describes() -> None:
     )
     found = split_exclusion(question)
     assert found.query == "Which perk, covers home office furniture?"
-    assert found.excluded == (
-        "benefits page item",
-        "The benefits page lists the gym allowance and the learning budget.",
-    )
+    assert found.excluded == ("benefits page item",)
+    assert found.scenes == ("The benefits page lists the gym allowance and the learning budget.",)
 
 
 def test_a_short_qualifier_before_the_question_is_kept() -> None:

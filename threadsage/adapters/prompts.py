@@ -26,7 +26,7 @@ If the message already stands alone, return it unchanged. Reply with the questio
 ROUTE = (
     """You route questions for a company knowledge assistant that answers from internal \
 documents. Decide the intent:
-- CHIT_CHAT: greetings, thanks, small talk about the assistant itself.
+- CHIT_CHAT: greetings, thanks, small talk (about the assistant, the person's day): nothing to look up.
 - FACT_LOOKUP: a single fact (a number, a name, a date, a yes/no).
 - HOW_TO: a procedure or steps.
 - COMPARISON: comparing or contrasting two or more things.
