@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.graph.test_conversation import Conversation, only, service
+from threadsage.adapters.offline import OfflineReasoner
 from threadsage.chat import ReplyKind
 from threadsage.graph.nodes.simple import REFUSAL
 
@@ -17,14 +18,28 @@ def route_detail(reply) -> str:
     return next(step["detail"] for step in reply.trace if step["node"] == "route")
 
 
-async def test_an_excluded_topic_is_searched_without_and_not_cited(tmp_path: Path, handbook_kb) -> None:
+@pytest.mark.parametrize(
+    ("question", "route"),
+    [
+        ("Apart from the VPN one, what do I do to reset my password?", "fast_retrieval"),
+        ("How do I reset my password, other than the VPN one?", "standard_retrieval"),  # graded and judged
+    ],
+)
+async def test_an_excluded_topic_is_searched_without_and_not_cited(
+    tmp_path: Path, handbook_kb, question: str, route: str
+) -> None:
     async with service(tmp_path, "", handbook_kb) as chat:
         plain = only(await Conversation(chat, "t:a").say("How do I reset my VPN password?"))
-        excluding = only(await Conversation(chat, "t:b").say("Apart from the VPN one, how do I reset my password?"))
+        excluding = only(await Conversation(chat, "t:b").say(question))
     assert plain.citations[0]["path"] == "it/vpn.md"  # the excluded topic is what the words alone find
-    assert excluding.kind is ReplyKind.ANSWER, excluding.text
+    assert (excluding.kind, excluding.route) == (ReplyKind.ANSWER, route), excluding.text
     assert "excluding: the VPN one" in route_detail(excluding)
     assert excluding.citations and all(c["path"] != "it/vpn.md" for c in excluding.citations)
+
+
+async def test_the_offline_rewrite_leaves_the_excluded_topic_out() -> None:
+    query = await OfflineReasoner().rewrite("Which leave can contractors take, other than annual leave?", [])
+    assert query == "leav contractor take"
 
 
 @pytest.mark.parametrize(
