@@ -7,8 +7,10 @@ Two signs, either suffices:
 - *sibling sections*: two documents of the same kind (their titles share words: "Expenses policy –
   Lisbon office", "Expenses policy – Toronto office") each have a section under the same heading
   that matches the question nearly as well as the best passage, and the question names neither
-  side ("What is the daily meal allowance?"). This one holds even when a summary page that
-  mentions both ranks first — the summary is where people get the wrong one of the two numbers.
+  side ("What is the daily meal allowance?"), and each section holds half of the question's terms
+  (a shared "What you can claim" is no reason to ask about a project budget). This one holds even
+  when a summary page that mentions both ranks first — the summary is where people get the wrong
+  one of the two numbers.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from threadsage.adapters.text import term_set
 # Another document is a real alternative when its best passage scores at least this share of the top.
 CLOSE_SCORE_RATIO = 0.6
 MAX_OPTIONS = 3
+SIBLING_COVERAGE = 0.5  # each sibling section must answer the question, not merely share a heading
 
 
 def passage_terms(p: Passage) -> frozenset[str]:
@@ -72,10 +75,16 @@ def _indistinguishable_documents(query: frozenset[str], evidence: Sequence[Passa
 
 
 def _sibling_sections(query: frozenset[str], evidence: Sequence[Passage]) -> list[Passage]:
-    """Sections of the same heading in sibling documents, close in score to the best passage,
-    that the question does not tell apart."""
+    """Sections of the same heading in sibling documents, close in score to the best passage and
+    holding half of the question's terms or more, that the question does not tell apart."""
     floor = CLOSE_SCORE_RATIO * evidence[0]["score"]
-    close = [p for p in evidence if p["score"] >= floor and p["heading"].strip()]
+    close = [
+        p
+        for p in evidence
+        if p["score"] >= floor
+        and p["heading"].strip()
+        and len(query & passage_terms(p)) >= SIBLING_COVERAGE * len(query)
+    ]
     for i, first in enumerate(close):
         heading = first["heading"].strip().lower()
         group = [first]
