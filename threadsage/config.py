@@ -72,6 +72,14 @@ class Settings(BaseSettings):
         description="Running bots prune sessions idle longer than this many days; 0 = never (it deletes conversations)",
     )
     prune_every_hours: float = Field(24, gt=0, description="Hours between two automatic prunes")
+    record_questions: bool = Field(
+        True,
+        description="`true` = each turn's question, answer and clarification options are kept for the operator "
+        "console; `false` = only its numbers (time, place, outcome, route, latency, cited documents)",
+    )
+    question_retention_days: float = Field(
+        90, ge=0, description="Recorded turns older than this many days are deleted by the periodic prune; 0 = kept"
+    )
 
     openai_api_key: SecretStr | None = Field(
         None,
@@ -212,6 +220,11 @@ class Settings(BaseSettings):
         description="Who the Telegram bot answers: comma-separated ids, e.g. `123456789,-1001234567890`. A "
         "person's id allows their private chat, a group's id everyone in that group; `*` = anyone. Unset = no one "
         "(each person is told their ids once)",
+    )
+    console_token: SecretStr | None = Field(
+        None,
+        description="Password of the operator console at `/console` (`threadsage run`/`serve`); unset = no "
+        'console. Generate one with `python -c "import secrets; print(secrets.token_urlsafe(24))"`',
     )
     http_port: int = Field(
         8080,

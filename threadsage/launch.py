@@ -72,7 +72,7 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         queue = (
             await stack.enter_async_context(_connected(TurnQueue(settings), settings)) if settings.redis_url else None
         )
-        pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stop))
+        pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stop, chat.recording.store))
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 
@@ -215,7 +215,7 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
         async def ready() -> bool:
             return running.is_set() and not stop.is_set()
 
-        pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stop))
+        pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stop, chat.recording.store))
         async with http_server(settings, [], ready):
             await _run_queue(settings, bots, running, stop)
         await pruning

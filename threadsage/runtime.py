@@ -7,8 +7,9 @@ once for the process.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 from threadsage.adapters import text
 from threadsage.adapters.attachments import MB, AttachmentReader
@@ -16,6 +17,7 @@ from threadsage.adapters.embeddings import make_embedder
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.reasoning import Reasoner
 from threadsage.chat import ChatService
+from threadsage.chat.recording import Recording
 from threadsage.config import Settings
 from threadsage.graph.build import build_graph
 from threadsage.graph.context import BrainContext, Policy
@@ -23,6 +25,7 @@ from threadsage.handoff import parse_handoff
 from threadsage.memory.checkpoints import open_checkpointer
 from threadsage.memory.coordination import Coordinator, LocalCoordinator
 from threadsage.memory.feedback import FeedbackStore
+from threadsage.memory.questions import Closest, QuestionStore
 from threadsage.tools.toolbox import Toolbox
 
 
@@ -47,6 +50,8 @@ async def open_chat_service(
             reasoner = make_reasoner(settings, coordinator)
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
+            questions = QuestionStore(checkpointer, settings.record_questions, closest_in(kb))
+            await questions.setup()
             yield ChatService(
                 build_graph(checkpointer),
                 BrainContext(
@@ -65,6 +70,7 @@ async def open_chat_service(
                 ),
                 progress=settings.openai_api_key is not None,  # the offline back-end answers in milliseconds
                 handoff=parse_handoff(settings.handoff),
+                recording=Recording(questions),
             )
     finally:
         if own_kb:
@@ -77,6 +83,17 @@ async def describe(settings: Settings, kb: KnowledgeBase, reasoner: Reasoner) ->
     search = f"{kb.embedder.name} + BM25 hybrid" if kb.embedder else "BM25"
     checkpoints = "Postgres" if settings.database_url else f"SQLite under {settings.data_dir}"
     return f"reasoning: {reasoner.name}; search: {search} over {chunks} chunks; memory: {checkpoints}"
+
+
+def closest_in(kb: KnowledgeBase) -> Closest:
+    """For a question nothing answered: the passage the knowledge base ranks first, where the
+    handbook's keepers would start looking."""
+
+    async def closest(query: str, categories: Sequence[str] | None) -> dict[str, Any] | None:
+        hits = await kb.search(query, 1, categories)
+        return {"title": hits[0].title, "path": hits[0].path, "score": round(hits[0].score, 3)} if hits else None
+
+    return closest
 
 
 def make_reasoner(settings: Settings, coordinator: Coordinator) -> Reasoner:

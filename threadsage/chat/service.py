@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +28,8 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 
 from threadsage.adapters.attachments import AttachmentReader, files_read
 from threadsage.adapters.reasoning import ModelBusy, Passage
+from threadsage.chat.limits import allowed
+from threadsage.chat.recording import Recording
 from threadsage.chat.replies import answer_reply, clarification_reply, handoff_contact, outcome_of, request_of
 from threadsage.chat.turns import (
     ACCEPTED,
@@ -40,7 +42,6 @@ from threadsage.chat.turns import (
     fixed_notice,
     notice,
 )
-from threadsage.delivery.current import current_delivery
 from threadsage.delivery.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState, TurnInput
@@ -75,6 +76,7 @@ class ChatService:
     attachments: AttachmentReader = field(default_factory=AttachmentReader)
     progress: bool = False  # yield `Progress` events: worth it when steps take seconds (a language model)
     handoff: Handoff = field(default_factory=Handoff)  # whom to point to when the documents don't know
+    recording: Recording = field(default_factory=Recording)  # each turn's row for the operator console
 
     async def handle(self, turn: Turn) -> list[Reply]:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
@@ -87,6 +89,7 @@ class ChatService:
         with turn_scope(turn.session_key, turn.message_id, turn.platform) as scope:
             replies: list[Reply] = []
             language = language_of(turn.text)
+            self.recording.begin(turn)
             try:
                 async for event in self._events(turn, scope):
                     if isinstance(event, Reply):
@@ -105,6 +108,7 @@ class ChatService:
                 yield replies[-1]
             scope.outcome = outcome_of(replies) if replies or scope.outcome == "error" else scope.outcome
             scope.route = (replies[0].route if replies else None) or "none"
+            await self.recording.end(turn, replies, scope.outcome)
 
     async def _events(self, turn: Turn, scope: TurnScope) -> AsyncIterator[TurnEvent]:
         if not await self.coordinator.claim(f"turn:{turn.session_key}:{turn.message_id}", IDEMPOTENCY_TTL):
@@ -120,7 +124,8 @@ class ChatService:
             yield fixed_notice("no_documents", language)  # refused before any model call
             return
         log.debug("message: %s", text or turn.answer)  # user text: DEBUG only
-        if turn.answer is None and not await self._allowed(turn):  # clicks never count
+        # clicks never count
+        if turn.answer is None and not await allowed(self.coordinator, turn, self.rate_limit_per_minute):
             scope.outcome = "rate_limited"
             # One notice per person and minute: a flood of messages is not answered by a flood.
             if await self.coordinator.claim(f"rate-notice:{turn.platform}:{turn.user_id}", 60.0):
@@ -198,16 +203,20 @@ class ChatService:
             refusal = self._refuseanswer_reply(turn, pending)
             if refusal is not None:
                 return [refusal]
-            resumed = self._resume(turn, {"option": turn.answer.option})
-            return await self._run(resumed, config, turn.platform, _language(turn, pending))
+            assert pending is not None
+            option = turn.answer.option
+            self.recording.answering(turn, pending, option, request_of(pending)["options"][option])
+            resumed = self._resume(turn, {"option": option})
+            return await self._run(resumed, config, turn, _language(turn, pending))
         if pending is not None and (self.anyone_may_answer or request_of(pending)["asker"] == turn.user_id):
             # A typed message while a clarification is pending answers it.
             CLARIFICATIONS.labels(turn.platform, "answered").inc()
+            self.recording.answering(turn, pending, None, text[:MAX_QUESTION_CHARS])
             answer = self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}, attached)
-            return await self._run(answer, config, turn.platform, _language(turn, pending))
+            return await self._run(answer, config, turn, _language(turn, pending))
         if pending is not None:  # someone else's question replaces the pending one
-            CLARIFICATIONS.labels(turn.platform, "abandoned").inc()
-        return await self._run(self._question(turn, text, attached), config, turn.platform, language_of(text))
+            await self._abandon(turn.platform, turn.session_key, pending)
+        return await self._run(self._question(turn, text, attached), config, turn, language_of(text))
 
     async def _keep_files(self, turn: Turn, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         """Files sent without a question: their passages join the session, as if a turn had
@@ -215,8 +224,8 @@ class ChatService:
         the person is asked what they want to know."""
         if not attached:
             return []  # nothing readable: the problems say why
-        if _pending(await self.graph.aget_state(config)) is not None:
-            CLARIFICATIONS.labels(turn.platform, "abandoned").inc()
+        if (pending := _pending(await self.graph.aget_state(config))) is not None:
+            await self._abandon(turn.platform, turn.session_key, pending)
         await self.graph.aupdate_state(config, {"attached": attached}, as_node="compose")
         return [notice(files_read(attached))]
 
@@ -228,13 +237,15 @@ class ChatService:
         step are saved, before the step's checkpoint.)"""
         if snapshot.values.get("finished_turn") == turn.message_id:
             log.info("turn %s had finished; its answer is given again", turn.message_id)
+            self.recording.ran(turn, snapshot.values)
             return [answer_reply(snapshot.values)]
         pending = _pending(snapshot)
         if pending is not None and request_of(pending).get("turn") == turn.message_id:
             log.info("turn %s had asked back; its clarification is given again", turn.message_id)
+            self.recording.ran(turn, {**snapshot.values, "__interrupt__": [pending]})
             return [clarification_reply(pending, snapshot.values)]
         log.info("turn %s resumed from its last checkpoint", turn.message_id)
-        return await self._run(None, config, turn.platform, language_of(snapshot.values.get("question")))
+        return await self._run(None, config, turn, language_of(snapshot.values.get("question")))
 
     async def last_activity(self, session_key: str) -> datetime | None:
         """When the session last changed (its latest checkpoint), for idle expiry."""
@@ -255,12 +266,13 @@ class ChatService:
         """Store a 👍 (vote > 0) or 👎; a person's second vote on an answer replaces the first."""
         if self.feedback is not None:
             await self.feedback.record(session_key, answer_ref, user_id, vote)
+            await self.recording.voted(session_key, answer_ref)
 
     async def reset(self, session_key: str, platform: str) -> None:
         """Forget a session's conversation (the `/new` command)."""
         async with self.coordinator.session_lock(session_key):
-            if _pending(await self.graph.aget_state(session_config(session_key))) is not None:
-                CLARIFICATIONS.labels(platform, "abandoned").inc()
+            if (pending := _pending(await self.graph.aget_state(session_config(session_key)))) is not None:
+                await self._abandon(platform, session_key, pending)
             await self.checkpointer.adelete_thread(thread_id(session_key))
 
     @property
@@ -270,21 +282,9 @@ class ChatService:
 
     # --- steps ---------------------------------------------------------------------------
 
-    async def _allowed(self, turn: Turn) -> bool:
-        """The per-person rate limit. Under the turn queue it decides once per turn: a turn
-        redelivered after its worker died neither counts twice nor changes its answer."""
-
-        def allow() -> Awaitable[bool]:
-            return self.coordinator.allow(f"rate:{turn.platform}:{turn.user_id}", self.rate_limit_per_minute, 60.0)
-
-        if current_delivery.get() is None:
-            return await allow()
-        key = f"rate-decision:{turn.session_key}:{turn.message_id}"
-        decided = await self.coordinator.recall(key)
-        if decided is None:
-            decided = "allowed" if await allow() else "limited"
-            await self.coordinator.remember(key, decided, IDEMPOTENCY_TTL)
-        return decided == "allowed"
+    async def _abandon(self, platform: str, session_key: str, pending: Interrupt) -> None:
+        CLARIFICATIONS.labels(platform, "abandoned").inc()
+        await self.recording.abandoned(session_key, pending)
 
     def _refuseanswer_reply(self, turn: Turn, pending: Interrupt | None) -> Reply | None:
         answer = turn.answer
@@ -316,7 +316,7 @@ class ChatService:
         return question
 
     async def _run(
-        self, graph_input: TurnInput | Command[Any] | None, config: RunnableConfig, platform: str, language: Language
+        self, graph_input: TurnInput | Command[Any] | None, config: RunnableConfig, turn: Turn, language: Language
     ) -> list[Reply]:
         report = _progress.get()
         steps = None if report is None else lambda step, detail: report(Progress(step, detail, language))
@@ -329,9 +329,10 @@ class ChatService:
             log.warning("session lock lost during a turn; its replies are dropped")
             ERRORS.labels("session_lock").inc()
             return [fixed_notice("apology", language)]
+        self.recording.ran(turn, result)
         interrupts: Sequence[Interrupt] = result.get("__interrupt__") or []
         if interrupts:
-            CLARIFICATIONS.labels(platform, "asked").inc()
+            CLARIFICATIONS.labels(turn.platform, "asked").inc()
             return [clarification_reply(interrupts[0], result)]
         contact = await handoff_contact(self.handoff, self.context.kb, result, result.get("categories"))
         return [answer_reply(result, contact)]

@@ -9,7 +9,9 @@
   references; older checkpoints, their writes and the blobs only they used go.
 
 Feedback (`threadsage_feedback`) is left alone: it is keyed by session key, not thread id, and a
-vote outlives the conversation it was given in.
+vote outlives the conversation it was given in. The record of turns (`threadsage_turns`, for the
+operator console) has a retention of its own, `THREADSAGE_QUESTION_RETENTION_DAYS`, applied by the
+same periodic prune.
 
 Each thread is judged by the `ts` of its latest checkpoint per namespace, and pruned in its own
 short transaction: what a turn writes meanwhile is never touched, and an abandoned thread is
@@ -34,6 +36,7 @@ from threadsage.config import Settings
 from threadsage.memory.pruning import Pruner, PruneReport
 from threadsage.memory.pruning_postgres import PostgresPruner
 from threadsage.memory.pruning_sqlite import SQLitePruner
+from threadsage.memory.questions import QuestionStore
 
 log = logging.getLogger(__name__)
 
@@ -81,26 +84,39 @@ async def prune(
     return report
 
 
-async def prune_periodically(checkpointer: BaseCheckpointSaver[Any], settings: Settings, stop: asyncio.Event) -> None:
-    """Prune at once, then every `THREADSAGE_PRUNE_EVERY_HOURS`, until `stop` is set; returns at
-    once when `THREADSAGE_PRUNE_OLDER_THAN_DAYS` is 0 (off). A failed run is logged and retried
-    at the next tick."""
-    if settings.prune_older_than_days <= 0:
+async def prune_periodically(
+    checkpointer: BaseCheckpointSaver[Any],
+    settings: Settings,
+    stop: asyncio.Event,
+    questions: QuestionStore | None = None,
+) -> None:
+    """Prune at once, then every `THREADSAGE_PRUNE_EVERY_HOURS`, until `stop` is set: checkpoints
+    when `THREADSAGE_PRUNE_OLDER_THAN_DAYS` is set, and the recorded turns (`questions`) older
+    than `THREADSAGE_QUESTION_RETENTION_DAYS`. Returns at once when neither is on. A failed run
+    is logged and retried at the next tick."""
+    checkpoints_on = settings.prune_older_than_days > 0
+    questions_on = questions is not None and settings.question_retention_days > 0
+    if not checkpoints_on:
         log.info("periodic checkpoint pruning is off (THREADSAGE_PRUNE_OLDER_THAN_DAYS=0)")
+    if not (checkpoints_on or questions_on):
         return
-    older_than = timedelta(days=settings.prune_older_than_days)
     every = settings.prune_every_hours * 3600
-    log.info(
-        "pruning checkpoints every %g h: sessions idle over %g days are deleted",
-        settings.prune_every_hours,
-        settings.prune_older_than_days,
-    )
+    if checkpoints_on:
+        log.info(
+            "pruning checkpoints every %g h: sessions idle over %g days are deleted",
+            settings.prune_every_hours,
+            settings.prune_older_than_days,
+        )
     while not stop.is_set():
         try:
-            report = await prune(checkpointer, older_than)
-            log.info("checkpoint pruning: %s", report.summary())
+            if checkpoints_on:
+                report = await prune(checkpointer, timedelta(days=settings.prune_older_than_days))
+                log.info("checkpoint pruning: %s", report.summary())
+            if questions is not None and questions_on:
+                gone = await questions.prune(settings.question_retention_days)
+                log.info("recorded turns over %g days old deleted: %d", settings.question_retention_days, gone)
         except Exception:
-            log.exception("checkpoint pruning failed; trying again in %g h", settings.prune_every_hours)
+            log.exception("pruning failed; trying again in %g h", settings.prune_every_hours)
         with suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=every)
 

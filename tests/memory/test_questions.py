@@ -1,0 +1,136 @@
+"""The record of turns, through the real chat service on SQLite and Postgres: one row per turn
+(redelivered or not), the clarification's row keeping the option chosen, text left out when asked,
+and the retention prune."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from threadsage.bots.tokens import turn_ref
+from threadsage.chat import ClarificationAnswer, ReplyKind, Turn
+from threadsage.config import Settings
+from threadsage.delivery.current import Delivery, current_delivery
+from threadsage.memory.questions import TABLE
+from threadsage.memory.retention import prune_periodically
+from threadsage.runtime import open_chat_service
+
+AMBIGUOUS = "How do I reset my password?"
+SESSION = "slack:T1:C9:1710000000.000001"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest) -> str:
+    return "" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+
+
+def settings_for(tmp_path: Path, database_url: str, **overrides: object) -> Settings:
+    return Settings(
+        THREADSAGE_DATA_DIR=tmp_path / "data",
+        DATABASE_URL=database_url or None,
+        OPENAI_API_KEY=None,
+        _env_file=None,
+        **overrides,  # type: ignore[arg-type]
+    )
+
+
+async def rows(chat, where: str = "1 = 1") -> list[dict]:
+    store = chat.recording.store
+    columns = ["message_id", "question", "outcome", "options", "choice", "chosen", "chosen_index", "answers"]
+    columns += ["user_id", "answer", "citations", "channel", "thread", "platform", "answer_ref", "closest"]
+    found = await store.tables.fetch(f"SELECT {', '.join(columns)} FROM {TABLE} WHERE {where} ORDER BY at")
+    return [dict(zip(columns, row, strict=True)) for row in found]
+
+
+async def test_clarify_click_answer_leaves_one_row_with_the_chosen_option(
+    tmp_path: Path, database_url: str, handbook_kb
+) -> None:
+    async with open_chat_service(settings_for(tmp_path, database_url), kb=handbook_kb) as chat:
+        [ask] = await chat.handle(Turn("slack", SESSION, "U1", "C9:100.1", text=AMBIGUOUS))
+        assert ask.kind is ReplyKind.CLARIFICATION and ask.interrupt_id
+        click = Turn("slack", SESSION, "U1", "action:1", answer=ClarificationAnswer(ask.interrupt_id, 1))
+        [answer] = await chat.handle(click)
+        assert answer.kind is ReplyKind.ANSWER
+        await chat.record_feedback(SESSION, turn_ref("action:1"), "U1", -1)
+        recorded = await rows(chat)
+    assert [r["message_id"] for r in recorded] == ["C9:100.1", "action:1"]
+    asked, answered = recorded
+    labels = [c.label for c in ask.choices]
+    assert asked["outcome"] == "clarified" and json.loads(asked["options"]) == labels
+    assert (asked["choice"], asked["chosen"], asked["chosen_index"]) == ("chosen", labels[1], 1)
+    assert [r for r in recorded if r["chosen"] is not None] == [asked]  # one row holds the choice
+    assert asked["question"] == AMBIGUOUS and asked["user_id"] == "U1"
+    assert (asked["platform"], asked["channel"], asked["thread"]) == ("slack", "C9", "1710000000.000001")
+    assert answered["answers"] == "C9:100.1" and answered["outcome"] in ("answered", "low_confidence")
+    assert answered["answer"] == answer.text and answered["answer_ref"] == turn_ref("action:1")
+    assert [c["title"] for c in json.loads(answered["citations"])] == [c["title"] for c in answer.citations]
+
+
+async def test_a_redelivered_turn_leaves_one_row(tmp_path: Path, database_url: str, handbook_kb) -> None:
+    turn = Turn("slack", SESSION, "U1", "C9:200.1", text="How many vacation days do I get?")
+    async with open_chat_service(settings_for(tmp_path, database_url), kb=handbook_kb) as chat:
+        for attempt in (1, 2):  # the first worker died before acknowledging: the queue hands it on
+            token = current_delivery.set(Delivery("job-1", attempt=attempt, final=False))
+            try:
+                [reply] = await chat.handle(turn)
+            finally:
+                current_delivery.reset(token)
+        assert await chat.handle(turn) == []  # the platform delivering it again: a duplicate
+        recorded = await rows(chat)
+    assert len(recorded) == 1 and recorded[0]["answer"] == reply.text
+
+
+async def test_an_abandoned_clarification_and_a_question_nothing_covers(tmp_path: Path, handbook_kb) -> None:
+    async with open_chat_service(settings_for(tmp_path, ""), kb=handbook_kb) as chat:
+        [ask] = await chat.handle(Turn("slack", SESSION, "U1", "m1", text=AMBIGUOUS))
+        assert ask.kind is ReplyKind.CLARIFICATION
+        await chat.handle(Turn("slack", SESSION, "U2", "m2", text="What is the airspeed of a laden swallow?"))
+        [gap] = await chat.handle(
+            Turn("slack", "slack:T1:C9:-", "U2", "m3", text="Can I bring my pet iguana to the office kitchen?")
+        )
+        recorded = await rows(chat)
+    assert recorded[0]["choice"] == "abandoned" and recorded[0]["chosen"] is None
+    assert recorded[1]["outcome"] == recorded[2]["outcome"] == "not_covered", gap.text
+    assert json.loads(recorded[2]["closest"])["path"]  # the document the retriever came closest to
+
+
+async def test_numbers_only_keeps_no_text(tmp_path: Path, handbook_kb) -> None:
+    settings = settings_for(tmp_path, "", THREADSAGE_RECORD_QUESTIONS=False)
+    async with open_chat_service(settings, kb=handbook_kb) as chat:
+        [ask] = await chat.handle(Turn("slack", SESSION, "U1", "m1", text=AMBIGUOUS))
+        await chat.handle(Turn("slack", SESSION, "U1", "m2", answer=ClarificationAnswer(ask.interrupt_id or "", 0)))
+        recorded = await rows(chat)
+    assert len(recorded) == 2
+    for row in recorded:
+        assert row["question"] is None and row["answer"] is None and row["user_id"] is None and row["chosen"] is None
+    assert json.loads(recorded[0]["options"]) == len(ask.choices) and recorded[0]["chosen_index"] == 0
+    assert AMBIGUOUS.lower() not in json.dumps(recorded).lower()
+
+
+async def test_recorded_turns_go_after_their_retention(tmp_path: Path, database_url: str, handbook_kb) -> None:
+    settings = settings_for(tmp_path, database_url, THREADSAGE_QUESTION_RETENTION_DAYS=90)
+    assert Settings(_env_file=None).question_retention_days == 90  # the default
+    async with open_chat_service(settings, kb=handbook_kb) as chat:
+        store = chat.recording.store
+        assert store is not None
+        await chat.handle(Turn("slack", SESSION, "U1", "old", text="How many vacation days do I get?"))
+        old = await rows(chat)
+        await store.tables.execute(
+            f"UPDATE {TABLE} SET at = {{p}}", (int((time.time() - 91 * 86400) * 1000),)
+        )
+        await chat.handle(Turn("slack", SESSION, "U1", "new", text="How many vacation days do I get?"))
+        assert [r["message_id"] for r in await rows(chat)] == ["old", "new"]
+        stop = asyncio.Event()
+        pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stop, store))
+        for _ in range(100):
+            if [r["message_id"] for r in await rows(chat)] == ["new"]:
+                break
+            await asyncio.sleep(0.05)
+        stop.set()
+        await asyncio.wait_for(pruning, 5)
+        assert [r["message_id"] for r in await rows(chat)] == ["new"]
+    assert old and settings.prune_older_than_days == 0  # checkpoint pruning off: the turns still go

@@ -1,0 +1,196 @@
+"""The record of every turn, for the operator console: what was asked, where, how it ended.
+
+One row per turn (a question, or the answer to a clarification), keyed by (session, platform
+message): a redelivered turn inserts nothing new (`ON CONFLICT DO NOTHING`). A clarification's row
+keeps the options shown and, once the person answers, the one chosen (or the words typed), or that
+it was abandoned; the turn that answered it points back to it (`answers`). A 👍/👎 joins the row
+by (session, `answer_ref`), the reference the feedback buttons carry.
+
+With `THREADSAGE_RECORD_QUESTIONS=false` the row keeps only numbers and labels: no question, no
+answer, no options, no person. Rows older than `THREADSAGE_QUESTION_RETENTION_DAYS` go with the
+periodic prune (`threadsage.memory.retention`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from threadsage.adapters.text import terms
+from threadsage.memory.tables import Tables
+
+TABLE = "threadsage_turns"
+_CREATE = [
+    f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+    session_key TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    platform TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    thread TEXT NOT NULL,
+    user_id TEXT,
+    answer_ref TEXT NOT NULL,
+    question TEXT,
+    standalone TEXT,
+    wording TEXT,
+    answer TEXT,
+    route TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    confidence REAL,
+    llm_calls INTEGER NOT NULL,
+    latency_ms INTEGER NOT NULL,
+    citations TEXT NOT NULL,
+    closest TEXT,
+    options TEXT,
+    choice TEXT,
+    chosen TEXT,
+    chosen_index INTEGER,
+    answers TEXT,
+    PRIMARY KEY (session_key, message_id)
+)""",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_at ON {TABLE} (at)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_outcome_at ON {TABLE} (outcome, at)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_channel_at ON {TABLE} (platform, channel, at)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_ref ON {TABLE} (session_key, answer_ref)",
+]
+COLUMNS = (
+    "session_key", "message_id", "at", "platform", "channel", "thread", "user_id", "answer_ref", "question",
+    "standalone", "wording", "answer", "route", "outcome", "confidence", "llm_calls", "latency_ms", "citations",
+    "closest", "options", "choice", "chosen", "chosen_index", "answers",
+)  # fmt: skip
+_INSERT = (
+    f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join(['{p}'] * len(COLUMNS))}) "
+    "ON CONFLICT (session_key, message_id) DO NOTHING"
+)
+_CHOSEN = (
+    f"UPDATE {TABLE} SET choice = {{p}}, chosen = {{p}}, chosen_index = {{p}} "
+    "WHERE session_key = {p} AND message_id = {p} AND outcome = 'clarified' AND choice IS NULL"
+)
+OUTCOMES = ("answered", "not_covered", "low_confidence", "clarified", "refused", "error")
+RETRIEVING = frozenset({"fast_retrieval", "standard_retrieval", "deep_search", "code_search"})
+
+# The closest document to a question nothing answered: (question, categories) → {title, path, score}
+Closest = Callable[[str, Sequence[str] | None], Awaitable[dict[str, Any] | None]]
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The clarification a turn answered: the turn that asked, and what was chosen."""
+
+    turn: str
+    option: int | None  # None: answered in the person's own words
+    label: str
+
+
+@dataclass
+class TurnRecord:
+    """What the chat service learns of a turn while handling it, for its row."""
+
+    session_key: str
+    message_id: str
+    platform: str
+    user_id: str
+    answer_ref: str
+    question: str
+    categories: Sequence[str] | None
+    outcome: str = "error"
+    state: dict[str, Any] | None = None  # the graph's state when the turn's run ended
+    answered: Answered | None = None
+    latency_ms: int = 0
+    started: float = 0.0  # time.monotonic() when the turn began
+
+
+class QuestionStore:
+    def __init__(
+        self, checkpointer: BaseCheckpointSaver[Any], keep_text: bool = True, closest: Closest | None = None
+    ) -> None:
+        self.tables = Tables(checkpointer)
+        self.keep_text = keep_text
+        self._closest = closest
+
+    async def setup(self) -> None:
+        await self.tables.create(_CREATE)
+
+    async def record(self, turn: TurnRecord, now: float | None = None) -> None:
+        """The turn's row, once; and the choice it made on the clarification it answered."""
+        state = turn.state or {}
+        text = self.keep_text
+        question = turn.question or state.get("question", "")
+        interrupts = state.get("__interrupt__") or []
+        options = list(interrupts[0].value.get("options", [])) if interrupts else None
+        _, _, place = turn.session_key.partition(":")
+        _, channel, thread = [*place.split(":"), "-", "-", "-"][:3]
+        closest = await self._nearest(turn, state) if turn.outcome in ("not_covered", "low_confidence") else None
+        row: dict[str, Any] = {
+            "session_key": turn.session_key,
+            "message_id": turn.message_id,
+            "at": int((now if now is not None else time.time()) * 1000),
+            "platform": turn.platform,
+            "channel": channel,
+            "thread": thread,
+            "user_id": turn.user_id if text else None,
+            "answer_ref": turn.answer_ref,
+            "question": question if text else None,
+            "standalone": state.get("standalone") if text else None,
+            "wording": " ".join(sorted(set(terms(question)))[:12]) if text and turn.answered is None else None,
+            "answer": state.get("answer") if text and turn.outcome != "clarified" else None,
+            "route": state.get("route") or "none",
+            "outcome": turn.outcome,
+            "confidence": state.get("confidence"),
+            "llm_calls": int(state.get("llm_calls", 0)),
+            "latency_ms": turn.latency_ms,
+            "citations": json.dumps(_cited(state) if turn.outcome != "clarified" else []),
+            "closest": json.dumps(closest) if closest else None,
+            "options": json.dumps(options if text else len(options)) if options is not None else None,
+            "choice": None,
+            "chosen": None,
+            "chosen_index": None,
+            "answers": turn.answered.turn if turn.answered else None,
+        }
+        await self.tables.execute(_INSERT, [row[c] for c in COLUMNS])
+        if turn.answered is not None:
+            answered = turn.answered
+            how = "typed" if answered.option is None else "chosen"
+            label = answered.label if text else None
+            params = (how, label, answered.option, turn.session_key, answered.turn)
+            await self.tables.execute(_CHOSEN, params)
+
+    async def abandoned(self, session_key: str, asking_turn: str) -> None:
+        """The clarification `asking_turn` asked was left unanswered (a new question replaced it)."""
+        await self.tables.execute(_CHOSEN, ("abandoned", None, None, session_key, asking_turn))
+
+    async def prune(self, older_than_days: float, now: float | None = None) -> int:
+        """Delete the rows older than the retention; how many went."""
+        cutoff = int(((now if now is not None else time.time()) - older_than_days * 86400) * 1000)
+        return await self.tables.execute(f"DELETE FROM {TABLE} WHERE at < {{p}}", (cutoff,))
+
+    async def _nearest(self, turn: TurnRecord, state: dict[str, Any]) -> dict[str, Any] | None:
+        """The passage the retriever came closest to: the best kept one, or else a search."""
+        documents = state.get("documents") or state.get("best_documents") or []
+        if documents:
+            best = max(documents, key=lambda d: d.get("score", 0.0))
+            return {"title": best["title"], "path": best["path"], "score": round(float(best["score"]), 3)}
+        query = state.get("standalone") or turn.question
+        return await self._closest(query, turn.categories) if self._closest and query else None
+
+
+def _cited(state: dict[str, Any]) -> list[dict[str, str]]:
+    return [{k: c[k] for k in ("title", "heading", "path")} for c in state.get("citations", [])]
+
+
+def outcome_of_turn(kind: str, route: str | None, cited: bool, low_confidence: bool, notice: str) -> str:
+    """A turn's outcome for the console, from its first reply's kind ("answer", "clarification",
+    "notice"), the route, whether it cited anything, and for a notice its label (see
+    `threadsage.chat.replies.outcome_of`)."""
+    if kind == "clarification":
+        return "clarified"
+    if kind == "answer":
+        if route == "fallback" or (route in RETRIEVING and not cited):
+            return "not_covered"
+        return "low_confidence" if low_confidence else "answered"
+    return "error" if notice == "error" else "refused"
