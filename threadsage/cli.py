@@ -26,6 +26,7 @@ from threadsage.config import EmbeddingsKind, Settings, get_settings
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
 from threadsage.launch import configured_platforms, serve, serve_front_end, work
+from threadsage.memory.ingestions import record_run
 from threadsage.observability import configure_console_logging, configure_logging
 from threadsage.redaction import redact
 from threadsage.runtime import open_chat_service
@@ -118,6 +119,7 @@ def ingest(
             if rebuild:
                 kb.drop()
             report = run_ingest(kb, settings, paths, category, prune, base_url)
+    record_run(settings, report)  # for the operator console
     for path, reason in report.skipped:
         errors.print(f"[yellow]skipped[/] {path}: {reason}", highlight=False)
     console.print(report.summary(), highlight=False)

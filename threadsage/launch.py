@@ -31,6 +31,7 @@ from starlette.routing import Route
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.config import Settings
+from threadsage.console import console_routes
 from threadsage.delivery.jobs import Job, Performer
 from threadsage.delivery.outages import ServiceUnavailable, first_leaf
 from threadsage.delivery.queue import TurnQueue
@@ -111,7 +112,8 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         async def ready() -> bool:
             return not stop.is_set() and (queue is None or running.is_set())
 
-        async with http_server(settings, _refusing_when_stopped(stop, routes), ready):
+        console = await console_routes(settings, stack, chat.checkpointer, chat.context.kb)
+        async with http_server(settings, _refusing_when_stopped(stop, routes) + console, ready):
             answering = asyncio.create_task(_run_queue(settings, bots, running, stop)) if queue else None
             await stop.wait()
             log.info("stopping: finishing the turns in flight")
@@ -182,6 +184,7 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
         async def ready() -> bool:
             return await _answers(queue.worker.redis.ping())
 
+        routes += await console_routes(settings, stack)
         measuring = asyncio.create_task(_measure_periodically(queue))
         async with http_server(settings, routes, ready):
             await stop.wait()

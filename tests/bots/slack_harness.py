@@ -32,6 +32,7 @@ from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.chat import ChatService
 from threadsage.config import Settings
+from threadsage.console import console_routes
 from threadsage.memory.coordination import LocalCoordinator
 from threadsage.runtime import open_chat_service
 from threadsage.server import create_app
@@ -185,8 +186,11 @@ async def running(
         bot = await stack.enter_async_context(
             SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running()
         )
+        console = await console_routes(settings, stack, chat.checkpointer, kb)  # with THREADSAGE_CONSOLE_TOKEN
         server = uvicorn.Server(
-            uvicorn.Config(create_app([bot.route()]), host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+            uvicorn.Config(
+                create_app([bot.route(), *console]), host="127.0.0.1", port=0, log_level="warning", lifespan="off"
+            )
         )
         serving = asyncio.create_task(server.serve())
         while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on

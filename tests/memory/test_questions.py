@@ -119,9 +119,7 @@ async def test_recorded_turns_go_after_their_retention(tmp_path: Path, database_
         assert store is not None
         await chat.handle(Turn("slack", SESSION, "U1", "old", text="How many vacation days do I get?"))
         old = await rows(chat)
-        await store.tables.execute(
-            f"UPDATE {TABLE} SET at = {{p}}", (int((time.time() - 91 * 86400) * 1000),)
-        )
+        await store.tables.execute(f"UPDATE {TABLE} SET at = {{p}}", (int((time.time() - 91 * 86400) * 1000),))
         await chat.handle(Turn("slack", SESSION, "U1", "new", text="How many vacation days do I get?"))
         assert [r["message_id"] for r in await rows(chat)] == ["old", "new"]
         stop = asyncio.Event()

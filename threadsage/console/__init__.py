@@ -1,0 +1,53 @@
+"""The operator console at `/console`: what people asked, what the bot could not answer, the 👎s,
+the clarifications and the knowledge base's state (docs/console.md)."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import AsyncExitStack
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from starlette.routing import Route
+
+from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.config import Settings
+from threadsage.console.auth import ConsoleAuth
+from threadsage.console.knowledge import knowledge_info
+from threadsage.console.queries import ConsoleData
+from threadsage.console.routes import Console
+from threadsage.memory.checkpoints import open_checkpointer
+from threadsage.memory.feedback import FeedbackStore
+from threadsage.memory.ingestions import IngestionLog
+from threadsage.memory.questions import QuestionStore
+from threadsage.memory.tables import Tables
+
+log = logging.getLogger(__name__)
+
+
+async def console_routes(
+    settings: Settings,
+    stack: AsyncExitStack,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    kb: KnowledgeBase | None = None,
+) -> list[Route]:
+    """The console's routes on the database of `checkpointer` (without one, the configured
+    database is opened on `stack`: `threadsage serve` has none of its own), or none — and a log
+    line saying so — while `THREADSAGE_CONSOLE_TOKEN` is unset."""
+    if settings.console_token is None or not settings.console_token.get_secret_value():
+        log.info("operator console is off: set THREADSAGE_CONSOLE_TOKEN to serve it at /console")
+        return []
+    database: BaseCheckpointSaver[Any] = (
+        checkpointer if checkpointer is not None else await stack.enter_async_context(open_checkpointer(settings))
+    )
+    for store in (QuestionStore(database), FeedbackStore(database)):  # `serve` writes neither
+        await store.setup()
+    ingestions = IngestionLog(database)
+    await ingestions.setup()
+    console = Console(
+        ConsoleAuth(settings.console_token.get_secret_value()),
+        ConsoleData(Tables(database)),
+        knowledge_info(settings, kb, ingestions),
+    )
+    log.info("operator console at /console (THREADSAGE_CONSOLE_TOKEN signs in)")
+    return console.routes()

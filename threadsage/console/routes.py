@@ -1,0 +1,190 @@
+"""The console's HTTP routes under `/console`, all behind `ConsoleAuth`: pages (a visitor who has
+not signed in is sent to the sign-in page), and the JSON and CSV a script may fetch with a Bearer
+token (401 without one). Nothing but the sign-in page answers before the check."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from threadsage.console import views
+from threadsage.console.auth import ConsoleAuth
+from threadsage.console.exports import QUESTION_FIELDS, csv_text, turn_cells
+from threadsage.console.filters import Filters
+from threadsage.console.knowledge import KnowledgeInfo
+from threadsage.console.layout import SECURITY_HEADERS, VIEWS, filter_bar, page
+from threadsage.console.queries import EXPORT_LIMIT, ConsoleData
+from threadsage.memory.questions import TABLE
+
+log = logging.getLogger(__name__)
+Endpoint = Callable[[Request], Awaitable[Response]]
+TITLES = {key: name for key, name, _ in VIEWS}
+LISTS = ("questions", "gaps", "clarifications")
+
+
+class Console:
+    def __init__(self, auth: ConsoleAuth, data: ConsoleData, knowledge: KnowledgeInfo) -> None:
+        self.auth, self.data, self.knowledge = auth, data, knowledge
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/console/signin", self.sign_in_page, methods=["GET"]),
+            Route("/console/signin", self.sign_in, methods=["POST"]),
+            Route("/console/signout", self.sign_out, methods=["POST"]),
+            Route("/console", self._page(self.view), methods=["GET"]),
+            Route("/console/{view:str}", self._page(self.view), methods=["GET"]),
+            Route("/console/export/{view:str}.csv", self._api(self.export), methods=["GET"]),
+            Route("/console/api/{view:str}", self._api(self.api), methods=["GET"]),
+        ]
+
+    # --- signing in ------------------------------------------------------------------------
+
+    async def sign_in_page(self, request: Request) -> Response:
+        if self.auth.allows(request):
+            return _redirect("/console")
+        return _html(views.sign_in(next_path=_local(request.query_params.get("next", ""))))
+
+    async def sign_in(self, request: Request) -> Response:
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        token, next_path = form.get("token", [""])[0], _local(form.get("next", [""])[0])
+        if not self.auth.matches(token):
+            log.warning(
+                "console: a sign-in with a wrong password from %s", request.client.host if request.client else "?"
+            )
+            return _html(views.sign_in("That is not the console password.", next_path), 401)
+        response = _redirect(next_path)
+        self.auth.sign_in(response, request)
+        return response
+
+    async def sign_out(self, request: Request) -> Response:
+        response = _redirect("/console/signin")
+        self.auth.sign_out(response, request)
+        return response
+
+    # --- views -----------------------------------------------------------------------------
+
+    async def view(self, request: Request) -> Response:
+        name = request.path_params.get("view", "overview")
+        if name not in TITLES:
+            return _html(page("Not found", '<p>No such view. <a href="/console">Overview</a></p>', "overview"), 404)
+        filters = Filters.parse(request.query_params)
+        if name == "knowledge":
+            return _html(page(TITLES[name], views.knowledge(await self.knowledge()), name))
+        body = await self._body(name, filters)
+        places = await self._places(filters)
+        bar = filter_bar(filters, request.url.path, sorted({p for p, _ in places}), sorted({c for _, c in places}))
+        export = (
+            f'<p class="actions"><a href="/console/export/{name}.csv?{filters.query()}" download>Export CSV</a></p>'
+            if name in LISTS
+            else ""
+        )
+        return _html(page(TITLES[name], bar + export + body, name))
+
+    async def _body(self, name: str, filters: Filters) -> str:
+        if name == "overview":
+            return views.overview(await self.data.overview(filters), filters)
+        if name == "gaps":
+            return views.gaps(await self.data.gaps(filters), filters)
+        if name == "clarifications":
+            return views.clarifications(await self.data.clarifications(filters), filters)
+        return views.questions(await self.data.turns(filters), filters)
+
+    async def _places(self, filters: Filters) -> list[tuple[str, str]]:
+        where, params = dataclasses.replace(filters, platform="", channel="", outcome="").where()
+        rows = await self.data.tables.fetch(
+            f"SELECT DISTINCT t.platform, t.channel FROM {TABLE} t WHERE {where} LIMIT 500", params
+        )
+        return [(str(p), str(c)) for p, c in rows]
+
+    # --- for scripts -----------------------------------------------------------------------
+
+    async def export(self, request: Request) -> Response:
+        name, filters = request.path_params["view"], Filters.parse(request.query_params)
+        if name == "gaps":
+            groups = await self.data.gaps(filters, limit=1000)
+            rows: list[list[Any]] = [[g["count"], *turn_cells(g["newest"], filters.people)] for g in groups]
+            text = csv_text(["times", *QUESTION_FIELDS], rows)
+        elif name == "questions":
+            turns = await self.data.turns(filters, limit=EXPORT_LIMIT)
+            text = csv_text(QUESTION_FIELDS, (turn_cells(t, filters.people) for t in turns))
+        elif name == "clarifications":
+            found = await self.data.clarifications(filters, limit=EXPORT_LIMIT)
+            text = csv_text(
+                QUESTION_FIELDS, (turn_cells(r | {"route": "clarify_needed"}, filters.people) for r in found)
+            )
+        else:
+            return JSONResponse({"error": f"no list {name!r}: one of {', '.join(LISTS)}"}, 404)
+        headers = {"Content-Disposition": f'attachment; filename="threadsage-{name}.csv"'}
+        return Response(text, media_type="text/csv; charset=utf-8", headers=headers)
+
+    async def api(self, request: Request) -> Response:
+        name, filters = request.path_params["view"], Filters.parse(request.query_params)
+        if name == "overview":
+            view = await self.data.overview(filters)
+            data: Any = {
+                "per_day": {str(day * 86400): dict(counts) for day, counts in sorted(view.per_day.items())},
+                "outcomes": dict(view.outcomes),
+                "answer_rate": view.answer_rate,
+                "up": view.up,
+                "down": view.down,
+                "funnel": dict(view.funnel),
+                "channels": [{"platform": p, "channel": c, "turns": n} for p, c, n in view.channels],
+                "latency_ms": view.latency_ms,
+            }
+        elif name == "knowledge":
+            data = await self.knowledge()
+        elif name in LISTS:
+            data = await getattr(self.data, "turns" if name == "questions" else name)(filters)
+            if not filters.people:
+                data = [_without_people(item) for item in data]
+        else:
+            return JSONResponse({"error": f"no such view {name!r}"}, 404)
+        return JSONResponse(data)
+
+    # --- the check -------------------------------------------------------------------------
+
+    def _page(self, endpoint: Endpoint) -> Endpoint:
+        async def checked(request: Request) -> Response:
+            if not self.auth.allows(request):
+                target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+                return _redirect(f"/console/signin?next={quote(target, safe='')}")
+            return await endpoint(request)
+
+        return checked
+
+    def _api(self, endpoint: Endpoint) -> Endpoint:
+        async def checked(request: Request) -> Response:
+            if not self.auth.allows(request):
+                headers = {"WWW-Authenticate": 'Bearer realm="threadsage console"', **SECURITY_HEADERS}
+                return JSONResponse({"error": "sign in to the console first"}, 401, headers=headers)
+            response = await endpoint(request)
+            response.headers.update(SECURITY_HEADERS)
+            return response
+
+        return checked
+
+
+def _html(body: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status, headers=SECURITY_HEADERS)
+
+
+def _redirect(path: str) -> Response:
+    return RedirectResponse(path, 303, headers=SECURITY_HEADERS)
+
+
+def _local(path: str) -> str:
+    """Only a console path to return to after signing in: never another site (an open redirect)."""
+    return path if path.startswith("/console") and not path.startswith("//") and "\\" not in path else "/console"
+
+
+def _without_people(item: dict[str, Any]) -> dict[str, Any]:
+    if "newest" in item:
+        return item | {"newest": _without_people(item["newest"])}
+    return {k: v for k, v in item.items() if k != "user_id"}
