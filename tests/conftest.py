@@ -164,6 +164,7 @@ SLOW = (
     "tests/sources/test_web_and_wiki.py",  # fake servers, Retry-After waits
     "tests/sources/test_git_and_folder.py::test_markdown_under_a_path_of_a_repository_syncs_by_commit",
     "tests/graph/test_answer_quality.py",  # every GitLab negation and single-text question through the chat
+    "tests/console/test_console_browser.py",  # a real Chromium
 )
 
 

@@ -70,6 +70,15 @@ class Recording:
         except Exception:
             log.exception("could not record turn %s for the console", turn.message_id)
 
+    async def voted(self, session_key: str, answer_ref: str) -> None:
+        """A 👍/👎 was given on the answer `answer_ref` names: its row counts it."""
+        if self.store is None:
+            return
+        try:
+            await self.store.voted(session_key, answer_ref)
+        except Exception:
+            log.exception("could not count a vote into the console's record")
+
     async def abandoned(self, session_key: str, pending: Interrupt) -> None:
         """A pending clarification was dropped unanswered."""
         if self.store is None:

@@ -51,7 +51,9 @@ def stacked_days(per_day: dict[int, Counter[str]], days: Sequence[int], title: s
             )
     for i in sorted({0, len(days) // 2, len(days) - 1}) if days else ():
         x = left + i * slot + slot / 2
-        marks.append(f'<text x="{x:.1f}" y="{height - 6}" text-anchor="middle">{_date(days[i])}</text>')
+        anchor = "start" if i == 0 else "end" if i == len(days) - 1 else "middle"
+        x = left if anchor == "start" else width if anchor == "end" else x
+        marks.append(f'<text x="{x:.1f}" y="{height - 6}" text-anchor="{anchor}">{_date(days[i])}</text>')
     return _svg(width, height, title, marks) + legend(COLOURS)
 
 
@@ -59,12 +61,12 @@ def bars(items: Sequence[tuple[str, int]], title: str, colour: str = "#0072B2") 
     """Horizontal bars, one per labelled count, longest first as given."""
     if not items:
         return '<p class="empty">Nothing in this range.</p>'
-    row, label_w, width = 26, 200, 720
+    row, label_w, width = 26, 150, 400  # about the width of a grid panel: text keeps its size
     peak = max(n for _, n in items) or 1
     marks = []
     for i, (label, n) in enumerate(items):
         y = i * row + 4
-        w = max(n / peak * (width - label_w - 60), 1.0)
+        w = max(n / peak * (width - label_w - 40), 1.0)
         marks.append(
             f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end">{escape(_clip(label))}</text>'
             f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{row - 8}" rx="3" fill="{colour}">'
@@ -101,5 +103,5 @@ def _date(day: int) -> str:
     return datetime.fromtimestamp(day * 86400, UTC).strftime("%d %b")
 
 
-def _clip(text: str, chars: int = 28) -> str:
+def _clip(text: str, chars: int = 22) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"

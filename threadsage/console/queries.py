@@ -1,7 +1,7 @@
-"""What the console's views read from the recorded turns and the votes, one query per list or
-chart, each narrowed by the filters and bounded (LIMIT). Aggregates run in the database on the
-indexes of `threadsage.memory.questions` (time, outcome, place): docs/performance.md has the
-timings on 100 000 turns."""
+"""What the console's views read from the recorded turns, narrowed by the filters and bounded
+(LIMIT). The votes are counted into each turn's row when given (`QuestionStore.voted`), so no
+list joins the feedback table; aggregates run in the database on the indexes of
+`threadsage.memory.questions`. docs/performance.md has the timings on 100 000 turns."""
 
 from __future__ import annotations
 
@@ -17,16 +17,10 @@ from threadsage.memory.tables import Tables
 LIST_LIMIT = 200
 EXPORT_LIMIT = 100_000
 GAP_GROUPS = 50
-# Votes per answer; joined to a turn by (session, answer_ref).
-VOTES = """(SELECT session_key, answer_ref,
-    SUM(CASE WHEN vote > 0 THEN 1 ELSE 0 END) AS up, SUM(CASE WHEN vote < 0 THEN 1 ELSE 0 END) AS down
-    FROM threadsage_feedback GROUP BY session_key, answer_ref)"""
-JOIN_VOTES = f"LEFT JOIN {VOTES} AS f ON f.session_key = t.session_key AND f.answer_ref = t.answer_ref"
 TURN_COLUMNS = (
     "at", "platform", "channel", "user_id", "question", "standalone", "answer", "route", "outcome", "confidence",
-    "llm_calls", "latency_ms", "citations", "closest", "options", "choice", "chosen",
+    "llm_calls", "latency_ms", "citations", "closest", "options", "choice", "chosen", "up", "down",
 )  # fmt: skip
-GAP = "(t.outcome IN ('not_covered', 'low_confidence') OR COALESCE(f.down, 0) > 0)"
 
 
 @dataclass
@@ -54,47 +48,41 @@ class ConsoleData:
         where, params = filters.where()
         view = Overview()
         daily = await self.tables.fetch(
-            f"SELECT t.at / 86400000 AS day, t.outcome, COUNT(*) FROM {TABLE} t WHERE {where} GROUP BY 1, 2", params
+            f"SELECT t.at / 86400000, t.outcome, COALESCE(t.choice, 'open'), COUNT(*), SUM(t.latency_ms), "
+            f"SUM(t.up), SUM(t.down) FROM {TABLE} t WHERE {where} GROUP BY 1, 2, 3",
+            params,
         )
-        for day, outcome, count in daily:
+        latency = 0
+        for day, outcome, choice, count, spent, up, down in daily:
             view.per_day.setdefault(int(day), Counter())[outcome] += int(count)
             view.outcomes[outcome] += int(count)
-        [(up, down)] = await self.tables.fetch(
-            "SELECT SUM(CASE WHEN v.vote > 0 THEN 1 ELSE 0 END), SUM(CASE WHEN v.vote < 0 THEN 1 ELSE 0 END) "
-            f"FROM threadsage_feedback v JOIN {TABLE} t ON t.session_key = v.session_key "
-            f"AND t.answer_ref = v.answer_ref WHERE {where}",
-            params,
-        )
-        view.up, view.down = int(up or 0), int(down or 0)
-        funnel = await self.tables.fetch(
-            f"SELECT COALESCE(t.choice, 'open'), COUNT(*) FROM {TABLE} t WHERE {where} AND t.outcome = 'clarified' "
-            "GROUP BY 1",
-            params,
-        )
-        view.funnel = Counter({choice: int(n) for choice, n in funnel})
+            view.funnel[choice] += int(count) if outcome == "clarified" else 0
+            latency += int(spent or 0)
+            view.up, view.down = view.up + int(up or 0), view.down + int(down or 0)
+        total = sum(view.outcomes.values())
+        view.latency_ms = latency / total if total else None
         channels = await self.tables.fetch(
             f"SELECT t.platform, t.channel, COUNT(*) FROM {TABLE} t WHERE {where} "
             "GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 8",
             params,
         )
         view.channels = [(p, c, int(n)) for p, c, n in channels]
-        [(latency,)] = await self.tables.fetch(f"SELECT AVG(t.latency_ms) FROM {TABLE} t WHERE {where}", params)
-        view.latency_ms = float(latency) if latency is not None else None
         return view
 
     async def turns(self, filters: Filters, limit: int = LIST_LIMIT) -> list[dict[str, Any]]:
-        """The newest turns, each with its votes."""
+        """The newest turns, with their votes."""
         where, params = filters.where()
-        return await self._turns(f"{where}", params, limit)
+        return await self._turns(where, params, limit)
 
     async def gaps(self, filters: Filters, limit: int = GAP_GROUPS) -> list[dict[str, Any]]:
-        """Questions not covered, answered with low confidence or given a 👎, grouped by their
-        wording (their content words, sorted), the group seen most recently first; each group
-        with its newest turn and the other wordings it holds."""
+        """Questions not covered, answered with low confidence or given a 👎 (the rows marked
+        `gap`), grouped by their wording (their content words, sorted), the group seen most
+        recently first; each group with its newest turn and the other wordings it holds."""
         where, params = filters.where()
+        where = f"t.gap = 1 AND {where}"
         groups = await self.tables.fetch(
-            f"SELECT COALESCE(t.wording, ''), COUNT(*), MAX(t.at) FROM {TABLE} t {JOIN_VOTES} "
-            f"WHERE {where} AND {GAP} GROUP BY 1 ORDER BY 3 DESC LIMIT {int(limit)}",
+            f"SELECT COALESCE(t.wording, ''), COUNT(*), MAX(t.at) FROM {TABLE} t "
+            f"WHERE {where} GROUP BY 1 ORDER BY 3 DESC LIMIT {int(limit)}",
             params,
         )
         if not groups:
@@ -102,7 +90,7 @@ class ConsoleData:
         keys = [key for key, _, _ in groups]
         marks = ", ".join("{p}" for _ in keys)
         members = await self._turns(
-            f"{where} AND {GAP} AND COALESCE(t.wording, '') IN ({marks})", [*params, *keys], 20 * len(keys), "wording"
+            f"{where} AND COALESCE(t.wording, '') IN ({marks})", [*params, *keys], 20 * len(keys), "wording"
         )
         by_key: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for turn in members:
@@ -118,11 +106,10 @@ class ConsoleData:
         """Each clarification asked, what was chosen, and the votes on the answer that followed."""
         where, params = filters.where()
         rows = await self.tables.fetch(
-            f"SELECT t.at, t.platform, t.channel, t.user_id, t.question, t.options, t.choice, t.chosen, "
-            f"COALESCE(f.up, 0), COALESCE(f.down, 0) FROM {TABLE} t "
+            "SELECT t.at, t.platform, t.channel, t.user_id, t.question, t.options, t.choice, t.chosen, "
+            f"COALESCE(a.up, 0), COALESCE(a.down, 0) FROM {TABLE} t "
             f"LEFT JOIN {TABLE} a ON a.session_key = t.session_key AND a.answers = t.message_id "
-            f"LEFT JOIN {VOTES} AS f ON f.session_key = a.session_key AND f.answer_ref = a.answer_ref "
-            f"WHERE {where} AND t.outcome = 'clarified' ORDER BY t.at DESC LIMIT {int(limit)}",
+            f"WHERE t.outcome = 'clarified' AND {where} ORDER BY t.at DESC LIMIT {int(limit)}",
             params,
         )
         names = ("at", "platform", "channel", "user_id", "question", "options", "choice", "chosen", "up", "down")
@@ -131,11 +118,11 @@ class ConsoleData:
     async def _turns(self, where: str, params: list[object], limit: int, *extra: str) -> list[dict[str, Any]]:
         columns = [*TURN_COLUMNS, *extra]
         rows = await self.tables.fetch(
-            f"SELECT {', '.join('t.' + c for c in columns)}, COALESCE(f.up, 0), COALESCE(f.down, 0) "
-            f"FROM {TABLE} t {JOIN_VOTES} WHERE {where} ORDER BY t.at DESC LIMIT {int(limit)}",
+            f"SELECT {', '.join('t.' + c for c in columns)} FROM {TABLE} t "
+            f"WHERE {where} ORDER BY t.at DESC LIMIT {int(limit)}",
             params,
         )
-        return [_decoded(dict(zip([*columns, "up", "down"], row, strict=True))) for row in rows]
+        return [_decoded(dict(zip(columns, row, strict=True))) for row in rows]
 
 
 def _decoded(row: dict[str, Any]) -> dict[str, Any]:

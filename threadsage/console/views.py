@@ -30,14 +30,14 @@ def overview(view: Overview, filters: Filters) -> str:
     total = sum(view.outcomes.values())
     rate = f"{view.answer_rate:.0%}" if view.answer_rate is not None else "–"
     votes = view.up + view.down
-    liked = f"{view.up / votes:.0%} 👍" if votes else "–"
+    liked = f"{view.up / votes:.0%}" if votes else "–"
     latency = f"{view.latency_ms / 1000:.1f} s" if view.latency_ms is not None else "–"
     cards = "".join(
         f'<div class="card"><b>{value}</b><span>{label}</span></div>'
         for value, label in (
             (total, "turns"),
             (rate, "answer rate"),
-            (liked, f"{view.up} 👍 / {view.down} 👎"),
+            (liked, f"liked: {view.up} 👍 / {view.down} 👎"),
             (view.outcomes["not_covered"], "not covered"),
             (view.outcomes["clarified"], "clarifications"),
             (latency, "mean time to answer"),

@@ -51,17 +51,22 @@ _CREATE = [
     chosen TEXT,
     chosen_index INTEGER,
     answers TEXT,
+    up INTEGER NOT NULL DEFAULT 0,
+    down INTEGER NOT NULL DEFAULT 0,
+    gap SMALLINT NOT NULL DEFAULT 0,
     PRIMARY KEY (session_key, message_id)
 )""",
-    f"CREATE INDEX IF NOT EXISTS {TABLE}_at ON {TABLE} (at)",
+    # The overview's aggregates read only this index (it covers their columns).
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_at ON {TABLE} (at, outcome, platform, channel, choice, latency_ms, up, down)",
     f"CREATE INDEX IF NOT EXISTS {TABLE}_outcome_at ON {TABLE} (outcome, at)",
-    f"CREATE INDEX IF NOT EXISTS {TABLE}_channel_at ON {TABLE} (platform, channel, at)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_channel_at ON {TABLE} (channel, at)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_gap_at ON {TABLE} (gap, at, wording)",
     f"CREATE INDEX IF NOT EXISTS {TABLE}_ref ON {TABLE} (session_key, answer_ref)",
 ]
 COLUMNS = (
     "session_key", "message_id", "at", "platform", "channel", "thread", "user_id", "answer_ref", "question",
     "standalone", "wording", "answer", "route", "outcome", "confidence", "llm_calls", "latency_ms", "citations",
-    "closest", "options", "choice", "chosen", "chosen_index", "answers",
+    "closest", "options", "choice", "chosen", "chosen_index", "answers", "gap",
 )  # fmt: skip
 _INSERT = (
     f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join(['{p}'] * len(COLUMNS))}) "
@@ -72,6 +77,16 @@ _CHOSEN = (
     "WHERE session_key = {p} AND message_id = {p} AND outcome = 'clarified' AND choice IS NULL"
 )
 OUTCOMES = ("answered", "not_covered", "low_confidence", "clarified", "refused", "error")
+GAP_OUTCOMES = "('not_covered', 'low_confidence')"
+# A turn's votes, counted into its row (the console's lists then need no join), and whether it is
+# a gap: not covered, low confidence, or given a 👎. Run after each vote and after the insert,
+# so that a vote arriving before its turn's row is counted either way.
+_COUNT = "SELECT COUNT(*) FROM threadsage_feedback v WHERE v.session_key = {p} AND v.answer_ref = {p} AND v.vote"
+_VOTES = [
+    f"UPDATE {TABLE} SET up = ({_COUNT} > 0), down = ({_COUNT} < 0) WHERE session_key = {{p}} AND answer_ref = {{p}}",
+    f"UPDATE {TABLE} SET gap = CASE WHEN outcome IN {GAP_OUTCOMES} OR down > 0 THEN 1 ELSE 0 END "
+    "WHERE session_key = {p} AND answer_ref = {p}",
+]
 RETRIEVING = frozenset({"fast_retrieval", "standard_retrieval", "deep_search", "code_search"})
 
 # The closest document to a question nothing answered: (question, categories) → {title, path, score}
@@ -151,14 +166,21 @@ class QuestionStore:
             "chosen": None,
             "chosen_index": None,
             "answers": turn.answered.turn if turn.answered else None,
+            "gap": 1 if turn.outcome in ("not_covered", "low_confidence") else 0,
         }
         await self.tables.execute(_INSERT, [row[c] for c in COLUMNS])
+        await self.voted(turn.session_key, turn.answer_ref)
         if turn.answered is not None:
             answered = turn.answered
             how = "typed" if answered.option is None else "chosen"
             label = answered.label if text else None
             params = (how, label, answered.option, turn.session_key, answered.turn)
             await self.tables.execute(_CHOSEN, params)
+
+    async def voted(self, session_key: str, answer_ref: str) -> None:
+        """Count the votes on the answer `answer_ref` names into its row."""
+        await self.tables.execute(_VOTES[0], (session_key, answer_ref) * 3)
+        await self.tables.execute(_VOTES[1], (session_key, answer_ref))
 
     async def abandoned(self, session_key: str, asking_turn: str) -> None:
         """The clarification `asking_turn` asked was left unanswered (a new question replaced it)."""

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from psycopg.rows import tuple_row
 
 from threadsage.memory.checkpoints import schema_lock
 
@@ -50,6 +51,6 @@ class Tables:
         if self.sqlite:
             async with self._conn.execute(sql, tuple(params)) as cursor:
                 return [tuple(row) for row in await cursor.fetchall()]
-        async with self._conn.connection() as conn:
-            cursor = await conn.execute(sql, tuple(params))
-            return [tuple(row.values()) for row in await cursor.fetchall()]
+        async with self._conn.connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
+            await cursor.execute(sql, tuple(params))  # tuples: a dict row would merge same-named columns
+            return list(await cursor.fetchall())

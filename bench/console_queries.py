@@ -1,0 +1,178 @@
+"""The operator console's queries on 100 000 recorded turns: every list and chart a page runs.
+
+    .venv/bin/python bench/console_queries.py [--turns 100000] [--runs 15] [--backend both|sqlite|postgres]
+
+Fills `threadsage_turns` (and `threadsage_feedback`: a vote on one answer in 20) with turns spread
+over 90 days, 40 channels on two platforms, every outcome, one turn in ten a clarification, through
+the stores' own tables (`QuestionStore.setup` creates the indexes). SQLite in a temporary file, and
+Postgres (`DATABASE_URL`, default postgresql://postgres@127.0.0.1:5432/test) in a schema of the
+run's own, dropped at the end. Then times each view's queries as the console runs them (the
+default 30 days, and 90 days narrowed to one channel), median and worst of `--runs` after one
+warm-up. Prints one Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import psycopg  # noqa: E402
+from starlette.datastructures import QueryParams  # noqa: E402
+
+from threadsage.config import Settings  # noqa: E402
+from threadsage.console.filters import Filters  # noqa: E402
+from threadsage.console.queries import ConsoleData  # noqa: E402
+from threadsage.memory.checkpoints import open_checkpointer  # noqa: E402
+from threadsage.memory.feedback import FeedbackStore  # noqa: E402
+from threadsage.memory.questions import COLUMNS, OUTCOMES, TABLE, QuestionStore  # noqa: E402
+from threadsage.memory.tables import Tables  # noqa: E402
+
+DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/test"
+WORDS = [
+    "vacation",
+    "password",
+    "laptop",
+    "expense",
+    "travel",
+    "cabin",
+    "badge",
+    "parking",
+    "payroll",
+    "benefits",
+    "vpn",
+    "printer",
+]
+
+
+def turns(n: int, now_ms: int) -> tuple[list[list[Any]], list[tuple[Any, ...]]]:
+    rng = random.Random(14)
+    rows, votes = [], []
+    for i in range(n):
+        channel = f"C{rng.randrange(40):03d}"
+        session = f"slack:T1:{channel}:{i // 3}"
+        outcome = rng.choices(OUTCOMES, weights=[60, 12, 8, 10, 5, 5])[0]
+        words = rng.sample(WORDS, 3)
+        row = {
+            "session_key": session, "message_id": f"m{i}", "at": now_ms - rng.randrange(90 * 86_400_000),
+            "platform": "slack" if i % 4 else "telegram", "channel": channel, "thread": str(i // 3),
+            "user_id": f"U{rng.randrange(500)}", "answer_ref": f"{i:08x}", "question": f"How do I {' '.join(words)}?",
+            "standalone": None, "wording": " ".join(sorted(words)), "answer": "An answer [1]. " * 20,
+            "route": "standard_retrieval", "outcome": outcome, "confidence": rng.random(), "llm_calls": 4,
+            "latency_ms": rng.randrange(200, 9000),
+            "citations": json.dumps([{"title": "Travel", "heading": "Flights", "path": "people/travel.md"}]),
+            "closest": None, "options": json.dumps(["a", "b"]) if outcome == "clarified" else None,
+            "choice": rng.choice(["chosen", "typed", "abandoned", None]) if outcome == "clarified" else None,
+            "chosen": "a" if outcome == "clarified" else None, "chosen_index": None, "answers": None,
+            "gap": 1 if outcome in ("not_covered", "low_confidence") else 0,
+        }  # fmt: skip
+        rows.append([row[c] for c in COLUMNS])
+        if i % 20 == 0:
+            votes.append((session, f"{i:08x}", row["user_id"], rng.choice([1, -1]), 0))
+    return rows, votes
+
+
+async def fill(tables: Tables, n: int) -> None:
+    rows, votes = turns(n, int(time.time() * 1000))
+    marks = ", ".join(["{p}"] * len(COLUMNS))
+    insert = f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({marks})".format(p=tables.p)
+    vote = f"INSERT INTO threadsage_feedback VALUES ({tables.p}, {tables.p}, {tables.p}, {tables.p}, {tables.p})"
+    conn: Any = tables._conn  # the bench fills in bulk, on the stores' own connection
+    if tables.sqlite:
+        await conn.executemany(insert, rows)
+        await conn.executemany(vote, votes)
+        await conn.commit()
+        await refresh_votes(tables, votes)
+        await conn.execute("ANALYZE")
+        return
+    async with conn.connection() as c, c.cursor() as cursor:
+        await cursor.executemany(insert, rows)
+        await cursor.executemany(vote, votes)
+    await refresh_votes(tables, votes)
+    async with conn.connection() as c:  # as autovacuum leaves a table that has taken inserts
+        await c.execute(f"VACUUM ANALYZE {TABLE}")
+        await c.execute("VACUUM ANALYZE threadsage_feedback")
+
+
+async def refresh_votes(tables: Tables, votes: list[tuple[Any, ...]]) -> None:
+    """Each vote counted into its turn's row, as `QuestionStore.voted` does when a vote comes in."""
+    store = QuestionStore.__new__(QuestionStore)
+    store.tables = tables
+    for session, ref, *_ in votes:
+        await store.voted(session, ref)
+
+
+async def timed(run: Callable[[], Awaitable[object]], runs: int) -> tuple[float, float]:
+    await run()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        await run()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), max(times)
+
+
+async def measure(name: str, settings: Settings, n: int, runs: int) -> list[str]:
+    async with open_checkpointer(settings) as saver:
+        await QuestionStore(saver).setup()
+        await FeedbackStore(saver).setup()
+        tables = Tables(saver)
+        started = time.perf_counter()
+        await fill(tables, n)
+        print(f"{name}: {n} turns written in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        data = ConsoleData(tables)
+        lines = []
+        for label, params in (("30 days", {}), ("90 days, one channel", {"days": "90", "channel": "C007"})):
+            filters = Filters.parse(QueryParams(params))
+            views: dict[str, Callable[[], Awaitable[object]]] = {
+                "overview (2 queries)": lambda f=filters: data.overview(f),
+                "questions list (200)": lambda f=filters: data.turns(f),
+                "gaps (50 groups)": lambda f=filters: data.gaps(f),
+                "clarifications (200)": lambda f=filters: data.clarifications(f),
+            }
+            for view, run in views.items():
+                median, worst = await timed(run, runs)
+                lines.append(f"| {name} | {label} | {view} | {median:.1f} | {worst:.1f} |")
+        return lines
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--backend", choices=["both", "sqlite", "postgres"], default="both")
+    args = parser.parse_args()
+    lines = ["| store | filters | view | median ms | worst ms |", "|---|---|---|---:|---:|"]
+    if args.backend in ("both", "sqlite"):
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = Settings(THREADSAGE_DATA_DIR=Path(tmp), DATABASE_URL=None, _env_file=None)
+            lines += await measure("SQLite", settings, args.turns, args.runs)
+    if args.backend in ("both", "postgres"):
+        url = os.environ.get("DATABASE_URL", DEFAULT_DB)
+        schema = f"bench_{uuid.uuid4().hex[:10]}"
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        try:
+            settings = Settings(DATABASE_URL=f"{url}?options=-csearch_path%3D{schema}", _env_file=None)
+            lines += await measure("Postgres", settings, args.turns, args.runs)
+        finally:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
