@@ -7,7 +7,7 @@ over 90 days, 40 channels on two platforms, every outcome, one turn in ten a cla
 the stores' own tables (`QuestionStore.setup` creates the indexes). SQLite in a temporary file, and
 Postgres (`DATABASE_URL`, default postgresql://postgres@127.0.0.1:5432/test) in a schema of the
 run's own, dropped at the end. Then times each view's queries as the console runs them (the
-default 30 days, and 90 days narrowed to one channel), median and worst of `--runs` after one
+default 30 days, all 90 days, and 90 days narrowed to one channel), median and worst of `--runs` after one
 warm-up. Prints one Markdown table.
 """
 
@@ -135,7 +135,12 @@ async def measure(name: str, settings: Settings, n: int, runs: int) -> list[str]
         print(f"{name}: {n} turns written in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         data = ConsoleData(tables)
         lines = []
-        for label, params in (("30 days", {}), ("90 days, one channel", {"days": "90", "channel": "C007"})):
+        ranges = (
+            ("30 days", {}),
+            ("90 days: every turn", {"days": "90"}),
+            ("90 days, one channel", {"days": "90", "channel": "C007"}),
+        )
+        for label, params in ranges:
             filters = Filters.parse(QueryParams(params))
             views: dict[str, Callable[[], Awaitable[object]]] = {
                 "overview (2 queries)": lambda f=filters: data.overview(f),
