@@ -72,14 +72,8 @@ class Settings(BaseSettings):
         description="Running bots prune sessions idle longer than this many days; 0 = never (it deletes conversations)",
     )
     prune_every_hours: float = Field(24, gt=0, description="Hours between two automatic prunes")
-    record_questions: bool = Field(
-        True,
-        description="`true` = each turn's question, answer and clarification options are kept for the operator "
-        "console; `false` = only its numbers (time, place, outcome, route, latency, cited documents)",
-    )
-    question_retention_days: float = Field(
-        90, ge=0, description="Recorded turns older than this many days are deleted by the periodic prune; 0 = kept"
-    )
+    record_questions: bool = Field(True, description="`false` = the console's record of turns keeps no text")
+    question_retention_days: float = Field(90, ge=0, description="Days the record of turns is kept; 0 = always")
 
     openai_api_key: SecretStr | None = Field(
         None,
@@ -221,15 +215,9 @@ class Settings(BaseSettings):
         "person's id allows their private chat, a group's id everyone in that group; `*` = anyone. Unset = no one "
         "(each person is told their ids once)",
     )
-    console_token: SecretStr | None = Field(
-        None,
-        description="Password of the operator console at `/console` (`threadsage run`/`serve`); unset = no "
-        'console. Generate one with `python -c "import secrets; print(secrets.token_urlsafe(24))"`',
-    )
+    console_token: SecretStr | None = Field(None, description="Password of `/console`; unset = no console")
     http_port: int = Field(
-        8080,
-        description="Port of the webhooks, `/healthz`, `/readyz` and `/metrics`; docker-compose.yml fixes 8080 in "
-        "its containers",
+        8080, description="Port of the webhooks, `/console`, `/healthz`, `/readyz` and `/metrics` (compose: 8080)"
     )
 
     turn_timeout: float = Field(

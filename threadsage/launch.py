@@ -112,8 +112,8 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         async def ready() -> bool:
             return not stop.is_set() and (queue is None or running.is_set())
 
-        console = await console_routes(settings, stack, chat.checkpointer, chat.context.kb)
-        async with http_server(settings, _refusing_when_stopped(stop, routes) + console, ready):
+        routes += await console_routes(settings, stack, chat.checkpointer, chat.context.kb)  # refused when stopping too
+        async with http_server(settings, _refusing_when_stopped(stop, routes), ready):
             answering = asyncio.create_task(_run_queue(settings, bots, running, stop)) if queue else None
             await stop.wait()
             log.info("stopping: finishing the turns in flight")
@@ -184,9 +184,8 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
         async def ready() -> bool:
             return await _answers(queue.worker.redis.ping())
 
-        routes += await console_routes(settings, stack)
         measuring = asyncio.create_task(_measure_periodically(queue))
-        async with http_server(settings, routes, ready):
+        async with http_server(settings, routes + await console_routes(settings, stack), ready):
             await stop.wait()
             log.info("stopping")
         measuring.cancel()

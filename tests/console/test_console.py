@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import logging
+import sqlite3
 from pathlib import Path
 
 import aiohttp
 import pytest
 
 from tests.bots.slack_harness import Harness, running
+from tests.conftest import HANDBOOK
 from tests.console.conftest import GAP, TOKEN, TRAVEL, ask_and_vote_down
 from tests.fakes.slack_api import FakeSlack
+from threadsage.memory.ingestions import IngestionLog
+from threadsage.sources.state import SourceStatus, StateStore
 
 PAGES = ["/console", "/console/gaps", "/console/questions", "/console/clarifications", "/console/knowledge"]
 SCRIPTS = ["/console/api/overview", "/console/api/gaps", "/console/api/knowledge", "/console/export/questions.csv"]
@@ -93,3 +98,41 @@ async def test_without_a_token_the_console_is_off_and_the_log_says_so(
                     assert response.status == 404
     fake.stop()
     assert "operator console is off" in caplog.text
+
+
+async def test_the_knowledge_view_shows_documents_ingestion_runs_and_synced_sources(
+    tmp_path: Path, handbook_kb
+) -> None:
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(f"sources:\n  - {{name: wiki, type: folder, path: {tmp_path}, every: 1h}}\n")
+    failed = [("guide.pdf", "encrypted PDF")]
+    StateStore(tmp_path / "data" / "sources").save("wiki", {}, "", SourceStatus(documents=3, new=3, failures=failed))
+    fake = FakeSlack().start()
+    async with running(
+        tmp_path, handbook_kb, fake=fake, THREADSAGE_CONSOLE_TOKEN=TOKEN, THREADSAGE_SOURCES=str(sources)
+    ) as slack:
+        log = IngestionLog(slack.chat.checkpointer)
+        await log.setup()
+        await log.record("12 files (12 new): 40 chunks added", [("scan.pdf", "no text")])
+        bearer = {"Authorization": f"Bearer {TOKEN}"}
+        async with slack.http.get(slack.url + "/console/api/knowledge", headers=bearer) as response:
+            info = await response.json()
+        async with slack.http.get(slack.url + "/console/knowledge", headers=bearer) as response:
+            page = await response.text()
+    fake.stop()
+    assert info["documents"] == sum(handbook_kb.category_counts().values()) and info["chunks"] == handbook_kb.count()
+    assert info["search"] == "Milvus Lite · BM25" and info["embeddings"] == "none (BM25 only)"
+    assert [(r["summary"], r["failures"]) for r in info["ingestions"]] == [
+        ("12 files (12 new): 40 chunks added", [["scan.pdf", "no text"]])
+    ]
+    assert info["sources_synced"][0]["name"] == "wiki" and info["sources_synced"][0]["failures"] == [list(failed[0])]
+    assert "guide.pdf: encrypted PDF" in page and "scan.pdf: no text" in page
+
+
+def test_threadsage_ingest_records_its_run(cli, tmp_path: Path) -> None:
+    result = cli("ingest", str(HANDBOOK))
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(tmp_path / "data" / "checkpoints.sqlite") as db:
+        [(summary, failures)] = db.execute("SELECT summary, failures FROM threadsage_ingestions").fetchall()
+    assert " files (" in summary and "chunks added" in summary
+    assert json.loads(failures) == []

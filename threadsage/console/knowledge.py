@@ -1,5 +1,6 @@
 """The knowledge base as the console shows it: documents per category and per source, chunks, the
-embedding mode and search back-end, and the recorded ingestion runs. Counting reads every chunk's
+embedding mode and search back-end, the recorded ingestion runs, and each live-synced source's
+last sync. Counting reads every chunk's
 id, so it runs in a thread and is kept for a minute."""
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.config import Settings
 from threadsage.memory.ingestions import IngestionLog
+from threadsage.sources.spec import load_sources
+from threadsage.sources.state import StateStore
 
 KnowledgeInfo = Callable[[], Awaitable[dict[str, Any]]]
 CACHE_SECONDS = 60.0
@@ -37,9 +40,30 @@ def knowledge_info(settings: Settings, kb: KnowledgeBase | None, ingestions: Ing
                 cached.update(await asyncio.to_thread(_count, kb), at=time.monotonic())
             facts |= {k: v for k, v in cached.items() if k != "at"}
         facts["ingestions"] = await ingestions.latest()
+        facts["sources_synced"] = await asyncio.to_thread(synced_sources, settings)
         return facts
 
     return info
+
+
+def synced_sources(settings: Settings) -> list[dict[str, Any]]:
+    """Each live-synced source (`THREADSAGE_SOURCES`) with what its last sync left: when, the
+    summary, and the documents that failed (`threadsage.sources.state`)."""
+    if settings.sources is None:
+        return []
+    try:
+        specs = load_sources(settings.sources)
+    except ValueError as exc:
+        return [{"name": str(settings.sources), "at": 0, "summary": f"unreadable: {exc}", "failures": []}]
+    store = StateStore(settings.data_dir / "sources")
+    rows = []
+    for spec in specs:
+        status = store.status(spec.name)
+        summary = status.summary() if status.last_sync else "not synced yet"
+        rows.append(
+            {"name": spec.name, "at": int(status.last_sync * 1000), "summary": summary, "failures": status.failures}
+        )
+    return rows
 
 
 def _count(kb: KnowledgeBase) -> dict[str, Any]:

@@ -146,8 +146,7 @@ def knowledge(info: dict[str, Any]) -> str:
     sources = list(info.get("sources", {}).items())
     runs = info.get("ingestions", [])
     ingest_rows = "".join(
-        f"<tr><td>{when(r['at'])}</td><td>{escape(r['summary'])}</td>"
-        f"<td>{'<br>'.join(escape(f'{path}: {why}') for path, why in r['failures']) or '–'}</td></tr>"
+        f"<tr><td>{when(r['at'])}</td><td>{escape(r['summary'])}</td><td>{_failures(r['failures'])}</td></tr>"
         for r in runs
     )
     ingests = (
@@ -155,6 +154,14 @@ def knowledge(info: dict[str, Any]) -> str:
         if runs
         else '<p class="empty">No ingestion recorded yet (`threadsage ingest` records each run).</p>'
     )
+    synced = "".join(
+        f"<tr><td>{escape(r['name'])}</td><td>{when(r['at']) if r['at'] else '–'}</td><td>{escape(r['summary'])}</td>"
+        f"<td>{_failures(r['failures'])}</td></tr>"
+        for r in info.get("sources_synced", [])
+    )
+    if synced:
+        ingests += "<h2>Live-synced sources</h2><table><tr><th>Source</th><th>Last sync</th><th>What</th>"
+        ingests += f"<th>Failures</th></tr>{synced}</table>"
     note = f'<p class="muted">{escape(info["note"])}</p>' if info.get("note") else ""
     return (
         f'{note}<div class="cards">{facts}</div><div class="grid">'
@@ -162,6 +169,10 @@ def knowledge(info: dict[str, Any]) -> str:
         f'<section class="panel"><h2>Documents per source</h2>{bars(sources, "Documents per source")}</section>'
         f'</div><section class="panel table"><h2>Ingestion runs</h2>{ingests}</section>'
     )
+
+
+def _failures(failures: list[tuple[str, str]]) -> str:
+    return "<br>".join(escape(f"{path}: {why}") for path, why in failures) or "–"
 
 
 def _tag(outcome: str) -> str:
