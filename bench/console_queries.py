@@ -38,7 +38,7 @@ from threadsage.console.filters import Filters  # noqa: E402
 from threadsage.console.queries import ConsoleData  # noqa: E402
 from threadsage.memory.checkpoints import open_checkpointer  # noqa: E402
 from threadsage.memory.feedback import FeedbackStore  # noqa: E402
-from threadsage.memory.questions import COLUMNS, OUTCOMES, TABLE, QuestionStore  # noqa: E402
+from threadsage.memory.questions import COLUMNS, DAY_MS, OUTCOMES, TABLE, QuestionStore  # noqa: E402
 from threadsage.memory.tables import Tables  # noqa: E402
 
 DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/test"
@@ -104,15 +104,20 @@ async def fill(tables: Tables, n: int) -> None:
     await refresh_votes(tables, votes)
     async with conn.connection() as c:  # as autovacuum leaves a table that has taken inserts
         await c.execute(f"VACUUM ANALYZE {TABLE}")
+        await c.execute("VACUUM ANALYZE threadsage_turn_days")
         await c.execute("VACUUM ANALYZE threadsage_feedback")
 
 
 async def refresh_votes(tables: Tables, votes: list[tuple[Any, ...]]) -> None:
-    """Each vote counted into its turn's row, as `QuestionStore.voted` does when a vote comes in."""
+    """Each vote counted into its turn's row, and every day's counts, as `QuestionStore` keeps
+    them when turns and votes come in one by one."""
     store = QuestionStore.__new__(QuestionStore)
     store.tables = tables
     for session, ref, *_ in votes:
         await store.voted(session, ref)
+    buckets = await tables.fetch(f"SELECT DISTINCT at / {DAY_MS}, platform, channel FROM {TABLE}")
+    for day, platform, channel in buckets:
+        await store._recount(int(day) * DAY_MS, platform, channel)
 
 
 async def timed(run: Callable[[], Awaitable[object]], runs: int) -> tuple[float, float]:

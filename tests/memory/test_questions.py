@@ -10,10 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
+from starlette.datastructures import QueryParams
 
 from threadsage.bots.tokens import turn_ref
 from threadsage.chat import ClarificationAnswer, ReplyKind, Turn
 from threadsage.config import Settings
+from threadsage.console.filters import Filters
+from threadsage.console.queries import ConsoleData
 from threadsage.delivery.current import Delivery, current_delivery
 from threadsage.memory.questions import TABLE
 from threadsage.memory.retention import prune_periodically
@@ -93,7 +96,9 @@ async def test_an_abandoned_clarification_and_a_question_nothing_covers(tmp_path
             Turn("slack", "slack:T1:C9:-", "U2", "m3", text="Can I bring my pet iguana to the office kitchen?")
         )
         recorded = await rows(chat)
+        overview = await ConsoleData(chat.recording.store.tables).overview(Filters.parse(QueryParams({})))
     assert recorded[0]["choice"] == "abandoned" and recorded[0]["chosen"] is None
+    assert overview.funnel == {"abandoned": 1} and overview.outcomes == {"clarified": 1, "not_covered": 2}
     assert recorded[1]["outcome"] == recorded[2]["outcome"] == "not_covered", gap.text
     assert json.loads(recorded[2]["closest"])["path"]  # the document the retriever came closest to
 

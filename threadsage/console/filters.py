@@ -62,6 +62,14 @@ class Filters:
                 params.append(value)
         return " AND ".join(parts), params
 
+    def where_days(self, alias: str = "d") -> tuple[str, list[object]]:
+        """The same condition on the per-day counts (`threadsage_turn_days`): whole UTC days."""
+        where, params = self.where(alias)
+        where = where.replace(
+            f"{alias}.at >= {{p}} AND {alias}.at < {{p}}", f"{alias}.day >= {{p}} AND {alias}.day <= {{p}}"
+        )
+        return where, [self.start_ms // DAY_MS, (self.end_ms - 1) // DAY_MS, *params[2:]]
+
     def query(self, **changes: str) -> str:
         """This filter set as a query string, with `changes` applied ("" drops a key)."""
         values = {

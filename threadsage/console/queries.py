@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from threadsage.console.filters import Filters
-from threadsage.memory.questions import TABLE
+from threadsage.memory.questions import DAYS, TABLE
 from threadsage.memory.tables import Tables
 
 LIST_LIMIT = 200
@@ -45,28 +45,30 @@ class ConsoleData:
         self.tables = tables
 
     async def overview(self, filters: Filters) -> Overview:
-        where, params = filters.where()
+        where, params = filters.where_days()
         view = Overview()
         daily = await self.tables.fetch(
-            f"SELECT t.at / 86400000, t.outcome, COALESCE(t.choice, 'open'), COUNT(*), SUM(t.latency_ms), "
-            f"SUM(t.up), SUM(t.down) FROM {TABLE} t WHERE {where} GROUP BY 1, 2, 3",
+            f"SELECT d.day, d.outcome, d.choice, SUM(d.turns), SUM(d.latency_ms), SUM(d.up), SUM(d.down) "
+            f"FROM {DAYS} d WHERE {where} GROUP BY 1, 2, 3",
             params,
         )
         latency = 0
         for day, outcome, choice, count, spent, up, down in daily:
             view.per_day.setdefault(int(day), Counter())[outcome] += int(count)
             view.outcomes[outcome] += int(count)
-            view.funnel[choice] += int(count) if outcome == "clarified" else 0
+            view.funnel[choice or "open"] += int(count) if outcome == "clarified" else 0
             latency += int(spent or 0)
             view.up, view.down = view.up + int(up or 0), view.down + int(down or 0)
         total = sum(view.outcomes.values())
         view.latency_ms = latency / total if total else None
         channels = await self.tables.fetch(
-            f"SELECT t.platform, t.channel, COUNT(*) FROM {TABLE} t WHERE {where} "
-            "GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 8",
+            f"SELECT d.platform, d.channel, SUM(d.turns) FROM {DAYS} d WHERE {where} "
+            "GROUP BY 1, 2 HAVING SUM(d.turns) > 0 ORDER BY 3 DESC LIMIT 8",
             params,
         )
         view.channels = [(p, c, int(n)) for p, c, n in channels]
+        view.outcomes = +view.outcomes  # groups counted down to zero drop out
+        view.funnel = +view.funnel
         return view
 
     async def turns(self, filters: Filters, limit: int = LIST_LIMIT) -> list[dict[str, Any]]:

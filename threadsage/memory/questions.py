@@ -25,6 +25,8 @@ from threadsage.adapters.text import terms
 from threadsage.memory.tables import Tables
 
 TABLE = "threadsage_turns"
+DAYS = "threadsage_turn_days"  # the turns counted per day, place, outcome and choice: the overview reads these
+DAY_MS = 86_400_000
 _CREATE = [
     f"""CREATE TABLE IF NOT EXISTS {TABLE} (
     session_key TEXT NOT NULL,
@@ -62,6 +64,18 @@ _CREATE = [
     f"CREATE INDEX IF NOT EXISTS {TABLE}_channel_at ON {TABLE} (channel, at)",
     f"CREATE INDEX IF NOT EXISTS {TABLE}_gap_at ON {TABLE} (gap, at, wording)",
     f"CREATE INDEX IF NOT EXISTS {TABLE}_ref ON {TABLE} (session_key, answer_ref)",
+    f"""CREATE TABLE IF NOT EXISTS {DAYS} (
+    day BIGINT NOT NULL,
+    platform TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    choice TEXT NOT NULL,
+    turns BIGINT NOT NULL,
+    latency_ms BIGINT NOT NULL,
+    up BIGINT NOT NULL,
+    down BIGINT NOT NULL,
+    PRIMARY KEY (day, platform, channel, outcome, choice)
+)""",
 ]
 COLUMNS = (
     "session_key", "message_id", "at", "platform", "channel", "thread", "user_id", "answer_ref", "question",
@@ -76,6 +90,19 @@ _CHOSEN = (
     f"UPDATE {TABLE} SET choice = {{p}}, chosen = {{p}}, chosen_index = {{p}} "
     "WHERE session_key = {p} AND message_id = {p} AND outcome = 'clarified' AND choice IS NULL"
 )
+# A day's counts of one place, recomputed from its turns whenever one of them changes: first
+# zeroed (a group that no longer exists must not keep its old count), then written anew.
+_ZERO_DAY = (
+    f"UPDATE {DAYS} SET turns = 0, latency_ms = 0, up = 0, down = 0 "
+    "WHERE day = {p} AND platform = {p} AND channel = {p}"
+)
+_COUNT_DAY = f"""INSERT INTO {DAYS} (day, platform, channel, outcome, choice, turns, latency_ms, up, down)
+SELECT {{p}}, platform, channel, outcome, COALESCE(choice, ''), COUNT(*), SUM(latency_ms), SUM(up), SUM(down)
+FROM {TABLE} WHERE at >= {{p}} AND at < {{p}} AND platform = {{p}} AND channel = {{p}}
+GROUP BY platform, channel, outcome, COALESCE(choice, '')
+ON CONFLICT (day, platform, channel, outcome, choice) DO UPDATE SET turns = excluded.turns,
+latency_ms = excluded.latency_ms, up = excluded.up, down = excluded.down"""
+_PLACE = f"SELECT at, platform, channel FROM {TABLE} WHERE session_key = {{p}} AND "
 OUTCOMES = ("answered", "not_covered", "low_confidence", "clarified", "refused", "error")
 GAP_OUTCOMES = "('not_covered', 'low_confidence')"
 # A turn's votes, counted into its row (the console's lists then need no join), and whether it is
@@ -168,28 +195,48 @@ class QuestionStore:
             "answers": turn.answered.turn if turn.answered else None,
             "gap": 1 if turn.outcome in ("not_covered", "low_confidence") else 0,
         }
-        await self.tables.execute(_INSERT, [row[c] for c in COLUMNS])
+        if await self.tables.execute(_INSERT, [row[c] for c in COLUMNS]):
+            await self._recount(row["at"], turn.platform, channel)
         await self.voted(turn.session_key, turn.answer_ref)
         if turn.answered is not None:
             answered = turn.answered
             how = "typed" if answered.option is None else "chosen"
             label = answered.label if text else None
-            params = (how, label, answered.option, turn.session_key, answered.turn)
-            await self.tables.execute(_CHOSEN, params)
+            await self._choose(turn.session_key, answered.turn, how, label, answered.option)
 
     async def voted(self, session_key: str, answer_ref: str) -> None:
-        """Count the votes on the answer `answer_ref` names into its row."""
-        await self.tables.execute(_VOTES[0], (session_key, answer_ref) * 3)
-        await self.tables.execute(_VOTES[1], (session_key, answer_ref))
+        """Count the votes on the answer `answer_ref` names into its row (and its day)."""
+        if await self.tables.execute(_VOTES[0], (session_key, answer_ref) * 3):
+            await self.tables.execute(_VOTES[1], (session_key, answer_ref))
+            for at, platform, channel in await self.tables.fetch(
+                _PLACE + "answer_ref = {p}", (session_key, answer_ref)
+            ):
+                await self._recount(at, platform, channel)
 
     async def abandoned(self, session_key: str, asking_turn: str) -> None:
         """The clarification `asking_turn` asked was left unanswered (a new question replaced it)."""
-        await self.tables.execute(_CHOSEN, ("abandoned", None, None, session_key, asking_turn))
+        await self._choose(session_key, asking_turn, "abandoned", None, None)
 
     async def prune(self, older_than_days: float, now: float | None = None) -> int:
-        """Delete the rows older than the retention; how many went."""
-        cutoff = int(((now if now is not None else time.time()) - older_than_days * 86400) * 1000)
-        return await self.tables.execute(f"DELETE FROM {TABLE} WHERE at < {{p}}", (cutoff,))
+        """Delete the rows older than the retention, by whole days (UTC) so that the per-day
+        counts go with them; how many turns went."""
+        cutoff = int(((now if now is not None else time.time()) - older_than_days * 86400) * 1000) // DAY_MS
+        await self.tables.execute(f"DELETE FROM {DAYS} WHERE day < {{p}}", (cutoff,))
+        return await self.tables.execute(f"DELETE FROM {TABLE} WHERE at < {{p}}", (cutoff * DAY_MS,))
+
+    async def _choose(
+        self, session_key: str, asking_turn: str, how: str, label: str | None, option: int | None
+    ) -> None:
+        if await self.tables.execute(_CHOSEN, (how, label, option, session_key, asking_turn)):
+            for at, platform, channel in await self.tables.fetch(
+                _PLACE + "message_id = {p}", (session_key, asking_turn)
+            ):
+                await self._recount(at, platform, channel)
+
+    async def _recount(self, at: int, platform: str, channel: str) -> None:
+        day = int(at) // DAY_MS
+        await self.tables.execute(_ZERO_DAY, (day, platform, channel))
+        await self.tables.execute(_COUNT_DAY, (day, day * DAY_MS, (day + 1) * DAY_MS, platform, channel))
 
     async def _nearest(self, turn: TurnRecord, state: dict[str, Any]) -> dict[str, Any] | None:
         """The passage the retriever came closest to: the best kept one, or else a search."""
