@@ -58,7 +58,7 @@ _CREATE = [
     gap SMALLINT NOT NULL DEFAULT 0,
     PRIMARY KEY (session_key, message_id)
 )""",
-    # The overview's aggregates read only this index (it covers their columns).
+    # Time order for the lists; it also covers what a day's recount reads (no table lookups).
     f"CREATE INDEX IF NOT EXISTS {TABLE}_at ON {TABLE} (at, outcome, platform, channel, choice, latency_ms, up, down)",
     f"CREATE INDEX IF NOT EXISTS {TABLE}_outcome_at ON {TABLE} (outcome, at)",
     f"CREATE INDEX IF NOT EXISTS {TABLE}_channel_at ON {TABLE} (channel, at)",
