@@ -1,9 +1,12 @@
 """A fake web site and a fake Confluence Cloud REST API, over real HTTP (tests/fakes/http.py).
 
 The site serves robots.txt, a sitemap, pages with ETags (304 to a matching If-None-Match), a
-redirect loop and a page of several MB. The wiki serves `/wiki/rest/api/content` as Confluence
-Cloud documents it: `results`, `_links.next` relative to the site, `version.number`,
-`_links.webui`, `body.storage.value`, `metadata.labels.results[].name`, Basic auth, and 429 with
+redirect loop and a page of several MB. The wiki serves the Confluence Cloud REST API v2 as
+Atlassian documents it (developer.atlassian.com/cloud/confluence/rest/v2): `/spaces?keys=`,
+`/spaces/{id}/pages` in cursor pages (`_links.next` from the host, as in the `Link` header, and
+`_links.base`), `version.number`, `_links.webui` relative to `_links.base`,
+`/pages/{id}?body-format=storage` (`body.storage.value`), `/pages/{id}/labels`, errors as
+`{"errors": [...]}`, Basic auth (401), a space the account may not read (403), and 429 with
 Retry-After when told to."""
 
 from __future__ import annotations
@@ -70,17 +73,19 @@ class WikiPage:
     body: str
     version: int = 1
     labels: list[str] = field(default_factory=list)
-    parent: str = "Home"
 
 
 class FakeConfluence:
     EMAIL, TOKEN = "bot@example.com", "api-token-1"
+    SPACE_ID = "98765"
+    MAX_LIMIT = 250  # v2 listings refuse more
 
     def __init__(self, page_size: int = 2) -> None:
         self.pages: dict[str, WikiPage] = {}
-        self.page_size = page_size
+        self.page_size = page_size  # this fake pages smaller than asked, as a real site may
         self.throttle = 0  # this many next requests get 429 with Retry-After
         self.retry_after = "1"
+        self.forbidden = False  # the account may not read the space: 403
         self.requests: list[str] = []
         self.server = JsonServer(self._respond)
         self.site = f"{self.server.url}/wiki"
@@ -92,46 +97,68 @@ class FakeConfluence:
         self.requests.append(raw_path)
         expected = "Basic " + base64.b64encode(f"{self.EMAIL}:{self.TOKEN}".encode()).decode()
         if headers.get("Authorization") != expected:
-            return 401, {}, {"message": "Unauthorized"}
+            return _error(401, "Unauthorized")
         if self.throttle:
             self.throttle -= 1
-            return 429, {"Retry-After": self.retry_after}, {"message": "Rate limited"}
-        parts, query = urlsplit(raw_path), parse_qs(urlsplit(raw_path).query)
-        if parts.path == "/wiki/rest/api/content":
-            start = int(query.get("start", ["0"])[0])
-            limit = min(int(query.get("limit", ["25"])[0]), self.page_size)
-            ordered = sorted(self.pages.values(), key=lambda p: p.id)
-            window = ordered[start : start + limit]
-            links: dict[str, str] = {"base": self.site, "context": "/wiki"}
-            if start + limit < len(ordered):
-                space = query["spaceKey"][0]
-                links["next"] = f"/rest/api/content?spaceKey={space}&type=page&limit={limit}&start={start + limit}"
-            return 200, {}, {"results": [self._listed(p) for p in window], "start": start, "limit": limit,
-                             "size": len(window), "_links": links}  # fmt: skip
-        page_id = parts.path.rsplit("/", 1)[-1]
-        if parts.path.startswith("/wiki/rest/api/content/") and page_id in self.pages:
-            page = self.pages[page_id]
-            return (
-                200,
-                {},
-                {
-                    **self._listed(page),
-                    "body": {"storage": {"value": page.body, "representation": "storage"}},
-                    "metadata": {"labels": {"results": [{"prefix": "global", "name": n} for n in page.labels]}},
-                },
-            )
-        return 404, {}, {"statusCode": 404, "message": "No content found"}
+            return 429, {"Retry-After": self.retry_after}, {"errors": [{"status": 429, "code": "TOO_MANY_REQUESTS"}]}
+        path, query = urlsplit(raw_path).path, {k: v[-1] for k, v in parse_qs(urlsplit(raw_path).query).items()}
+        if "limit" in query and not 1 <= int(query["limit"]) <= self.MAX_LIMIT:
+            return _error(400, f"limit must be between 1 and {self.MAX_LIMIT}")
+        if path == "/wiki/api/v2/spaces":
+            keys = query.get("keys", "").split(",")
+            found = [{"id": self.SPACE_ID, "key": "ENG", "name": "Engineering", "type": "global",
+                      "status": "current", "_links": {"webui": "/spaces/ENG"}}] if "ENG" in keys else []  # fmt: skip
+            return 200, {}, {"results": found, "_links": {"base": self.site}}
+        if path == f"/wiki/api/v2/spaces/{self.SPACE_ID}/pages":
+            return self._listing(path, query)
+        if self.forbidden and path.startswith("/wiki/api/v2/"):
+            return _error(403, "Forbidden")
+        page = self.pages.get(path.split("/")[5] if path.startswith("/wiki/api/v2/pages/") else "")
+        if page is None:
+            return _error(404, "Not Found")
+        if path.endswith("/labels"):
+            labels = [{"id": str(1000 + i), "name": n, "prefix": "global"} for i, n in enumerate(page.labels)]
+            return 200, {}, {"results": labels, "_links": {"base": self.site}}
+        single = self._bulk(page)
+        single["_links"]["base"] = self.site
+        if query.get("body-format") == "storage":
+            single["body"] = {"storage": {"representation": "storage", "value": page.body}}
+        return 200, {}, single
 
-    def _listed(self, page: WikiPage) -> dict[str, Any]:
+    def _listing(self, path: str, query: dict[str, str]) -> tuple[int, dict[str, str], Any]:
+        """Cursor paging: the cursor is opaque to the client (here the last id sent, encoded)."""
+        if self.forbidden:
+            return _error(403, "Forbidden")
+        if query.get("status", "current") != "current":
+            return _error(400, "this fake lists current pages only")
+        after = base64.urlsafe_b64decode(query["cursor"]).decode() if "cursor" in query else ""
+        limit = min(int(query.get("limit", "25")), self.page_size)
+        ordered = sorted((p for p in self.pages.values() if p.id > after), key=lambda p: p.id)
+        window = ordered[:limit]
+        links = {"base": self.site}
+        extra: dict[str, str] = {}
+        if len(ordered) > limit:
+            cursor = base64.urlsafe_b64encode(window[-1].id.encode()).decode()
+            links["next"] = f"{path}?status=current&limit={query.get('limit', '25')}&cursor={cursor}"
+            extra["Link"] = f'<{links["next"]}>; rel="next", <{self.site}>; rel="base"'
+        return 200, extra, {"results": [self._bulk(p) for p in window], "_links": links}
+
+    def _bulk(self, page: WikiPage) -> dict[str, Any]:
         slug = page.title.replace(" ", "+")
         return {
             "id": page.id,
-            "type": "page",
             "status": "current",
             "title": page.title,
-            "version": {"number": page.version},
+            "spaceId": self.SPACE_ID,
+            "parentType": "page",
+            "version": {"number": page.version, "createdAt": "2025-01-01T00:00:00.000Z", "minorEdit": False},
             "_links": {
                 "webui": f"/spaces/ENG/pages/{page.id}/{slug}",
-                "self": f"{self.site}/rest/api/content/{page.id}",
+                "editui": f"/pages/resumedraft.action?draftId={page.id}",
+                "tinyui": f"/x/{page.id}",
             },
         }
+
+
+def _error(status: int, title: str) -> tuple[int, dict[str, str], Any]:
+    return status, {}, {"errors": [{"status": status, "code": title.upper().replace(" ", "_"), "title": title}]}

@@ -97,7 +97,8 @@ async def test_a_confluence_space_syncs_by_version_number(kb, tmp_path: Path, se
     settings = wiki_settings(settings)
     first = await sync(kb, tmp_path, settings, **spec)
     assert (first.new, first.failures, first.error) == (3, [], "")
-    assert sum("/rest/api/content?" in r for r in wiki.requests) == 2, "two listing pages through _links.next"
+    listings = [r for r in wiki.requests if r.startswith(f"/wiki/api/v2/spaces/{wiki.SPACE_ID}/pages")]
+    assert len(listings) == 2 and "cursor=" in listings[1], "two listing pages through _links.next"
     [taxi] = kb.search_blocking("taxi refunded euros", k=1)
     assert (taxi.source, taxi.title, taxi.category) == (f"{wiki.site}/spaces/ENG/pages/101/Expense+policy",
                                                         "Expense policy", "finance")  # fmt: skip
@@ -106,7 +107,7 @@ async def test_a_confluence_space_syncs_by_version_number(kb, tmp_path: Path, se
     wiki.requests.clear()
     again = await sync(kb, tmp_path, settings, **spec)
     assert (again.new, again.changed, again.unchanged) == (0, 0, 3)
-    assert not [r for r in wiki.requests if "body.storage" in r], "unchanged pages are not fetched"
+    assert not [r for r in wiki.requests if "/api/v2/pages/" in r], "unchanged pages are not fetched"
 
     wiki.pages["103"] = WikiPage("103", "Release process", "<p>Deploys freeze on Thursdays now.</p>", version=2)
     del wiki.pages["102"]
@@ -123,3 +124,12 @@ async def test_refused_credentials_fail_the_source_not_the_sync(kb, tmp_path: Pa
     bad = settings.model_copy(update={"confluence_email": "x@example.com", "confluence_api_token": SecretStr("no")})
     status = await sync(kb, tmp_path, bad, name="wiki", type="confluence", url=wiki.site, space="ENG")
     assert "refused CONFLUENCE_EMAIL" in status.error and status.new == 0
+
+
+async def test_a_space_not_readable_or_not_there_is_said(kb, tmp_path: Path, settings: Settings, wiki) -> None:
+    settings = wiki_settings(settings)
+    wiki.forbidden = True
+    status = await sync(kb, tmp_path, settings, name="wiki", type="confluence", url=wiki.site, space="ENG")
+    assert "HTTP 403" in status.error and "ask for access" in status.error and status.new == 0
+    missing = await sync(kb, tmp_path, settings, name="wiki2", type="confluence", url=wiki.site, space="OPS")
+    assert "no space 'OPS'" in missing.error
