@@ -162,6 +162,8 @@ SLOW = (
     "tests/test_http_limits.py::test_a_64_mib_unsigned_post_does_not_grow_a_served_process",
     "tests/sources/test_live_sync.py",  # a running bot syncing a watched folder and a fake site
     "tests/sources/test_web_and_wiki.py",  # fake servers, Retry-After waits
+    "tests/sources/test_sync_lock.py",  # two upkeeps competing for the Redis lock
+    "tests/sources/test_sync_process.py",  # `threadsage run` as a process, its watched folder
     "tests/sources/test_git_and_folder.py::test_markdown_under_a_path_of_a_repository_syncs_by_commit",
     "tests/graph/test_answer_quality.py",  # every GitLab negation and single-text question through the chat
     "tests/console/test_console_browser.py",  # a real Chromium

@@ -69,6 +69,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_HANDOFF_MENTION": ("handoff_mention", "true", True),
     "THREADSAGE_SECRET": ("secret", "s" * 32, "s" * 32),
     "THREADSAGE_SOURCES": ("sources", "sources.yaml", Path("sources.yaml")),
+    "THREADSAGE_SOURCES_LOCK_SECONDS": ("sources_lock_seconds", "10", 10.0),
     "CONFLUENCE_EMAIL": ("confluence_email", "bot@example.com", "bot@example.com"),
     "CONFLUENCE_API_TOKEN": ("confluence_api_token", "atl-token", "atl-token"),
     "THREADSAGE_DEEP_SEARCH_BUDGET": ("deep_search_budget", "10", 10),

@@ -268,6 +268,12 @@ class Settings(BaseSettings):
         "git); see docs/sources.md",
         json_schema_extra=section("Live sync of sources"),
     )
+    sources_lock_seconds: float = Field(
+        60.0,
+        ge=2.0,
+        description="With REDIS_URL, one process syncs the sources while it holds a Redis lock of this many "
+        "seconds (renewed every third of it); another takes over within it after the holder dies",
+    )
     confluence_email: str | None = Field(
         None, validation_alias="CONFLUENCE_EMAIL", description="Atlassian account e-mail for Confluence sources"
     )

@@ -3,7 +3,8 @@ schedule (a folder also on every change seen by `watchfiles`), and, on Milvus Li
 requests `threadsage ingest` hands over (`handoff.py`).
 
 With `REDIS_URL`, only the process holding a Redis lock syncs (a `serve` + worker deployment
-has several processes); another takes over within a minute of its holder's death.
+has several processes); another takes over within `SOURCES_LOCK_SECONDS` of its holder's death,
+and at once (its next try, a quarter of that) when the holder stops cleanly and releases it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LOCK_TTL = 60.0
 INBOX_POLL = 0.5
 
 
@@ -117,9 +117,10 @@ async def _sync_while_leading(
     from redis.asyncio import Redis
 
     redis = Redis.from_url(settings.redis_url)
+    ttl = settings.sources_lock_seconds
     try:
         while not stop.is_set():
-            lock = redis.lock(f"{settings.redis_prefix}sources-sync", timeout=LOCK_TTL, thread_local=False)
+            lock = redis.lock(f"{settings.redis_prefix}sources-sync", timeout=ttl, thread_local=False)
             try:
                 leading = await lock.acquire(blocking=False)
             except Exception as exc:  # noqa: BLE001 - Redis away: try again later
@@ -127,21 +128,21 @@ async def _sync_while_leading(
                 leading = False
             if leading:
                 log.info("this process syncs the sources (pid %d)", os.getpid())
-                await _lead(lock, lambda done: sync_sources(engine, connectors, done), stop)
+                await _lead(lock, ttl, lambda done: sync_sources(engine, connectors, done), stop)
             with suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), LOCK_TTL / 4)
+                await asyncio.wait_for(stop.wait(), ttl / 4)
     finally:
         await redis.aclose()
 
 
-async def _lead(lock: Lock, work: Callable[[asyncio.Event], Awaitable[None]], stop: asyncio.Event) -> None:
+async def _lead(lock: Lock, ttl: float, work: Callable[[asyncio.Event], Awaitable[None]], stop: asyncio.Event) -> None:
     """Run `work` while the lock is renewed; stop it when the lock is lost or at `stop`."""
     done = asyncio.Event()
 
     async def renew() -> None:
         while not done.is_set():
             with suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), LOCK_TTL / 3)
+                await asyncio.wait_for(stop.wait(), ttl / 3)
             if stop.is_set():
                 break
             try:
@@ -152,10 +153,15 @@ async def _lead(lock: Lock, work: Callable[[asyncio.Event], Awaitable[None]], st
         done.set()
 
     renewing = asyncio.create_task(renew())
-    await work(done)
-    await renewing
-    with suppress(Exception):
-        await lock.release()
+    try:
+        await work(done)
+    finally:  # also when the process stops (cancelled): released, another process leads at once
+        done.set()
+        renewing.cancel()
+        with suppress(Exception, asyncio.CancelledError):
+            await renewing
+        with suppress(Exception):
+            await lock.release()
 
 
 async def _answer_inbox(settings: Settings, engine: SyncEngine, stop: asyncio.Event) -> None:

@@ -1,0 +1,78 @@
+"""Two bot processes configured with the same sources and REDIS_URL (two upkeeps here, each
+with its own data directory, on a real Redis): only the one holding the Redis lock syncs; when it
+stops, the other takes over and picks up what changed meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.config import Settings
+from threadsage.sources.service import knowledge_upkeep
+from threadsage.sources.state import StateStore
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def synced(settings: Settings) -> int:
+    """How many documents this instance's last sync of the handbook saw (0: it never synced)."""
+    return StateStore(settings.data_dir / "sources").status("handbook").documents
+
+
+async def until(condition: Callable[[], bool], seconds: float, what: str) -> float:
+    started = time.monotonic()
+    while not condition():
+        assert time.monotonic() - started < seconds, f"{what} not within {seconds} s"
+        await asyncio.sleep(0.1)
+    return time.monotonic() - started
+
+
+async def test_one_instance_syncs_and_the_other_takes_over(kb: KnowledgeBase, tmp_path: Path) -> None:
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "one.md").write_text("# One\nThe first page.\n")
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(f"sources:\n  - {{name: handbook, type: folder, path: {folder}, every: 1s}}\n")
+    prefix = f"threadsage-test-{uuid.uuid4().hex[:8]}:"
+    instances = [
+        Settings(
+            THREADSAGE_DATA_DIR=tmp_path / name,
+            THREADSAGE_EMBEDDINGS="none",
+            THREADSAGE_SOURCES=sources,
+            REDIS_URL=REDIS_URL,
+            THREADSAGE_REDIS_PREFIX=prefix,
+            THREADSAGE_SOURCES_LOCK_SECONDS=2,
+            _env_file=None,
+        )
+        for name in ("a", "b")
+    ]
+    redis = Redis.from_url(REDIS_URL)
+    running = {id(s): AsyncExitStack() for s in instances}
+    try:
+        for settings in instances:
+            await running[id(settings)].enter_async_context(knowledge_upkeep(settings, kb))
+        await until(lambda: any(synced(s) for s in instances), 10, "a first sync")
+        [leader] = [s for s in instances if synced(s)]
+        [other] = [s for s in instances if s is not leader]
+        assert await redis.exists(f"{prefix}sources-sync")
+        (folder / "two.md").write_text("# Two\nThe second page.\n")
+        await until(lambda: synced(leader) == 2, 10, "the leader's sync of a new file")
+        await asyncio.sleep(2.5)  # longer than the lock's time: the other still only waits
+        assert synced(other) == 0, "only the lock holder syncs"
+
+        await running[id(leader)].aclose()  # the leader stops (and releases the lock)
+        (folder / "three.md").write_text("# Three\nThe third page.\n")
+        took = await until(lambda: synced(other) == 3, 10, "the other instance's takeover")
+        assert took < 5 and synced(leader) == 2
+    finally:
+        for stack in running.values():
+            await stack.aclose()
+        await redis.delete(f"{prefix}sources-sync")
+        await redis.aclose()
