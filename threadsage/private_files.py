@@ -55,3 +55,18 @@ def write_once(path: Path, content: bytes) -> None:
             os.link(aside, path)
     finally:
         os.unlink(aside)
+
+
+def replace_whole(path: Path, content: bytes) -> None:
+    """Write `path` (mode 0600) so that a reader sees the old content or the new, never half of
+    it: written aside, then renamed over it."""
+    fd, aside = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            os.fchmod(file.fileno(), FILE_MODE)
+            file.write(content)
+        os.replace(aside, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(aside)
+        raise

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,10 +26,17 @@ HUGE_BYTES = 3 * 1024 * 1024
 
 
 class FakeSite:
-    def __init__(self) -> None:
+    def __init__(self, dated: bool = False, latency: float = 0.0) -> None:
         self.pages: dict[str, str] = {}  # path -> HTML
+        self.modified: dict[str, str] = {}  # path -> W3C datetime of its last change
+        self.edits = 0
+        self.dated = dated  # the sitemap gives each page's <lastmod>
+        self.latency = latency  # seconds each page takes to answer
         self.gets: Counter[str] = Counter()
         self.not_modified: Counter[str] = Counter()
+        self.started: list[float] = []  # when each page request arrived
+        self.in_flight = self.most_in_flight = 0
+        self._lock = threading.Lock()
         self.robots = "User-agent: *\nDisallow: /private/\n"
         self.server = JsonServer(self._respond)
         self.url = self.server.url
@@ -38,9 +47,14 @@ class FakeSite:
             f"<html><head><title>{title}</title></head><body><nav>Menu: Home About Careers</nav>"
             f"<main><h1>{title}</h1><p>{body}</p>{anchors}</main><footer>© Example</footer></body></html>"
         )
+        self.edits += 1  # each edit a second after the last, so that no two share a <lastmod>
+        self.modified[path] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(1_735_689_600 + self.edits))
 
     def sitemap(self, *paths: str) -> str:
-        urls = "".join(f"<url><loc>{self.url}{p}</loc></url>" for p in paths)
+        def dated(path: str) -> str:
+            return f"<lastmod>{self.modified[path]}</lastmod>" if self.dated and path in self.modified else ""
+
+        urls = "".join(f"<url><loc>{self.url}{p}</loc>{dated(p)}</url>" for p in paths)
         return f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
 
     def _respond(self, raw_path: str, headers: dict[str, str], _body: bytes) -> tuple[int, dict[str, str], Any]:
@@ -59,6 +73,13 @@ class FakeSite:
             return 200, html, b"<html><body><p>" + b"x" * HUGE_BYTES + b"</p></body></html>"
         if path not in self.pages:
             return 404, html, "<html><body>not found</body></html>"
+        with self._lock:
+            self.started.append(time.monotonic())
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        time.sleep(self.latency)
+        with self._lock:
+            self.in_flight -= 1
         etag = '"' + hashlib.sha1(self.pages[path].encode()).hexdigest()[:16] + '"'
         if headers.get("If-None-Match") == etag:
             self.not_modified[path] += 1

@@ -75,6 +75,44 @@ async def test_a_site_crawled_from_a_start_page_keeps_to_its_host_and_depth(
     assert (again.new, again.unchanged) == (1, 2), "an unchanged page's links are remembered"
 
 
+async def test_pages_the_sitemap_dates_as_unchanged_are_not_asked_for(kb, tmp_path: Path, settings: Settings) -> None:
+    site = FakeSite(dated=True)
+    for n in range(5):
+        site.page(f"/p{n}", f"Page {n}", f"Page {n} tells of the heron number {n}.")
+    spec = {"name": "site", "type": "web", "url": f"{site.url}/sitemap.xml"}
+    try:
+        assert (await sync(kb, tmp_path, settings, **spec)).new == 5
+        asked = sum(site.gets[f"/p{n}"] for n in range(5))
+        again = await sync(kb, tmp_path, settings, **spec)
+        assert again.unchanged == 5 and sum(site.gets[f"/p{n}"] for n in range(5)) == asked, "no page asked for"
+        site.page("/p3", "Page 3", "Page 3 now tells of the egret.")
+        changed = await sync(kb, tmp_path, settings, **spec)
+        assert (changed.changed, changed.unchanged) == (1, 4) and site.gets["/p3"] == 2
+        untrusted = await sync(kb, tmp_path, settings, **spec, trust_lastmod=False)
+        assert untrusted.unchanged == 5 and site.not_modified["/p0"] == 1, "asked again, answered 304"
+    finally:
+        site.server.stop()
+
+
+async def test_requests_to_a_site_are_as_few_at_once_as_it_is_told(kb, tmp_path: Path, settings: Settings) -> None:
+    site = FakeSite(latency=0.2)
+    for n in range(6):
+        site.page(f"/p{n}", f"Page {n}", f"Page {n} tells of the heron number {n}.")
+    spec = {"name": "site", "type": "web", "url": f"{site.url}/sitemap.xml", "max_page_kb": 64}
+    try:
+        await sync(kb, tmp_path, settings, **spec, concurrency=2)
+        assert site.most_in_flight == 2
+        site.robots += "Crawl-delay: 1\n"
+        for n in range(3, 6):
+            del site.pages[f"/p{n}"]
+        site.started.clear()
+        await sync(kb, tmp_path / "again", settings, **spec)
+        gaps = [b - a for a, b in zip(site.started, site.started[1:], strict=False)]
+        assert len(gaps) == 2 and min(gaps) >= 1 + 0.2 - 0.05, f"robots.txt's Crawl-delay kept: {gaps}"
+    finally:
+        site.server.stop()
+
+
 @pytest.fixture
 def wiki():
     fake = FakeConfluence(page_size=2)

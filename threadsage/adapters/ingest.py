@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -136,6 +136,13 @@ class Ingestor:
                     self._write_pending()
             self._on_progress(document.path, self._total)
         self._write_pending()
+
+    def remove_sources(self, sources: Collection[str]) -> IngestReport:
+        """Delete the documents whose `source` is one of `sources`: what a sync found gone."""
+        report = IngestReport()
+        self._prune(lambda source: source in sources, report)
+        self.kb.flush()
+        return report
 
     def _prune(self, gone: Callable[[str], bool], report: IngestReport) -> None:
         doomed = [doc for doc in self.kb.stored_documents().values() if gone(doc.source)]

@@ -166,9 +166,16 @@ def parse_bytes(data: bytes, name: str) -> tuple[str, tuple[Section, ...]]:
         if suffix in MARKDOWN_SUFFIXES:
             title, sections = parse_markdown(text, fallback_title=fallback)
         elif suffix in HTML_SUFFIXES:
+            from threadsage.adapters.html_pages import parse_html
+
             title, sections = parse_html(text, fallback_title=fallback)
         else:
             title, sections = parse_plain_text(text, fallback_title=fallback)
+    return finished(title, sections)
+
+
+def finished(title: str, sections: list[Section]) -> tuple[str, tuple[Section, ...]]:
+    """The cleaned title and sections a loader produced; `UnreadableDocument` when none has text."""
     cleaned = _clean_sections(sections)
     if not cleaned:
         raise UnreadableDocument("no text found")
@@ -234,43 +241,6 @@ def parse_plain_text(text: str, fallback_title: str) -> tuple[str, list[Section]
     first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
     title = first_line if 0 < len(first_line) <= 100 else fallback_title
     return title, [Section((), text.strip())]
-
-
-def parse_html(text: str, fallback_title: str) -> tuple[str, list[Section]]:
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(text, "html.parser")
-    for tag in soup(["script", "style", "noscript", "template", "nav", "footer", "header"]):
-        tag.decompose()
-    title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    headings = {"h1", "h2", "h3", "h4", "h5", "h6"}
-    blocks = headings | {"p", "li", "pre", "blockquote", "dt", "dd", "tr", "caption"}
-    out = SectionBuilder()
-    root = soup.body or soup
-    for element in root.find_all(blocks):
-        if element.name not in headings and element.find_parent(blocks - headings):
-            continue  # its text is part of an enclosing block already
-        if element.name in headings:
-            out.flush()
-            level, name = int(element.name[1]), element.get_text(" ", strip=True)
-            if level == 1 and not title:
-                title = name
-                continue
-            if level == 1 and name == title:
-                continue
-            out.heading(level, name)
-        elif element.name == "pre":
-            out.lines.append(element.get_text())
-        elif element.name == "tr":
-            out.lines.append(" | ".join(c.get_text(" ", strip=True) for c in element.find_all(["td", "th"])))
-        else:
-            prefix = "- " if element.name == "li" else ""
-            out.lines.append(prefix + element.get_text(" ", strip=True))
-    out.flush()
-    if not out.sections:  # markup without block elements: keep its text anyway
-        body = root.get_text("\n", strip=True)
-        return title or fallback_title, [Section((), body)] if body else []
-    return title or fallback_title, out.sections
 
 
 def parse_pdf(data: bytes, fallback_title: str) -> tuple[str, list[Section]]:

@@ -58,17 +58,14 @@ class SyncEngine:
 
     def _apply(self, scan: Scan, known: Mapping[str, Entry]) -> SourceStatus:
         status = SourceStatus(unchanged=len(scan.unchanged), failures=list(scan.failed))
+        ingestor = Ingestor(self.kb, self.chunk_chars, self.chunk_overlap)
         if scan.documents:
-            ingestor = Ingestor(self.kb, self.chunk_chars, self.chunk_overlap)
             report = ingestor.ingest_documents(doc for doc, _ in scan.documents)
             status.new, status.changed = report.new, report.changed
             status.unchanged += report.unchanged
         gone = removed_keys(scan, known)
         if gone:
-            doomed = [doc.doc_id for doc in self.kb.stored_documents().values() if doc.source in gone]
-            self.kb.delete_documents(doomed)
-            self.kb.flush()
-            status.removed = len(doomed)
+            status.removed = ingestor.remove_sources(gone).documents_removed
         status.documents = len(status_entries(scan, known))
         return status
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from threadsage.adapters.ingest import IngestReport
-from threadsage.private_files import private_dir
+from threadsage.private_files import private_dir, replace_whole
 
 REQUEST = ".request.json"
 RESULT = ".result.json"
@@ -67,7 +67,7 @@ class IngestInbox:
         return waiting
 
     def answer(self, ident: str, result: dict[str, Any]) -> None:
-        _write_whole(self.folder / f"{ident}{RESULT}", result)
+        replace_whole(self.folder / f"{ident}{RESULT}", json.dumps(result).encode())
         (self.folder / f"{ident}{REQUEST}").unlink(missing_ok=True)
 
     # --- the command ---------------------------------------------------------------------
@@ -83,7 +83,7 @@ class IngestInbox:
 
     def submit(self, request: dict[str, Any]) -> str:
         ident = uuid.uuid4().hex
-        _write_whole(self.folder / f"{ident}{REQUEST}", request)
+        replace_whole(self.folder / f"{ident}{REQUEST}", json.dumps(request).encode())
         return ident
 
     def wait(self, ident: str, poll: float = 0.2) -> dict[str, Any] | None:
@@ -97,9 +97,3 @@ class IngestInbox:
         answer: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
         result.unlink(missing_ok=True)
         return answer
-
-
-def _write_whole(file: Path, data: dict[str, Any]) -> None:
-    temporary = file.with_name(f".{file.name}.tmp")
-    temporary.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(temporary, file)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from urllib.parse import urljoin, urlsplit
 
@@ -74,8 +75,6 @@ def retry_after(value: str | None, attempt: int) -> float:
         except ValueError:
             try:
                 when = parsedate_to_datetime(value)
-                from datetime import UTC, datetime
-
                 return min(MAX_WAIT_SECONDS, max(0.0, (when - datetime.now(UTC)).total_seconds()))
             except (TypeError, ValueError):
                 pass

@@ -44,6 +44,8 @@ class SourceSpec(BaseModel):
     branch: str | None = None  # git: default branch when unset
     max_pages: int = Field(1000, ge=1)  # web
     max_depth: int = Field(3, ge=0)  # web, from a start page
+    concurrency: int = Field(8, ge=1, le=32)  # web: requests to the site at once
+    trust_lastmod: bool = True  # web: a page the sitemap dates as when last read is not asked for
     max_page_kb: int = Field(2048, ge=1)  # web, confluence
     labels_as_categories: bool = True  # confluence
 

@@ -9,13 +9,12 @@ Losing the file costs one full re-read: ingestion still writes nothing for uncha
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from threadsage.private_files import private_dir
+from threadsage.private_files import private_dir, replace_whole
 from threadsage.sources.connector import Entry, Known
 
 
@@ -58,9 +57,7 @@ class StateStore:
         private_dir(self.folder)
         status.last_sync = time.time()
         data = {"entries": entries, "cursor": cursor, "status": asdict(status)}
-        temporary = self.folder / f".{name}.json.tmp"
-        temporary.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(temporary, self.folder / f"{name}.json")  # never a half-written state
+        replace_whole(self.folder / f"{name}.json", json.dumps(data).encode())  # never a half-written state
 
     def _read(self, name: str) -> dict[str, Any]:
         try:
