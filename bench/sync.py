@@ -1,13 +1,15 @@
 """Sync time of a web source of N pages: all new, then all unchanged, then 1% changed.
 
     PYTHONPATH=$PWD .venv/bin/python bench/sync.py [--pages 1000] [--dated | --folder] [--concurrency 8]
+        [--latency 0.05]
 
 The site is the fake of the tests (tests/sources/fake_sites.py) on 127.0.0.1: a sitemap, pages
 of ~600 characters with ETags (304 to a matching If-None-Match). By default the sitemap gives no
 `<lastmod>`, so every page costs a conditional GET; `--dated` gives each page's, so an unchanged
-page costs no request at all. `--folder` measures a folder source of N Markdown files instead
-(unchanged = same mtime and size, not re-read). BM25 only (no embeddings), Milvus Lite on a fresh
-temporary data dir.
+page costs no request at all. `--latency` makes each page answer that much later, as a site across
+a network does (where requests at once pay off; on 127.0.0.1 they only share the CPU). `--folder`
+measures a folder source of N Markdown files instead (unchanged = same mtime and size, not
+re-read). BM25 only (no embeddings), Milvus Lite on a fresh temporary data dir.
 """
 
 from __future__ import annotations
@@ -48,11 +50,11 @@ def text(n: int) -> str:
     return " ".join(f"{WORDS[(n * 7 + i) % len(WORDS)]} item{n}x{i}" for i in range(50)) + "."
 
 
-async def main(pages: int, folder: bool, dated: bool, concurrency: int) -> None:
+async def main(pages: int, folder: bool, dated: bool, concurrency: int, latency: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(THREADSAGE_DATA_DIR=Path(tmp) / "data", THREADSAGE_EMBEDDINGS="none", _env_file=None)
         kb = KnowledgeBase.open(settings)
-        site = FakeSite(dated=dated)
+        site = FakeSite(dated=dated, latency=latency)
         if folder:
             root = Path(tmp) / "docs"
             root.mkdir()
@@ -75,7 +77,8 @@ async def main(pages: int, folder: bool, dated: bool, concurrency: int) -> None:
                         else:
                             site.page(f"/page{n}", f"Page {n}", text(n + 1))
                 status = await engine.sync(connector)
-                kind = "folder" if folder else f"web ({'dated' if dated else 'undated'}, {concurrency} at once)"
+                far = f", {latency * 1000:.0f} ms a page" if latency else ""
+                kind = "folder" if folder else f"web ({'dated' if dated else 'undated'}, {concurrency} at once{far})"
                 print(f"{kind} {pages} pages, {label}: {status.seconds:.2f} s ({status.summary()})")
         finally:
             site.server.stop()
@@ -88,5 +91,6 @@ if __name__ == "__main__":
     parser.add_argument("--folder", action="store_true")
     parser.add_argument("--dated", action="store_true", help="the sitemap gives each page's <lastmod>")
     parser.add_argument("--concurrency", type=int, default=8, help="requests to the site at once")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds the site takes per page, as a far one")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.pages, arguments.folder, arguments.dated, arguments.concurrency))
+    asyncio.run(main(arguments.pages, arguments.folder, arguments.dated, arguments.concurrency, arguments.latency))
