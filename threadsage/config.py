@@ -264,23 +264,17 @@ class Settings(BaseSettings):
 
     sources: Path | None = Field(
         None,
-        description="YAML file of the sources the running bot keeps in sync (folders, web sites, Confluence, "
-        "git); see docs/sources.md",
+        description="YAML file listing the folders, sites, wikis and repositories kept in sync (docs/sources.md)",
         json_schema_extra=section("Live sync of sources"),
     )
     sources_lock_seconds: float = Field(
-        60.0,
-        ge=2.0,
-        description="With REDIS_URL, one process syncs the sources while it holds a Redis lock of this many "
-        "seconds (renewed every third of it); another takes over within it after the holder dies",
+        60.0, ge=2.0, description="With REDIS_URL, the process holding a Redis lock this long syncs (see sources.md)"
     )
     confluence_email: str | None = Field(
         None, validation_alias="CONFLUENCE_EMAIL", description="Atlassian account e-mail for Confluence sources"
     )
     confluence_api_token: SecretStr | None = Field(
-        None,
-        validation_alias="CONFLUENCE_API_TOKEN",
-        description="Atlassian API token of that account (Basic auth with the e-mail)",
+        None, validation_alias="CONFLUENCE_API_TOKEN", description="Atlassian API token of that account (Basic auth)"
     )
 
     handoff: Annotated[str, AfterValidator(valid_handoff)] = Field(

@@ -37,7 +37,7 @@ async def test_markdown_under_a_path_of_a_repository_syncs_by_commit(kb, tmp_pat
     repo.mkdir()
     git(repo, "init", "-q")
     commit(repo, {"docs/release.md": "# Release\nTags are cut by the capybara bot.\n",
-                  "docs/style.md": "# Style\nHeadings use sentence case.\n",
+                  "docs/style.md": "---\nurl: https://style.example.com/g\n---\n# Style\nHeadings: sentence case.\n",
                   "README.md": "# Readme\nThe narwhal readme is not under docs.\n"})  # fmt: skip
     (spec,) = _specs(tmp_path, f"- {{name: docs, type: git, url: {repo}, path: docs/, category: engineering, "
                                f"base_url: 'https://git.example.com/blob/main'}}")  # fmt: skip
@@ -47,6 +47,8 @@ async def test_markdown_under_a_path_of_a_repository_syncs_by_commit(kb, tmp_pat
     assert (first.new, first.failures, first.error) == (2, [], "")
     [hit] = kb.search_blocking("capybara bot tags", k=1)
     assert (hit.source, hit.category) == ("https://git.example.com/blob/main/docs/release.md", "engineering")
+    assert hit.url == "https://git.example.com/blob/main/docs/release.md"
+    assert kb.search_blocking("headings sentence case", k=1)[0].url == "https://style.example.com/g", "front matter"
     assert all("narwhal" not in h.text for h in kb.search_blocking("narwhal readme", k=5))
 
     same = await engine.sync(connector)

@@ -40,7 +40,7 @@ class FolderConnector:
                 if known.entries.get(key, {}).get("version") == version:
                     scan.unchanged[key] = {"version": version}
                     continue
-                document = load_file(file, root, self.spec.category)
+                document = load_file(file, root, self.spec.category, base_url=self.spec.base_url or "")
             except (OSError, UnreadableDocument) as exc:
                 scan.failed.append((key, str(exc) or type(exc).__name__))
                 continue

@@ -41,7 +41,9 @@ class GitConnector:
                 scan.unchanged[key] = {"version": blob}
                 continue
             try:
-                document = load_file(self.checkout / relative, self.checkout, self.spec.category)
+                document = load_file(
+                    self.checkout / relative, self.checkout, self.spec.category, self.spec.base_url or ""
+                )
             except UnreadableDocument as exc:
                 scan.failed.append((key, str(exc)))
                 continue
