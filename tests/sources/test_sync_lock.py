@@ -1,6 +1,7 @@
 """Two bot processes configured with the same sources and REDIS_URL (two upkeeps here, each
 with its own data directory, on a real Redis): only the one holding the Redis lock syncs; when it
-stops, the other takes over and picks up what changed meanwhile."""
+stops, the other takes over and picks up what changed meanwhile; a lock left by a process that
+died keeps the others waiting only until it expires."""
 
 from __future__ import annotations
 
@@ -34,25 +35,33 @@ async def until(condition: Callable[[], bool], seconds: float, what: str) -> flo
     return time.monotonic() - started
 
 
-async def test_one_instance_syncs_and_the_other_takes_over(kb: KnowledgeBase, tmp_path: Path) -> None:
+def instance(data: Path, sources: Path, prefix: str) -> Settings:
+    return Settings(
+        THREADSAGE_DATA_DIR=data,
+        THREADSAGE_EMBEDDINGS="none",
+        THREADSAGE_SOURCES=sources,
+        REDIS_URL=REDIS_URL,
+        THREADSAGE_REDIS_PREFIX=prefix,
+        THREADSAGE_SOURCES_LOCK_SECONDS=2,
+        _env_file=None,
+    )
+
+
+def handbook(tmp_path: Path) -> Path:
+    """A sources file of one watched folder holding one page."""
     folder = tmp_path / "handbook"
     folder.mkdir()
     (folder / "one.md").write_text("# One\nThe first page.\n")
     sources = tmp_path / "sources.yaml"
     sources.write_text(f"sources:\n  - {{name: handbook, type: folder, path: {folder}, every: 1s}}\n")
+    return sources
+
+
+async def test_one_instance_syncs_and_the_other_takes_over(kb: KnowledgeBase, tmp_path: Path) -> None:
+    sources = handbook(tmp_path)
+    folder = tmp_path / "handbook"
     prefix = f"threadsage-test-{uuid.uuid4().hex[:8]}:"
-    instances = [
-        Settings(
-            THREADSAGE_DATA_DIR=tmp_path / name,
-            THREADSAGE_EMBEDDINGS="none",
-            THREADSAGE_SOURCES=sources,
-            REDIS_URL=REDIS_URL,
-            THREADSAGE_REDIS_PREFIX=prefix,
-            THREADSAGE_SOURCES_LOCK_SECONDS=2,
-            _env_file=None,
-        )
-        for name in ("a", "b")
-    ]
+    instances = [instance(tmp_path / name, sources, prefix) for name in ("a", "b")]
     redis = Redis.from_url(REDIS_URL)
     running = {id(s): AsyncExitStack() for s in instances}
     try:
@@ -74,5 +83,19 @@ async def test_one_instance_syncs_and_the_other_takes_over(kb: KnowledgeBase, tm
     finally:
         for stack in running.values():
             await stack.aclose()
+        await redis.delete(f"{prefix}sources-sync")
+        await redis.aclose()
+
+
+async def test_a_lock_left_by_a_dead_process_is_waited_out(kb: KnowledgeBase, tmp_path: Path) -> None:
+    prefix = f"threadsage-test-{uuid.uuid4().hex[:8]}:"
+    settings = instance(tmp_path / "a", handbook(tmp_path), prefix)
+    redis = Redis.from_url(REDIS_URL)
+    try:
+        await redis.set(f"{prefix}sources-sync", "a process that died", px=2000)  # as its last renewal left it
+        async with knowledge_upkeep(settings, kb):
+            took = await until(lambda: synced(settings) == 1, 10, "the sync after the dead holder's lock expired")
+        assert 1.5 < took < 5, took
+    finally:
         await redis.delete(f"{prefix}sources-sync")
         await redis.aclose()
