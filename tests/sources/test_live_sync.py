@@ -50,7 +50,8 @@ async def test_a_running_bot_keeps_its_knowledge_current(kb, tmp_path: Path, set
         f"  - {{name: handbook, type: folder, path: {folder}, category: people, every: 1h}}\n"
         f"  - {{name: site, type: web, url: {site.url}/sitemap.xml, every: 1s, max_page_kb: 64}}\n"
     )
-    settings = settings.model_copy(update={"sources": sources})
+    # The test asks again and again while it waits: more than the 20 questions a minute one person may ask.
+    settings = settings.model_copy(update={"sources": sources, "rate_limit_per_minute": 1000})
     try:
         async with open_chat_service(settings, kb=kb) as chat, knowledge_upkeep(settings, kb):
             await until_cited(chat, "Where are visitor parking permits collected?", f"{site.url}/parking", 30)
@@ -65,6 +66,7 @@ async def test_a_running_bot_keeps_its_knowledge_current(kb, tmp_path: Path, set
             text, _ = await until_cited(chat, "Where do visitor parking permits come from?", f"{site.url}/parking", 15)
             deadline = time.monotonic() + 15
             while "hall B" not in text and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
                 text, _ = await ask(chat, "Where do visitor parking permits come from?")
             assert "hall B" in text and "blue kiosk" not in text, text
 

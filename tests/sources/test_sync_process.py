@@ -61,6 +61,7 @@ async def test_a_file_saved_beside_a_running_process_is_answered_from_within_10_
         "OPENAI_BASE_URL": llm.base_url,
         "THREADSAGE_LOG_FORMAT": "text",
         "THREADSAGE_SLACK_PROGRESS": "false",  # each answer is one new message in the thread
+        "THREADSAGE_RATE_LIMIT_PER_MINUTE": "1000",  # the test asks again and again while it waits
     }
     served = serve(["run"], env, tmp_path)
     try:
