@@ -25,6 +25,7 @@ from threadsage.adapters.loaders import (
 )
 from threadsage.adapters.reasoning import Passage
 from threadsage.adapters.text import term_set, terms
+from threadsage.i18n import Explained, Language, Text, listed, say
 
 MB = 1024 * 1024
 MAX_NAME_CHARS = 120
@@ -37,28 +38,30 @@ SUFFIX_OF_TYPE = {
     "text/plain": ".txt",
     "text/html": ".html",
 }
-KINDS = "PDF, Word (.docx), Markdown, HTML or plain text"
 
 
 @dataclass(frozen=True)
 class Attachment:
     """A file sent with a question. A front-end that could not fetch it (too big to download, the
-    platform refused) sends it without content and says why in `problem`."""
+    platform refused) sends it without content and says why in `problem` (put into words in the
+    asker's language by the chat service)."""
 
     name: str
     content: bytes
     media_type: str = ""
-    problem: str = ""
+    problem: Text | None = None
 
 
-def too_big(name: str, size: int, limit: int) -> str:
-    return (
-        f"I couldn't use “{display_name(name)}”: it is {size / MB:.1f} MB, and I read files of up to {limit / MB:g} MB."
-    )
+class Unusable(Explained):
+    """Why a file sent with a question could not be used."""
 
 
-def unsupported(name: str) -> str:
-    return f"I can't read “{display_name(name)}”: I read {KINDS} files."
+def too_big(name: str, size: int, limit: int) -> Text:
+    return Text("file_too_big", {"name": display_name(name), "size": f"{size / MB:.1f}", "limit": f"{limit / MB:g}"})
+
+
+def unsupported(name: str) -> Text:
+    return Text("file_unsupported", {"name": display_name(name)})
 
 
 def readable_as(name: str, media_type: str) -> str | None:
@@ -71,15 +74,14 @@ def readable_as(name: str, media_type: str) -> str | None:
     return name + suffix if suffix else None
 
 
-def not_fetched(name: str) -> str:
-    return f"I couldn't download “{display_name(name)}” — please try sending it again."
+def not_fetched(name: str) -> Text:
+    return Text("file_not_fetched", {"name": display_name(name)})
 
 
-def files_read(passages: Sequence[Passage]) -> str:
+def files_read(passages: Sequence[Passage], language: Language) -> str:
     """What the bot says to files sent without a question."""
     names = list(dict.fromkeys(f"“{p['path']}”" for p in passages))
-    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return f"I've read {listed}. What would you like to know about {'it' if len(names) == 1 else 'them'}?"
+    return say("files_read_one" if len(names) == 1 else "files_read_many", language, names=listed(names, language))
 
 
 def display_name(name: str) -> str:
@@ -94,31 +96,31 @@ class AttachmentReader:
     chunk_chars: int = 1200
     chunk_overlap: int = 200
 
-    def read(self, attachments: Sequence[Attachment]) -> tuple[list[Passage], list[str]]:
-        """The attachments' passages, and a message for each file that could not be used.
-        Blocking (parsing a PDF takes a while): run it in a thread."""
+    def read(self, attachments: Sequence[Attachment], language: Language) -> tuple[list[Passage], list[str]]:
+        """The attachments' passages, and a message (in `language`) for each file that could not
+        be used. Blocking (parsing a PDF takes a while): run it in a thread."""
         passages: list[Passage] = []
         problems: list[str] = []
         for attachment in attachments:
             try:
                 passages.extend(self._passages(attachment))
-            except UnreadableDocument as exc:
-                problems.append(str(exc))
+            except Unusable as exc:
+                problems.append(exc.text.render(language))
         return passages, problems
 
     def _passages(self, attachment: Attachment) -> list[Passage]:
         name = display_name(attachment.name)
-        if attachment.problem:
-            raise UnreadableDocument(attachment.problem)
+        if attachment.problem is not None:
+            raise Unusable.saying(attachment.problem)
         if len(attachment.content) > self.max_bytes:
-            raise UnreadableDocument(too_big(name, len(attachment.content), self.max_bytes))
+            raise Unusable.saying(too_big(name, len(attachment.content), self.max_bytes))
         parse_as = readable_as(name, attachment.media_type)
         if parse_as is None:
-            raise UnreadableDocument(unsupported(name))
+            raise Unusable.saying(unsupported(name))
         try:
             title, sections = parse_bytes(attachment.content, parse_as)
-        except UnreadableDocument as exc:
-            raise UnreadableDocument(f"I couldn't read “{name}”: {exc}.") from exc
+        except UnreadableDocument as exc:  # its reason is the parser's, in English
+            raise Unusable("file_unreadable", name=name, reason=exc) from exc
         digest = content_hash(attachment.content)
         document = Document(f"attachment:{name}", name, title, sections, digest)
         return [

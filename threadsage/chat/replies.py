@@ -11,7 +11,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any, cast
 
-from langgraph.types import Interrupt
+from langgraph.types import Interrupt, StateSnapshot
 
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.chat.turns import Choice, Reply, ReplyKind, fixed_notice
@@ -25,6 +25,11 @@ log = logging.getLogger(__name__)
 OUTCOMES = {"rate_limited": "rate_limited", "apology": "error", "busy": "busy"}
 # Routes whose answer does not come from the documents by design: small talk, asking back, a tool, the web.
 NO_HANDOFF_ROUTES = ("direct_reply", "clarify_needed", "tools", "web_search")
+
+
+def pending_of(snapshot: StateSnapshot) -> Interrupt | None:
+    """The clarification a session's run is paused on, if any."""
+    return snapshot.interrupts[0] if snapshot.interrupts else None
 
 
 def request_of(pending: Interrupt) -> ClarificationRequest:
@@ -90,3 +95,9 @@ async def handoff_contact(
         return handoff.for_category(categories[0])
     hits = await kb.search(state.get("standalone") or state.get("question", ""), 1, categories)
     return handoff.for_category(hits[0].category if hits else None)
+
+
+async def answered(handoff: Handoff, kb: KnowledgeBase, state: dict[str, Any]) -> Reply:
+    """The answer a finished run gives, with its hand-off contact: the same reply whether the turn
+    is delivered for the first time or again (see `redelivery`)."""
+    return answer_reply(state, await handoff_contact(handoff, kb, state, state.get("categories")))

@@ -24,13 +24,14 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Interrupt, StateSnapshot
+from langgraph.types import Command, Interrupt
 
 from threadsage.adapters.attachments import AttachmentReader, files_read
 from threadsage.adapters.reasoning import ModelBusy, Passage
 from threadsage.chat.limits import allowed
 from threadsage.chat.recording import Recording
-from threadsage.chat.replies import answer_reply, clarification_reply, handoff_contact, outcome_of, request_of
+from threadsage.chat.redelivery import given_before
+from threadsage.chat.replies import answered, clarification_reply, outcome_of, pending_of, request_of
 from threadsage.chat.turns import (
     ACCEPTED,
     IDEMPOTENCY_TTL,
@@ -47,7 +48,7 @@ from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import run_reporting
 from threadsage.handoff import Handoff
-from threadsage.i18n import Language, language_of
+from threadsage.i18n import DEFAULT, Language, language_of
 from threadsage.memory.coordination import Coordinator
 from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.sessions import thread_id
@@ -88,7 +89,7 @@ class ChatService:
         raised as `ServiceUnavailable`; anything else ends in an apology."""
         with turn_scope(turn.session_key, turn.message_id, turn.platform) as scope:
             replies: list[Reply] = []
-            language = language_of(turn.text)
+            language = turn.reply_language
             self.recording.begin(turn)
             try:
                 async for event in self._events(turn, scope):
@@ -116,7 +117,7 @@ class ChatService:
             scope.outcome = "duplicate"
             return
         text = (turn.text or "").strip()
-        language = language_of(text)
+        language = turn.reply_language
         if turn.answer is None and not text and not turn.attachments:
             yield fixed_notice("empty", language)
             return
@@ -139,12 +140,14 @@ class ChatService:
                 return
             yield ACCEPTED
         attached, problems = (
-            ([], []) if not turn.attachments else await asyncio.to_thread(self.attachments.read, turn.attachments)
+            ([], [])
+            if not turn.attachments
+            else await asyncio.to_thread(self.attachments.read, turn.attachments, language)
         )
         async for event in self._reporting(self._locked(turn, text, config, attached)):
             yield event
-        for reply in map(notice, problems):  # what could not be read, after the answer
-            yield reply
+        for problem in problems:  # what could not be read, after the answer
+            yield notice(problem, language)
 
     async def _locked(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         async with self.coordinator.session_lock(turn.session_key):
@@ -183,7 +186,7 @@ class ChatService:
         snapshot = await self.graph.aget_state(config)
         if snapshot.values.get("turn_id") == turn.message_id:
             return None
-        pending = _pending(snapshot)
+        pending = pending_of(snapshot)
         refusal = self._refuseanswer_reply(turn, pending)
         if refusal is not None:
             return refusal
@@ -195,9 +198,14 @@ class ChatService:
 
     async def _under_lock(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         snapshot = await self.graph.aget_state(config)
-        if snapshot.values.get("turn_id") == turn.message_id:
-            return await self._redelivered(turn, snapshot, config)
-        pending = _pending(snapshot)
+        if snapshot.values.get("turn_id") == turn.message_id:  # this very turn again: see `redelivery`
+            given = await given_before(turn.message_id, snapshot, self.handoff, self.context.kb)
+            if given is None:
+                return await self._run(None, config, turn, language_of(snapshot.values.get("question")))
+            replies, ended = given
+            self.recording.ran(turn, ended)
+            return replies
+        pending = pending_of(snapshot)
         if turn.answer is not None:
             # Checked again: a typed answer may have answered the question meanwhile.
             refusal = self._refuseanswer_reply(turn, pending)
@@ -224,28 +232,10 @@ class ChatService:
         the person is asked what they want to know."""
         if not attached:
             return []  # nothing readable: the problems say why
-        if (pending := _pending(await self.graph.aget_state(config))) is not None:
+        if (pending := pending_of(await self.graph.aget_state(config))) is not None:
             await self._abandon(turn.platform, turn.session_key, pending)
         await self.graph.aupdate_state(config, {"attached": attached}, as_node="compose")
-        return [notice(files_read(attached))]
-
-    async def _redelivered(self, turn: Turn, snapshot: StateSnapshot, config: RunnableConfig) -> list[Reply]:
-        """This very turn again (the queue handed it to another worker, the first having died):
-        give back what it produced if it finished — its answer composed, or its clarification
-        asked — otherwise run it on from whatever of it was saved, its input at least. Never run
-        it a second time. (`snapshot.next` cannot tell: it is empty as soon as the writes of a
-        step are saved, before the step's checkpoint.)"""
-        if snapshot.values.get("finished_turn") == turn.message_id:
-            log.info("turn %s had finished; its answer is given again", turn.message_id)
-            self.recording.ran(turn, snapshot.values)
-            return [answer_reply(snapshot.values)]
-        pending = _pending(snapshot)
-        if pending is not None and request_of(pending).get("turn") == turn.message_id:
-            log.info("turn %s had asked back; its clarification is given again", turn.message_id)
-            self.recording.ran(turn, {**snapshot.values, "__interrupt__": [pending]})
-            return [clarification_reply(pending, snapshot.values)]
-        log.info("turn %s resumed from its last checkpoint", turn.message_id)
-        return await self._run(None, config, turn, language_of(snapshot.values.get("question")))
+        return [notice(files_read(attached, turn.reply_language), turn.reply_language)]
 
     async def last_activity(self, session_key: str) -> datetime | None:
         """When the session last changed (its latest checkpoint), for idle expiry."""
@@ -271,7 +261,7 @@ class ChatService:
     async def reset(self, session_key: str, platform: str) -> None:
         """Forget a session's conversation (the `/new` command)."""
         async with self.coordinator.session_lock(session_key):
-            if (pending := _pending(await self.graph.aget_state(session_config(session_key)))) is not None:
+            if (pending := pending_of(await self.graph.aget_state(session_config(session_key)))) is not None:
                 await self._abandon(platform, session_key, pending)
             await self.checkpointer.adelete_thread(thread_id(session_key))
 
@@ -334,14 +324,10 @@ class ChatService:
         if interrupts:
             CLARIFICATIONS.labels(turn.platform, "asked").inc()
             return [clarification_reply(interrupts[0], result)]
-        contact = await handoff_contact(self.handoff, self.context.kb, result, result.get("categories"))
-        return [answer_reply(result, contact)]
-
-
-def _pending(snapshot: StateSnapshot) -> Interrupt | None:
-    return snapshot.interrupts[0] if snapshot.interrupts else None
+        return [await answered(self.handoff, self.context.kb, result)]
 
 
 def _language(turn: Turn, pending: Interrupt | None) -> Language:
     """A click has no text of its own: it speaks the language of the question it clarifies."""
-    return language_of(turn.text or (request_of(pending)["question"] if pending is not None else None))
+    question = turn.text or (request_of(pending)["question"] if pending is not None else None)
+    return language_of(question, turn.language or DEFAULT)

@@ -11,7 +11,7 @@ from threadsage.adapters.attachments import Attachment
 from threadsage.graph.state import Citation
 from threadsage.graph.steps import Step
 from threadsage.handoff import Contact
-from threadsage.i18n import DEFAULT, Language, say
+from threadsage.i18n import DEFAULT, Language, language_of, say
 
 MAX_QUESTION_CHARS = 4000
 IDEMPOTENCY_TTL = 24 * 3600.0
@@ -36,6 +36,14 @@ class Turn:
     answer: ClarificationAnswer | None = None
     categories: tuple[str, ...] | None = None  # what this place may read: None = every category, () = none
     attachments: tuple[Attachment, ...] = ()  # files sent with the message: context for this session only
+    # The language a front-end knows for a turn whose text tells none (Telegram's language_code of
+    # the person, the message a clicked button belongs to); None: English.
+    language: Language | None = None
+
+    @property
+    def reply_language(self) -> Language:
+        """What its notices are written in: its text's language, else the one the front-end knows."""
+        return language_of(self.text, self.language or DEFAULT)
 
 
 class ReplyKind(StrEnum):

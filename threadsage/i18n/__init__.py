@@ -10,12 +10,19 @@ no letters at all.
 
 The tables (`en.py`, `zh.py`) hold the same keys with the same `{placeholders}`; a test keeps them
 so. Adding a language is a table and a branch in `language_of`.
+
+What is decided before anyone knows whom it is for (a file a front-end could not fetch, a
+calculation the calculator refuses) is a `Text`: a key and its fields, put into words where the
+language is known. An `Explained` error carries one; its `str()` is the English text, for logs and
+for the language model, which words its answer in the asker's language itself.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Self
 
 from threadsage.i18n import en, zh
 
@@ -50,3 +57,35 @@ def say(key: str, language: Language = DEFAULT, **fields: object) -> str:
     """The catalogue text `key` in `language`, its `{placeholders}` filled from `fields`."""
     text = TABLES[language][key]
     return text.format(**fields) if fields else text
+
+
+def listed(items: Sequence[str], language: Language = DEFAULT) -> str:
+    """Items as a sentence lists them: "a", "a and b", "a, b and c" (in Chinese "a、b和c")."""
+    if len(items) < 2:
+        return "".join(items)
+    rest = say("list_comma", language).join(items[:-1])
+    return say("list_and", language, rest=rest, last=items[-1])
+
+
+@dataclass(frozen=True)
+class Text:
+    """The catalogue text `key` with its fields, not yet in a language."""
+
+    key: str
+    fields: Mapping[str, object] = field(default_factory=dict)
+
+    def render(self, language: Language = DEFAULT) -> str:
+        return say(self.key, language, **self.fields)
+
+
+class Explained(ValueError):
+    """An error that says why in a catalogue text: `text.render(language)` for a person; `str()`
+    in English."""
+
+    def __init__(self, key: str, **fields: object) -> None:
+        self.text = Text(key, fields)
+        super().__init__(self.text.render())
+
+    @classmethod
+    def saying(cls, text: Text) -> Self:
+        return cls(text.key, **text.fields)

@@ -50,7 +50,35 @@ TEXTS: dict[str, str] = {
     "coverage_document": "{count} document",
     "coverage_documents": "{count} documents",
     "new_started": "Started a new conversation — ask away.",
+    # files sent with a question
+    "file_too_big": "I couldn't use “{name}”: it is {size} MB, and I read files of up to {limit} MB.",
+    "file_unsupported": "I can't read “{name}”: I read PDF, Word (.docx), Markdown, HTML or plain text files.",
+    "file_not_fetched": "I couldn't download “{name}” — please try sending it again.",
+    "file_unreadable": "I couldn't read “{name}”: {reason}.",
+    "files_read_one": "I've read {names}. What would you like to know about it?",
+    "files_read_many": "I've read {names}. What would you like to know about them?",
+    "list_comma": ", ",
+    "list_and": "{rest} and {last}",
+    # the calculator and the calendar, when they cannot answer
+    "calc_too_long": "That expression is too long (over {limit} characters).",
+    "calc_unreadable": "I can't read “{expression}” as arithmetic.",
+    "calc_zero": "That divides by zero, which has no answer.",
+    "calc_not_allowed": "Only numbers, + − × ÷, %, powers and brackets are allowed in a calculation.",
+    "calc_exponent": "That exponent is too large (the limit is {limit}).",
+    "calc_too_large": "The result would be too large to be useful.",
+    "calc_not_real": "That has no real-number answer.",
+    "date_too_far": "That is too far ahead (the limit is {limit} days).",
+    "date_not_after": "{target} is not after today ({today}).",
+    "date_not_a_date": "“{text}” is not a date on the calendar.",
+    "date_no_such_day": "{month:%B} has no day {day}.",
     # Slack
+    "slack_invalid_button": "This button is not valid here.",
+    "slack_thanks_up": "Thanks — your 👍 is recorded.",
+    "slack_thanks_down": "Thanks — your 👎 is recorded. Rephrasing the question may help.",
+    "slack_external": (
+        "Sorry, I only answer people of the organisation that runs me, not guests from other organisations "
+        "in a shared channel."
+    ),
     "slack_hint_buttons": "…or reply in this thread in your own words.",
     "slack_hint_typed": "Reply in this thread in your own words.",
     "slack_chose": "<@{user}> chose: *{label}*",
@@ -87,6 +115,16 @@ TEXTS: dict[str, str] = {
         "• When a question is ambiguous I ask back: pick an option or answer in your own words."
     ),
     # Telegram
+    "tg_not_allowed": (
+        "Sorry, I can't answer here yet: I only answer chats that whoever runs this bot has allowed.\n"
+        "Your user id: {user}\n"
+        "This chat's id: {chat}\n"
+        "If you should have access, send these ids to them: they add yours (for a private chat) or this chat's "
+        "(for a group) to THREADSAGE_TELEGRAM_ALLOWED."
+    ),
+    "tg_not_allowed_click": (
+        "Sorry, I can't answer here yet: whoever runs this bot has to allow this chat ({chat}) first."
+    ),
     "tg_invalid_button": "This button is not valid.",
     "tg_thanks_up": "Thanks for the feedback! 👍",
     "tg_thanks_down": "Thanks — noted. 👎",

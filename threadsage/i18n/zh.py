@@ -43,7 +43,32 @@ TEXTS: dict[str, str] = {
     "coverage_document": "{count} 篇文档",
     "coverage_documents": "{count} 篇文档",
     "new_started": "已开始新的对话——请提问吧。",
+    # files sent with a question
+    "file_too_big": "我无法使用“{name}”：它有 {size} MB，而我只读取不超过 {limit} MB 的文件。",
+    "file_unsupported": "我无法读取“{name}”：我能读取 PDF、Word（.docx）、Markdown、HTML 或纯文本文件。",
+    "file_not_fetched": "我无法下载“{name}”——请再发送一次。",
+    "file_unreadable": "我无法读取“{name}”：{reason}。",
+    "files_read_one": "我已读取{names}。你想了解它的哪些内容？",
+    "files_read_many": "我已读取{names}。你想了解它们的哪些内容？",
+    "list_comma": "、",
+    "list_and": "{rest}和{last}",
+    # the calculator and the calendar, when they cannot answer
+    "calc_too_long": "这个算式太长了（超过 {limit} 个字符）。",
+    "calc_unreadable": "我无法把“{expression}”当作算式来计算。",
+    "calc_zero": "这个算式除以零，没有答案。",
+    "calc_not_allowed": "计算中只能使用数字、+ − × ÷、%、乘方和括号。",
+    "calc_exponent": "指数太大了（上限是 {limit}）。",
+    "calc_too_large": "结果太大，没有实际意义。",
+    "calc_not_real": "这个算式没有实数解。",
+    "date_too_far": "这个日期太远了（上限是 {limit} 天）。",
+    "date_not_after": "{target:%Y-%m-%d} 不在今天（{today:%Y-%m-%d}）之后。",
+    "date_not_a_date": "“{text}”不是日历上的日期。",
+    "date_no_such_day": "{month:%Y-%m} 没有 {day} 日。",
     # Slack
+    "slack_invalid_button": "这个按钮在这里无效。",
+    "slack_thanks_up": "谢谢——你的 👍 已记录。",
+    "slack_thanks_down": "谢谢——你的 👎 已记录。换个说法提问也许会有帮助。",
+    "slack_external": "抱歉，我只回答运行我的组织里的人，不回答共享频道中来自其他组织的访客。",
     "slack_hint_buttons": "……或者直接在这个消息串里用你自己的话回复。",
     "slack_hint_typed": "请在这个消息串里用你自己的话回复。",
     "slack_chose": "<@{user}> 选择了：*{label}*",
@@ -73,6 +98,14 @@ TEXTS: dict[str, str] = {
         "• 问题有歧义时我会反问：选一个选项，或者用你自己的话回答。"
     ),
     # Telegram
+    "tg_not_allowed": (
+        "抱歉，我暂时还不能在这里回答：我只回答运行这个机器人的人允许的聊天。\n"
+        "你的用户 ID：{user}\n"
+        "这个聊天的 ID：{chat}\n"
+        "如果你应该有权限，请把这些 ID 发给他们：他们会把你的 ID（私聊）或这个聊天的 ID（群组）"
+        "加入 THREADSAGE_TELEGRAM_ALLOWED。"
+    ),
+    "tg_not_allowed_click": "抱歉，我暂时还不能在这里回答：运行这个机器人的人需要先允许这个聊天（{chat}）。",
     "tg_invalid_button": "这个按钮无效。",
     "tg_thanks_up": "感谢你的反馈！👍",
     "tg_thanks_down": "谢谢——已记下。👎",

@@ -8,20 +8,15 @@ bot's own (auth.test's workspace, or its Enterprise Grid organisation) is extern
 names no team counts as external in a channel Slack marks `is_ext_shared_channel`.
 
 What an external person is told: when they address the bot (a mention, a DM, a button), an
-ephemeral notice — seen by them alone, it reveals nothing of the documents and explains the
-silence. Their other messages in a thread the bot takes part in get nothing: those are meant for
-the people there.
+ephemeral notice (`slack_external` in `threadsage.i18n`, in the language they wrote in) — seen by
+them alone, it reveals nothing of the documents and explains the silence. Their other messages in
+a thread the bot takes part in get nothing: those are meant for the people there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from typing import Any
-
-EXTERNAL_NOTICE = (
-    "Sorry, I only answer people of the organisation that runs me, not guests from other organisations "
-    "in a shared channel."
-)
 
 
 def person_team(body: dict[str, Any], event: dict[str, Any] | None) -> str | None:

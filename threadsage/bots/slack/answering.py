@@ -16,8 +16,9 @@ from threadsage.bots.slack.edits import MAX_EDITS, Question
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.progress import Placeholder
 from threadsage.bots.slack.sending import SlackSender
-from threadsage.chat import APOLOGY, ChatService, Progress, Reply, ReplyKind, Turn
+from threadsage.chat import ChatService, Progress, Reply, ReplyKind, Turn
 from threadsage.delivery.outages import ServiceUnavailable
+from threadsage.i18n import say
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ class Answering:
         """`on_accepted`: what to do once a clicked answer is accepted; `notices_to`: the person
         whom notices go to privately while nothing shows (a refused click); `unreachable`: what
         to do where the bot may not post. A service outage propagates: the turn queue retries."""
+        apology = say("apology", turn.reply_language)
         shown = Placeholder(self.send, place, turn.message_id, self.progress)
         try:
             await shown.find()
@@ -68,10 +70,10 @@ class Answering:
                 await unreachable()
             else:
                 log.exception("answering %s failed", turn.message_id)
-                await shown.apologise(APOLOGY)
+                await shown.apologise(apology)
         except Exception:
             log.exception("answering %s failed", turn.message_id)
-            await shown.apologise(APOLOGY)
+            await shown.apologise(apology)
 
     async def _run(self, turn: Turn, shown: Placeholder, on_accepted: Action | None) -> list[Reply]:
         """The turn's replies; its steps shown on the way."""

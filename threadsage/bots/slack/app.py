@@ -31,9 +31,10 @@ from starlette.routing import Route
 
 from threadsage.adapters.attachments import MB
 from threadsage.bots.background import BackgroundTasks
-from threadsage.bots.slack.access import EXTERNAL_NOTICE, is_external, person_team
+from threadsage.bots.slack.access import is_external, person_team
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.asking import Asking, parse_ask, question_text
+from threadsage.bots.slack.buttons import Buttons, click_language
 from threadsage.bots.slack.edits import Question, edit_of
 from threadsage.bots.slack.files import SlackFiles
 from threadsage.bots.slack.home import Asked, Home, RecentQuestions
@@ -41,17 +42,15 @@ from threadsage.bots.slack.intake import events_route, from_a_person, on_error
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.texts import unescaped
-from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
-from threadsage.chat import APOLOGY, ChatService, ClarificationAnswer, Turn
+from threadsage.bots.tokens import Signer
+from threadsage.chat import ChatService, Turn
 from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
-from threadsage.i18n import language_of, say
+from threadsage.i18n import Language, language_of, say
 from threadsage.memory.coordination import Coordinator
 
 log = logging.getLogger(__name__)
 
-INVALID_BUTTON = "This button is not valid here."
-THANKS = {1: "Thanks — your 👍 is recorded.", 0: "Thanks — your 👎 is recorded. Rephrasing the question may help."}
 ASK_COMMAND = "/ask"
 ASK_SHORTCUT = "ask_threadsage"  # the message shortcut's callback id (deploy/slack-app-manifest.yml)
 
@@ -172,6 +171,10 @@ class SlackBot:
         return Asking(self.settings, self.chat, self.send, self.recent, self.answering)
 
     @cached_property
+    def buttons(self) -> Buttons:
+        return Buttons(self.settings, self.chat, self.send, self.signer, self.answering)
+
+    @cached_property
     def home(self) -> Home:
         return Home(self.settings, self.chat, self.send, self.recent)
 
@@ -181,7 +184,7 @@ class SlackBot:
         if not from_a_person(event, context):
             return
         if self._outsider(body, event):
-            self._tell_outsider(place_of_mention(event, body), event["user"])
+            self._tell_outsider(place_of_mention(event, body), event["user"], _language(event))
             return
         await self._message_job(event, place_of_mention(event, body))
 
@@ -196,7 +199,7 @@ class SlackBot:
             return
         if self._outsider(body, event):
             if place.is_dm:  # a DM is addressed to the bot; thread replies are for the people there
-                self._tell_outsider(place, event["user"])
+                self._tell_outsider(place, event["user"], _language(event))
             return
         await self._message_job(event, place)
 
@@ -222,21 +225,22 @@ class SlackBot:
     async def _on_shortcut(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
         if self._outsider(body):
-            self._tell_outsider(Place("", body["channel"]["id"], "", False), body["user"]["id"])
+            place = Place("", body["channel"]["id"], "", False)
+            self._tell_outsider(place, body["user"]["id"], _language(body["message"]))
             return
         await self.dispatch(Job("slack", "shortcut", {"body": body}, f"slack-shortcut:{body['trigger_id']}"))
 
     async def _on_clarify(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
         if self._outsider(body):
-            self._tell_outsider(place_of_click(body), body["user"]["id"])
+            self._tell_outsider(place_of_click(body), body["user"]["id"], click_language(body))
             return
         await self.dispatch(Job("slack", "click", {"body": body, "action": action}, place_of_click(body).session))
 
     async def _on_feedback(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
         if self._outsider(body):
-            self._tell_outsider(place_of_click(body), body["user"]["id"])
+            self._tell_outsider(place_of_click(body), body["user"]["id"], click_language(body))
             return
         await self.dispatch(Job("slack", "vote", {"body": body, "action": action}, place_of_click(body).session))
 
@@ -247,9 +251,10 @@ class SlackBot:
         log.info("not answering a person of team %s: another organisation", person_team(body, event) or "unknown")
         return True
 
-    def _tell_outsider(self, place: Place, user: str) -> None:
-        """An ephemeral notice, sent after the acknowledgement."""
-        self.tasks.spawn(self.send.ephemeral(place, user, EXTERNAL_NOTICE), name="slack-external")
+    def _tell_outsider(self, place: Place, user: str, language: Language) -> None:
+        """An ephemeral notice, sent after the acknowledgement, in the language they wrote in."""
+        notice = say("slack_external", language)
+        self.tasks.spawn(self.send.ephemeral(place, user, notice), name="slack-external")
 
     async def _message_job(self, event: dict[str, Any], place: Place) -> None:
         await self.dispatch(Job("slack", "message", {"event": event, "place": asdict(place)}, place.session))
@@ -272,21 +277,25 @@ class SlackBot:
         elif job.kind == "home":
             await self.home.publish(job.payload["team"], job.payload["user"], self.bot_user)
         elif job.kind == "click":
-            await self._answer_click(job.payload["body"], job.payload["action"])
+            await self.buttons.answer(job.payload["body"], job.payload["action"])
         elif job.kind == "vote":
-            await self._record_vote(job.payload["body"], job.payload["action"])
+            await self.buttons.vote(job.payload["body"], job.payload["action"])
         else:
             log.error("unknown Slack job %r dropped", job.kind)
 
     async def give_up(self, job: Job) -> None:
-        """The apology for a turn no worker could finish (each that tried died)."""
+        """The apology for a turn no worker could finish (each that tried died), in the language
+        of its question (of the message holding the button, for a click)."""
+        payload = job.payload
         if job.kind == "message":
-            await self.send.post_quietly(Place(**job.payload["place"]), APOLOGY)
+            await self.send.post_quietly(Place(**payload["place"]), say("apology", _language(payload["event"])))
         elif job.kind == "click":
-            await self.send.ephemeral(place_of_click(job.payload["body"]), job.payload["body"]["user"]["id"], APOLOGY)
+            body = payload["body"]
+            await self.send.ephemeral(place_of_click(body), body["user"]["id"], say("apology", click_language(body)))
         elif job.kind in ("command", "shortcut"):
-            request = job.payload.get("command") or job.payload["body"]
-            await self.send.respond(request.get("response_url", ""), APOLOGY)
+            request = payload.get("command") or payload["body"]
+            language = _language(request.get("message") or request)  # a shortcut's message, a command's text
+            await self.send.respond(request.get("response_url", ""), say("apology", language))
 
     async def _answer_message(self, event: dict[str, Any], place: Place) -> None:
         is_thread_reply = event.get("type") == "message" and not place.is_dm
@@ -311,43 +320,10 @@ class SlackBot:
             )
             await self.answering.answer(place, turn, Question(self.coordinator, event["channel"], event["ts"]))
 
-    async def _answer_click(self, body: dict[str, Any], action: dict[str, Any]) -> None:
-        pressed = await self._pressed(body, action, ButtonKind.CLARIFY)
-        if pressed is None:
-            return
-        place, user, button = pressed
-        message_id = f"action:{body.get('container', {}).get('message_ts')}:{action.get('action_ts')}"
-        answer = ClarificationAnswer(button.ref, button.value)
-        turn = Turn("slack", place.session, user, message_id, answer=answer, categories=place.categories(self.settings))
 
-        async def show_choice() -> None:
-            await self.send.show_choice(body, action.get("text", {}).get("text", ""), user)
-
-        await self.answering.answer(place, turn, on_accepted=show_choice, notices_to=user)
-
-    async def _record_vote(self, body: dict[str, Any], action: dict[str, Any]) -> None:
-        pressed = await self._pressed(body, action, ButtonKind.FEEDBACK)
-        if pressed is None:
-            return
-        place, user, button = pressed
-        await self.chat.record_feedback(place.session, button.ref, user, 1 if button.value else -1)
-        await self.send.ephemeral(place, user, THANKS[1 if button.value else 0])
-
-    async def _pressed(
-        self, body: dict[str, Any], action: dict[str, Any], kind: ButtonKind
-    ) -> tuple[Place, str, Button] | None:
-        """Where a button was pressed, by whom, and what its verified value names — or None,
-        after telling the person, when the value is forged, altered or from elsewhere."""
-        place, user = place_of_click(body), body["user"]["id"]
-        try:
-            button = self.signer.verify(action.get("value", ""), place.session)
-        except InvalidToken as exc:
-            log.warning("rejected a button in %s: %s", place.channel, exc)
-            button = None
-        if button is None or button.kind is not kind:
-            await self.send.ephemeral(place, user, INVALID_BUTTON)
-            return None
-        return place, user, button
+def _language(message: dict[str, Any]) -> Language:
+    """The language of a message's (or a command's) text, mentions aside."""
+    return language_of(question_text(message.get("text")))
 
 
 def _share_identity(app: AsyncApp, identity: AsyncSlackResponse) -> None:

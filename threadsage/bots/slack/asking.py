@@ -27,7 +27,7 @@ from threadsage.bots.slack.home import Asked, RecentQuestions
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import QUESTION_EVENT, SlackSender
 from threadsage.bots.slack.texts import escaped, unescaped
-from threadsage.chat import APOLOGY, ChatService, Turn
+from threadsage.chat import ChatService, Turn
 from threadsage.config import Settings
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import language_of, say
@@ -82,7 +82,8 @@ class Asking:
             raise
         except Exception:  # before any turn (posting the question, opening the DM): said privately
             log.exception("/ask failed")
-            await self.send.respond(command.get("response_url", ""), APOLOGY)
+            apology = say("apology", language_of(parse_ask(unescaped(command.get("text", ""))).question))
+            await self.send.respond(command.get("response_url", ""), apology)
             return
         if asked is not None:
             await self.answering.answer(*asked)

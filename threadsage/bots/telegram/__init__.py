@@ -1,16 +1,13 @@
 """Telegram: the bot and its handlers (`bot`), who it answers (`access`), the PTB application
 (`application`), the webhook (`webhook`), long polling into the turn queue (`polling`), sessions of
-group reply chains (`chains`), what is sent and its keyboards (`sending`), and the texts shown to
-chats it may not answer (`texts`; the rest are in `threadsage.i18n`)."""
+group reply chains (`chains`), what is sent and its keyboards (`sending`), and which language it
+speaks to whom (`texts`; the words are in `threadsage.i18n`)."""
 
 from threadsage.bots.telegram.application import TelegramConfigError, build_application
 from threadsage.bots.telegram.bot import TelegramBot
-from threadsage.bots.telegram.texts import NOT_ALLOWED, NOT_ALLOWED_CLICK
 from threadsage.bots.telegram.webhook import TelegramWebhook
 
 __all__ = [
-    "NOT_ALLOWED",
-    "NOT_ALLOWED_CLICK",
     "TelegramBot",
     "TelegramConfigError",
     "TelegramWebhook",

@@ -9,7 +9,8 @@ Refused updates stop at the gate, a handler in group -1 that raises `Application
 (python-telegram-bot's way of ending an update's processing): no chat service, no model call.
 Whoever addresses the bot there is told, once, their ids and that an operator must allow them —
 remembered by the coordinator, so once across processes and (with Redis) restarts. /start and
-/help say it every time; a click gets it as the toast its callback query needs anyway.
+/help say it every time; a click gets it as the toast its callback query needs anyway. It is said
+in the language of their message, else of their Telegram app (see `texts`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from telegram.ext import ApplicationHandlerStop, ContextTypes
 from threadsage.bots.telegram.application import TelegramConfigError
 from threadsage.bots.telegram.chains import ReplyChains
 from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_of
-from threadsage.bots.telegram.texts import NOT_ALLOWED, NOT_ALLOWED_CLICK
+from threadsage.bots.telegram.texts import message_language
 from threadsage.config import Settings
+from threadsage.i18n import say
 from threadsage.memory.coordination import Coordinator
 
 log = logging.getLogger(__name__)
@@ -91,8 +93,10 @@ class Gate:
         if chat is not None and self.access.allows(chat.id):
             return
         if update.callback_query is not None:
-            where = chat.id if chat is not None else update.callback_query.from_user.id
-            await answer_query(update.callback_query, NOT_ALLOWED_CLICK.format(chat=where))
+            query = update.callback_query
+            where = chat.id if chat is not None else query.from_user.id
+            language = message_language(query.message if isinstance(query.message, Message) else None, query.from_user)
+            await answer_query(query, say("tg_not_allowed_click", language, chat=where))
         elif update.message is not None and self._addressed(update.message):
             await self._tell(update.message)
         raise ApplicationHandlerStop
@@ -116,4 +120,5 @@ class Gate:
         asks_for_help = self.chains.command_for_me(message) in ASKING_FOR_HELP
         if asks_for_help or await self.coordinator.claim(f"telegram-refused:{chat}:{user}", TOLD_FOR):
             log.info("refused user %s in %s chat %s: not in THREADSAGE_TELEGRAM_ALLOWED", user, message.chat.type, chat)
-            await self.send.send_plain(place_of(message), NOT_ALLOWED.format(user=user, chat=chat))
+            refusal = say("tg_not_allowed", message_language(message, message.from_user), user=user, chat=chat)
+            await self.send.send_plain(place_of(message), refusal)

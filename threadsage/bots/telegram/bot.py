@@ -37,13 +37,14 @@ from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfig
 from threadsage.bots.telegram.chains import ReplyChains, private_key
 from threadsage.bots.telegram.files import TelegramFiles
 from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_after_click, place_of
+from threadsage.bots.telegram.texts import message_language, person_language
 from threadsage.bots.telegram.webhook import TelegramWebhook
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret
-from threadsage.chat import ACCEPTED, APOLOGY, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
+from threadsage.chat import ACCEPTED, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
 from threadsage.delivery.outages import ServiceUnavailable
-from threadsage.i18n import Language, language_of_code, say
+from threadsage.i18n import say
 from threadsage.memory.coordination import Coordinator
 
 log = logging.getLogger(__name__)
@@ -150,7 +151,7 @@ class TelegramBot:
             return
         place = place_after_click(message) if update.callback_query is not None else place_of(message)
         with suppress(TelegramError):
-            await self.send.send_plain(place, APOLOGY)
+            await self.send.send_plain(place, _apology(update, message))
 
     # --- handlers --------------------------------------------------------------------------
 
@@ -178,7 +179,7 @@ class TelegramBot:
         message = update.message
         assert message is not None
         allowed = place_categories(self.settings, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
-        language = _language(update)
+        language = person_language(update.effective_user)
         lines = coverage_lines(await self.chat.documents_by_category(allowed), None, language=language)
         covers = say("tg_covers", language)
         covered = (
@@ -188,17 +189,19 @@ class TelegramBot:
 
     async def _on_help(self, update: Update, _context: Context) -> None:
         assert update.message is not None
-        help_text = say("tg_help", _language(update), username=self.app.bot.username)
+        help_text = say("tg_help", person_language(update.effective_user), username=self.app.bot.username)
         await self.send.send_plain(place_of(update.message), help_text)
 
     async def _on_new(self, update: Update, _context: Context) -> None:
         message = update.message
         assert message is not None
         if message.chat.type != ChatType.PRIVATE:
-            await self.send.send_plain(place_of(message), say("tg_new_in_group", _language(update)))
+            await self.send.send_plain(
+                place_of(message), say("tg_new_in_group", person_language(update.effective_user))
+            )
             return
         await self.chat.reset(private_key(message.chat_id), "telegram")
-        await self.send.send_plain(place_of(message), say("new_started", _language(update)))
+        await self.send.send_plain(place_of(message), say("new_started", person_language(update.effective_user)))
 
     async def _on_ask(self, update: Update, _context: Context) -> None:
         message = update.message
@@ -225,7 +228,8 @@ class TelegramBot:
         query = update.callback_query
         assert query is not None
         message = query.message
-        invalid = say("tg_invalid_button", _language(update))
+        language = message_language(message if isinstance(message, Message) else None, query.from_user)
+        invalid = say("tg_invalid_button", language)
         if not isinstance(message, Message):  # gone (InaccessibleMessage) or an inline message
             await answer_query(query, invalid)
             return
@@ -237,7 +241,7 @@ class TelegramBot:
             await answer_query(query, invalid)
             return
         if button.kind is ButtonKind.FEEDBACK:
-            await answer_query(query, say("tg_thanks_up" if button.value else "tg_thanks_down", _language(update)))
+            await answer_query(query, say("tg_thanks_up" if button.value else "tg_thanks_down", language))
             await self.chat.record_feedback(key, button.ref, str(query.from_user.id), 1 if button.value else -1)
         else:
             await self._choose(query, message, key, button)
@@ -257,7 +261,7 @@ class TelegramBot:
         else:
             place = place_of(update.effective_message)
         with suppress(TelegramError):
-            await self.send.send_plain(place, APOLOGY)
+            await self.send.send_plain(place, _apology(update, update.effective_message))
 
     # --- questions -------------------------------------------------------------------------
 
@@ -276,8 +280,10 @@ class TelegramBot:
         place = place_of(message)
         async with self.send.typing(place):
             files = await self.files.fetch(message)
-            asker = str(message.from_user.id)
-            turn = Turn("telegram", key, asker, message_id, text=text, categories=categories, attachments=files)
+            asker, language = str(message.from_user.id), person_language(message.from_user)
+            turn = Turn(
+                "telegram", key, asker, message_id, text, categories=categories, attachments=files, language=language
+            )
             replies = await self.chat.handle(turn)
         await self.send.deliver(replies, place, key, turn.message_id)
 
@@ -286,7 +292,8 @@ class TelegramBot:
         toast, or, as soon as the click is accepted, silently — then the choice is shown and the
         answer follows."""
         answer = ClarificationAnswer(button.ref, button.value)
-        turn = Turn("telegram", key, str(query.from_user.id), query.id, answer=answer)
+        language = message_language(message, query.from_user)
+        turn = Turn("telegram", key, str(query.from_user.id), query.id, answer=answer, language=language)
         place = place_after_click(message)
         replies: list[Reply] = []
         answered = False
@@ -313,7 +320,6 @@ class TelegramBot:
         return last is not None and datetime.now(UTC) - last > self.idle_after
 
 
-def _language(update: Update) -> Language:
-    """For what is said before any question (/start, /help, a button): the language the person's
-    Telegram app is set to, which Telegram sends with each update."""
-    return language_of_code(update.effective_user.language_code if update.effective_user else None)
+def _apology(update: Update, message: Message) -> str:
+    """In the language of the question (or of the bot's message a clicked button is on)."""
+    return say("apology", message_language(message, update.effective_user))

@@ -1,0 +1,80 @@
+"""Button clicks: a clarification option answers its question through the chat service, a 👍/👎
+is recorded; a button whose signed value is forged, altered or from elsewhere is refused.
+
+What the bot says about a click is in the language of the message the button belongs to (its
+fallback text: the clarification's prompt or the answer, both in the question's language). A
+click has no text of its own; a message with none to read (never one the bot posted) gets English.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from threadsage.bots.slack.answering import Answering
+from threadsage.bots.slack.places import Place, place_of_click
+from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
+from threadsage.chat import ChatService, ClarificationAnswer, Turn
+from threadsage.config import Settings
+from threadsage.i18n import Language, language_of, say
+
+log = logging.getLogger(__name__)
+
+
+def click_language(body: dict[str, Any]) -> Language:
+    """The language of the message holding the clicked button."""
+    return language_of(body.get("message", {}).get("text"))
+
+
+class Buttons:
+    def __init__(
+        self, settings: Settings, chat: ChatService, send: SlackSender, signer: Signer, answering: Answering
+    ) -> None:
+        self.settings = settings
+        self.chat = chat
+        self.send = send
+        self.signer = signer
+        self.answering = answering
+
+    async def answer(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A clarification option: the choice is shown once accepted, then the answer follows."""
+        pressed = await self._pressed(body, action, ButtonKind.CLARIFY)
+        if pressed is None:
+            return
+        place, user, button = pressed
+        message_id = f"action:{body.get('container', {}).get('message_ts')}:{action.get('action_ts')}"
+        answer = ClarificationAnswer(button.ref, button.value)
+        categories, language = place.categories(self.settings), click_language(body)
+        turn = Turn("slack", place.session, user, message_id, answer=answer, categories=categories, language=language)
+
+        async def show_choice() -> None:
+            await self.send.show_choice(body, action.get("text", {}).get("text", ""), user)
+
+        await self.answering.answer(place, turn, on_accepted=show_choice, notices_to=user)
+
+    async def vote(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A 👍 or 👎 under an answer, thanked privately."""
+        pressed = await self._pressed(body, action, ButtonKind.FEEDBACK)
+        if pressed is None:
+            return
+        place, user, button = pressed
+        await self.chat.record_feedback(place.session, button.ref, user, 1 if button.value else -1)
+        thanks = "slack_thanks_up" if button.value else "slack_thanks_down"
+        await self.send.ephemeral(place, user, say(thanks, click_language(body)))
+
+    async def _pressed(
+        self, body: dict[str, Any], action: dict[str, Any], kind: ButtonKind
+    ) -> tuple[Place, str, Button] | None:
+        """Where a button was pressed, by whom, and what its verified value names — or None,
+        after telling the person, when the value is forged, altered or from elsewhere."""
+        place, user = place_of_click(body), body["user"]["id"]
+        try:
+            button = self.signer.verify(action.get("value", ""), place.session)
+        except InvalidToken as exc:
+            log.warning("rejected a button in %s: %s", place.channel, exc)
+            button = None
+        if button is None or button.kind is not kind:
+            await self.send.ephemeral(place, user, say("slack_invalid_button", click_language(body)))
+            return None
+        return place, user, button
