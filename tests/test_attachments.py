@@ -4,6 +4,7 @@ offline back-end and on the LLM back-end."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,9 @@ from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
 from tests.graph.test_conversation import service
 from tests.graph.test_llm_back_end import llm_chat, route_to
 from tests.made_files import docx_bytes, pdf_bytes
-from threadsage.adapters.attachments import MB, Attachment, AttachmentReader, best_attached
+from threadsage.adapters.attachments import MB, Attachment, AttachmentReader, best_attached, too_big
 from threadsage.chat import EMPTY, STALE, ClarificationAnswer, ReplyKind, Turn
+from threadsage.i18n import say
 
 HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
 QUESTION = "What is the Heron pilot budget?"
@@ -66,9 +68,7 @@ async def test_files_that_cannot_be_used_get_a_message_and_the_question_is_still
         Attachment("big.md", b"x" * (MB + 1)),
         Attachment("photo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 20, "image/png"),
         Attachment("broken.pdf", b"%PDF-1.4 not really"),
-        Attachment(
-            "huge.pdf", b"", problem="I couldn't use “huge.pdf”: it is 30.0 MB, and I read files of up to 1 MB."
-        ),
+        Attachment("huge.pdf", b"", problem=too_big("huge.pdf", 30 * MB, MB)),  # as a front-end refuses it
     ]
     async with service(tmp_path, "", handbook_kb, attachments=AttachmentReader(max_bytes=MB)) as chat:
         replies = await chat.handle(turn(1, "Which cabin class may I book for a flight of 6 hours or more?", *files))
@@ -83,16 +83,37 @@ async def test_files_that_cannot_be_used_get_a_message_and_the_question_is_still
         assert only_problem.text.startswith("I can't read “photo.png”")
 
 
+async def test_what_is_said_about_files_is_in_the_askers_language(tmp_path: Path, handbook_kb) -> None:
+    """A Chinese question's file problems are said in Chinese; files sent without a question are
+    acknowledged in the language the front-end knows for the person (Telegram's language_code)."""
+    broken = [
+        Attachment("photo.png", b"\x89PNG", "image/png"),
+        Attachment("huge.pdf", b"", problem=too_big("huge.pdf", 30 * MB, MB)),
+    ]
+    files = [Attachment("heron.md", FILES["heron.md"]()), Attachment("heron.txt", FILES["heron.txt"]())]
+    async with service(tmp_path, "", handbook_kb, attachments=AttachmentReader(max_bytes=MB)) as chat:
+        replies = await chat.handle(turn(1, "出差住酒店的标准是多少？", *broken))
+        assert [r.text for r in replies[1:]] == [
+            say("file_unsupported", "zh", name="photo.png"),
+            say("file_too_big", "zh", name="huge.pdf", size="30.0", limit="1"),
+        ]
+        assert "我无法读取“photo.png”" in replies[1].text and all(r.language == "zh" for r in replies)
+        [chinese] = await chat.handle(dataclasses.replace(turn(2, None, *files), language="zh"))
+        assert chinese.text == "我已读取“heron.md”和“heron.txt”。你想了解它们的哪些内容？"
+        [english] = await chat.handle(turn(3, None, *files, key="test:ws:chan:other"))
+    assert english.text == "I've read “heron.md” and “heron.txt”. What would you like to know about them?"
+
+
 def test_a_name_without_a_suffix_is_read_by_its_media_type_and_shown_without_folders() -> None:
     [passage], problems = AttachmentReader().read(
-        [Attachment("../../etc/notes\x1b[2J", b"# Notes\n\nHello.", "text/markdown")]
+        [Attachment("../../etc/notes\x1b[2J", b"# Notes\n\nHello.", "text/markdown")], "en"
     )
     assert not problems and passage["path"] == "notes[2J" and passage["title"] == "Notes"
 
 
 def test_the_attached_passages_that_share_no_term_with_the_question_are_not_offered() -> None:
     passages, _ = AttachmentReader(chunk_chars=200, chunk_overlap=0).read(
-        [Attachment("a.md", f"# A\n\n## Budget\n\n{HERON}\n\n## Lunch\n\nSoup on Fridays.\n".encode())]
+        [Attachment("a.md", f"# A\n\n## Budget\n\n{HERON}\n\n## Lunch\n\nSoup on Fridays.\n".encode())], "en"
     )
     assert [p["heading"] for p in best_attached(QUESTION, passages, 5)] == ["Budget"]
     assert best_attached("parking spaces", passages, 5) == []

@@ -24,11 +24,11 @@ from tests.conftest import HANDBOOK
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode, event_body, signed_headers
 from threadsage.adapters.ingest import Ingestor
 from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.bots.slack import INVALID_BUTTON, SlackBot
-from threadsage.bots.slack.access import EXTERNAL_NOTICE
+from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret, turn_ref
 from threadsage.chat import APOLOGY, NOT_YOURS, STALE
 from threadsage.config import Settings
+from threadsage.i18n import say
 from threadsage.memory.coordination import LocalCoordinator
 from threadsage.runtime import open_chat_service
 
@@ -159,7 +159,7 @@ async def test_someone_elses_click_a_double_click_and_a_forged_value(slack: Harn
 
     await slack.click(ask, 1, value=ask["blocks"][1]["elements"][1]["value"][:-2] + "AA")
     await slack.settle()
-    assert slack.fake.of("chat.postEphemeral")[-1]["text"] == INVALID_BUTTON
+    assert slack.fake.of("chat.postEphemeral")[-1]["text"] == say("slack_invalid_button")
 
     await slack.click(ask, 0)
     await slack.click(ask, 1)
@@ -176,7 +176,7 @@ async def test_a_button_copied_to_another_thread_is_rejected(slack: Harness) -> 
     elsewhere = {**ask, "thread_ts": "1710000999.000001"}
     await slack.click(elsewhere, 0)
     await slack.settle()
-    assert slack.fake.of("chat.postEphemeral")[-1]["text"] == INVALID_BUTTON
+    assert slack.fake.of("chat.postEphemeral")[-1]["text"] == say("slack_invalid_button")
 
 
 async def test_retries_and_the_double_delivery_of_a_mention_give_one_answer(slack: Harness) -> None:
@@ -284,9 +284,9 @@ async def test_people_from_another_organisation_are_not_answered(slack: Harness)
     await slack.click(answer, 0, user="UEXT", user_team=OTHER_ORG)
     await slack.settle()
     notices = [(e["channel"], e["user"], e["text"]) for e in slack.fake.of("chat.postEphemeral")]
+    external = say("slack_external")
     assert sorted(notices) == sorted(
-        [(CHANNEL, "UEXT", EXTERNAL_NOTICE)] * 3
-        + [(CHANNEL, "UEXT2", EXTERNAL_NOTICE), ("D0EXT", "UEXT", EXTERNAL_NOTICE)]
+        [(CHANNEL, "UEXT", external)] * 3 + [(CHANNEL, "UEXT2", external), ("D0EXT", "UEXT", external)]
     )
     assert sorted(m["thread_ts"] for m in slack.fake.posted()) == sorted(
         [ts, clarification_ts]

@@ -26,12 +26,7 @@ from tests.fakes.telegram_api import BOT, FakeBotAPI
 from tests.served import free_port
 from threadsage.adapters.ingest import Ingestor
 from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.bots.telegram import (
-    NOT_ALLOWED,
-    NOT_ALLOWED_CLICK,
-    TelegramBot,
-    TelegramConfigError,
-)
+from threadsage.bots.telegram import TelegramBot, TelegramConfigError
 from threadsage.bots.tokens import Button, ButtonKind, Signer, load_secret, session_digest, turn_ref
 from threadsage.chat import APOLOGY, NOT_YOURS, STALE
 from threadsage.config import Settings
@@ -319,7 +314,7 @@ async def test_unset_the_bot_answers_no_one_and_tells_each_person_once(
         assert "answers no one: THREADSAGE_TELEGRAM_ALLOWED is unset" in caplog.text
         chat = private(ANN)
         _q, notice = await exchange(fake, chat, ANN, TRAVEL)
-        assert notice["text"] == NOT_ALLOWED.format(user=ANN["id"], chat=ANN["id"])
+        assert notice["text"] == say("tg_not_allowed", user=ANN["id"], chat=ANN["id"])
         fake.say(chat, ANN, RATE_LIMIT)  # told once: the next question gets nothing
         fake.say(GROUP, BOB, TRAVEL)  # group chatter not addressed to the bot
         fake.say(GROUP, BOB, "/ask@other_bot " + TRAVEL)
@@ -328,7 +323,7 @@ async def test_unset_the_bot_answers_no_one_and_tells_each_person_once(
         for command in ("/start", "/help"):  # asking for help is answered every time, with the same notice
             assert (await exchange(fake, chat, ANN, command))[1]["text"] == notice["text"]
         question, in_group = await exchange(fake, GROUP, BOB, mention(TRAVEL))
-        assert in_group["text"] == NOT_ALLOWED.format(user=BOB["id"], chat=GROUP["id"])
+        assert in_group["text"] == say("tg_not_allowed", user=BOB["id"], chat=GROUP["id"])
         assert in_group["reply_to_message"]["message_id"] == question["message_id"]
         fake.say(GROUP, BOB, "/ask " + TRAVEL)
         await fake.quiet()
@@ -342,9 +337,9 @@ async def test_listed_chats_are_answered_and_a_groups_id_allows_its_members_ther
         assert "finance/travel.md" in (await exchange(fake, private(ANN), ANN, TRAVEL))[1]["text"]
         assert "finance/travel.md" in (await exchange(fake, GROUP, BOB, mention(TRAVEL)))[1]["text"]
         _q, refused = await exchange(fake, private(BOB), BOB, TRAVEL)  # Bob himself is not listed
-        assert refused["text"] == NOT_ALLOWED.format(user=BOB["id"], chat=BOB["id"])
+        assert refused["text"] == say("tg_not_allowed", user=BOB["id"], chat=BOB["id"])
         _q, elsewhere = await exchange(fake, FORUM, ANN, mention(TRAVEL))  # Ann, in a group that is not listed
-        assert elsewhere["text"] == NOT_ALLOWED.format(user=ANN["id"], chat=FORUM["id"])
+        assert elsewhere["text"] == say("tg_not_allowed", user=ANN["id"], chat=FORUM["id"])
 
 
 async def test_clicks_in_a_chat_no_longer_allowed_are_refused(tmp_path, fake, handbook_kb) -> None:
@@ -357,7 +352,7 @@ async def test_clicks_in_a_chat_no_longer_allowed_are_refused(tmp_path, fake, ha
         await fake.wait_for(lambda: fake.answers_to(query))
         await fake.quiet()
         assert fake.answers_to(query) == [
-            {"callback_query_id": query, "text": NOT_ALLOWED_CLICK.format(chat=BOB["id"])}
+            {"callback_query_id": query, "text": say("tg_not_allowed_click", chat=BOB["id"])}
         ]
         assert not fake.calls_of("editMessageText") and len(fake.sent(BOB["id"])) == since
         assert await bot.chat.last_activity(private_key(BOB)) is not None  # the clarification is still open
@@ -379,7 +374,7 @@ async def test_a_refused_person_is_told_once_across_restarts_with_redis(tmp_path
             fake.say(private(ANN), ANN, RATE_LIMIT)
             await exchange(fake, private(ANN), ANN, "/help")
             await fake.quiet()
-        assert [m["text"] for m in fake.sent(ANN["id"])] == [NOT_ALLOWED.format(user=ANN["id"], chat=ANN["id"])] * 2
+        assert [m["text"] for m in fake.sent(ANN["id"])] == [say("tg_not_allowed", user=ANN["id"], chat=ANN["id"])] * 2
     finally:
         redis = Redis.from_url("redis://127.0.0.1:6379/0")
         if keys := [key async for key in redis.scan_iter(f"{prefix}*")]:
@@ -495,7 +490,7 @@ async def test_threadsage_telegram_serves_until_signalled(tmp_path, fake, mode, 
         if mode == "webhook":
             assert reply["text"].startswith(say("tg_start"))  # then what it covers
         else:
-            assert reply["text"] == NOT_ALLOWED.format(user=ANN["id"], chat=ANN["id"])
+            assert reply["text"] == say("tg_not_allowed", user=ANN["id"], chat=ANN["id"])
             output = (tmp_path / "bot.log").read_text()
             assert "Telegram: answers no one: THREADSAGE_TELEGRAM_ALLOWED is unset" in output  # the banner
             assert re.search(r'"level": "WARNING".*started \(polling\); answers no one', output), output

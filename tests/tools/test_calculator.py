@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from threadsage.i18n import say
 from threadsage.tools.calculator import CalculationError, calculate, formatted
 from threadsage.tools.toolbox import Toolbox, explicit_expression
 
@@ -77,6 +78,9 @@ def test_results_are_written_as_people_write_them() -> None:
         ("What is the 2024 leave allowance?", None),
         ("Is 2 + 2 days of leave enough?", None),
         ("What is 2024?", None),
+        ("计算 3 x (4 + 5)", "3 x (4 + 5)"),
+        ("10 / 4 等于多少？", "10 / 4"),
+        ("差旅费的 15% 是多少？", None),  # needs the documents first
     ],
 )
 def test_only_questions_that_are_arithmetic_go_to_the_calculator(question: str, expression: str | None) -> None:
@@ -90,3 +94,20 @@ def test_the_toolbox_answers_or_says_why_not() -> None:
     refused = tools.direct("what is 10 / 0?")
     assert refused is not None and not refused.ok and "divides by zero" in refused.text
     assert tools.direct("What is the hotel limit in Lisbon?") is None
+
+
+def test_the_toolbox_says_why_not_in_the_askers_language() -> None:
+    tools = Toolbox()
+    refused = tools.direct("10 / 0 等于多少？", "zh")
+    assert (
+        refused is not None
+        and not refused.ok
+        and refused.text == say("calc_zero", "zh") == "这个算式除以零，没有答案。"
+    )
+    answered = tools.direct("计算 2 ** 10", "zh")
+    assert answered is not None and answered.ok and answered.text == "2 ** 10 = **1,024**"
+    too_big = tools.direct("what is 2 ** 99999?", "zh")
+    assert too_big is not None and too_big.text == say("calc_exponent", "zh", limit=1000)
+    with pytest.raises(CalculationError) as refusal:
+        calculate("2 ** 99999")
+    assert str(refusal.value) == "That exponent is too large (the limit is 1000)."  # what logs and the model read

@@ -93,3 +93,14 @@ def test_impossible_dates_get_a_clear_message(question: str, why: str) -> None:
 def test_an_unknown_time_zone_is_refused_at_start_up() -> None:
     with pytest.raises(ValueError, match="not an IANA time zone"):
         Settings(THREADSAGE_TIMEZONE="Mars/Olympus_Mons", _env_file=None)
+
+
+def test_a_date_refusal_is_worded_in_each_language() -> None:
+    with pytest.raises(DateError) as no_day:
+        answer_date_question("how many days until 31 February 2030?", Calendar())
+    with pytest.raises(DateError) as past:
+        answer_date_question("how many working days until 2001-01-01?", Calendar())
+    today = Calendar().today()
+    assert (str(no_day.value), no_day.value.text.render("zh")) == ("February has no day 31.", "2030-02 没有 31 日。")
+    assert str(past.value) == f"Monday 1 January 2001 is not after today ({today:%A} {today.day} {today:%B %Y})."
+    assert past.value.text.render("zh") == f"2001-01-01 不在今天（{today:%Y-%m-%d}）之后。"

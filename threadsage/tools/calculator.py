@@ -14,6 +14,8 @@ import operator
 import re
 from collections.abc import Callable
 
+from threadsage.i18n import Explained
+
 MAX_CHARS = 200
 MAX_EXPONENT = 1000
 MAX_MAGNITUDE = 1e100
@@ -21,8 +23,9 @@ MAX_MAGNITUDE = 1e100
 Number = int | float
 
 
-class CalculationError(ValueError):
-    """Why an expression was refused, in words a person can act on."""
+class CalculationError(Explained):
+    """Why an expression was refused, in words a person can act on (in the asker's language:
+    `text.render(language)`)."""
 
 
 _BINARY: dict[type[ast.operator], Callable[[Number, Number], Number]] = {
@@ -56,12 +59,12 @@ def normalise(expression: str) -> str:
 def calculate(expression: str) -> Number:
     """The value of an arithmetic expression, or a CalculationError saying why not."""
     if len(expression) > MAX_CHARS:
-        raise CalculationError(f"That expression is too long (over {MAX_CHARS} characters).")
+        raise CalculationError("calc_too_long", limit=MAX_CHARS)
     text = normalise(expression)
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
-        raise CalculationError(f"I can't read “{expression.strip()}” as arithmetic.") from None
+        raise CalculationError("calc_unreadable", expression=expression.strip()) from None
     return _checked(_evaluate(tree.body))
 
 
@@ -84,25 +87,25 @@ def _evaluate(node: ast.expr) -> Number:
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _evaluate(node.left), _evaluate(node.right)
         if right == 0 and isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mod):
-            raise CalculationError("That divides by zero, which has no answer.")
+            raise CalculationError("calc_zero")
         return _checked(_BINARY[type(node.op)](left, right))
-    raise CalculationError("Only numbers, + − × ÷, %, powers and brackets are allowed in a calculation.")
+    raise CalculationError("calc_not_allowed")
 
 
 def _power(base: Number, exponent: Number) -> Number:
     if abs(exponent) > MAX_EXPONENT:
-        raise CalculationError(f"That exponent is too large (the limit is {MAX_EXPONENT}).")
+        raise CalculationError("calc_exponent", limit=MAX_EXPONENT)
     if base == 0 and exponent < 0:
-        raise CalculationError("That divides by zero, which has no answer.")
+        raise CalculationError("calc_zero")
     if base != 0 and abs(exponent) * math.log10(abs(base)) > math.log10(MAX_MAGNITUDE):
-        raise CalculationError("The result would be too large to be useful.")
+        raise CalculationError("calc_too_large")
     result = base**exponent
     if isinstance(result, complex):
-        raise CalculationError("That has no real-number answer.")
+        raise CalculationError("calc_not_real")
     return _checked(result)
 
 
 def _checked(value: Number) -> Number:
     if (isinstance(value, float) and not math.isfinite(value)) or abs(value) > MAX_MAGNITUDE:
-        raise CalculationError("The result would be too large to be useful.")
+        raise CalculationError("calc_too_large")
     return value

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from threadsage.i18n import Explained
+
 MONTHS = {name.lower(): n for n, name in enumerate(calendar.month_name) if name} | {
     name.lower(): n for n, name in enumerate(calendar.month_abbr) if name
 }
@@ -22,8 +24,21 @@ NO_HOLIDAYS = "Monday to Friday; public holidays are not counted"
 MAX_DAYS = 3660  # ten years: further is not a planning question
 
 
-class DateError(ValueError):
-    """Why a date question could not be answered, in words a person can act on."""
+class DateError(Explained):
+    """Why a date question could not be answered, in words a person can act on (in the asker's
+    language: `text.render(language)`)."""
+
+
+class Day(date):
+    """A date that reads as the answers write it ("Monday 3 March 2025"); formatted with a
+    `strftime` pattern where a language writes dates otherwise."""
+
+    @classmethod
+    def of(cls, day: date) -> Day:
+        return cls(day.year, day.month, day.day)
+
+    def __str__(self) -> str:
+        return _long(self)
 
 
 @dataclass(frozen=True)
@@ -73,7 +88,7 @@ def answer_date_question(question: str, calendar_: Calendar) -> str | None:
     if match := _AFTER.match(question):
         n = int(match.group("n"))
         if n > MAX_DAYS:
-            raise DateError(f"That is too far ahead (the limit is {MAX_DAYS} days).")
+            raise DateError("date_too_far", limit=MAX_DAYS)
         working = _is_working(match.group("kind"))
         end = add_working_days(today, n) if working else today + timedelta(days=n)
         unit = "working days" if working else "days"
@@ -84,9 +99,9 @@ def answer_date_question(question: str, calendar_: Calendar) -> str | None:
 
 def until(today: date, target: date, working: bool) -> str:
     if target <= today:
-        raise DateError(f"{_long(target)} is not after today ({_long(today)}).")
+        raise DateError("date_not_after", target=Day.of(target), today=Day.of(today))
     if (target - today).days > MAX_DAYS:
-        raise DateError(f"That is too far ahead (the limit is {MAX_DAYS} days).")
+        raise DateError("date_too_far", limit=MAX_DAYS)
     if not working:
         return f"{(target - today).days} days from today, {_long(today)}, to {_long(target)}."
     n = working_days_between(today, target)
@@ -129,7 +144,7 @@ def resolve(text: str, today: date) -> date:
     except ValueError as exc:
         if isinstance(exc, DateError):
             raise
-        raise DateError(f"“{text}” is not a date on the calendar.") from None
+        raise DateError("date_not_a_date", text=text) from None
 
 
 def _day_of_month(phrase: str, today: date) -> date:
@@ -153,7 +168,7 @@ def _safe(year: int, month: int, day: int) -> date:
     try:
         return date(year, month, day)
     except ValueError:
-        raise DateError(f"{calendar.month_name[month]} has no day {day}.") from None
+        raise DateError("date_no_such_day", month=date(year, month, 1), day=day) from None
 
 
 def _is_working(kind: str | None) -> bool:

@@ -5,6 +5,9 @@ many working days until the 15th?") is answered by the tool before any search, w
 language model: it needs no document and no model call. Questions that mix a document's number
 with arithmetic ("15% of the Lisbon hotel limit") need reading first: the language model does
 that with tool calls (calling.py); the offline back-end cannot, and searches as usual.
+
+Arithmetic may be asked in Chinese too ("计算 3 x (4 + 5)", "10 / 4 等于多少？"); date questions are
+understood in English only. Why a tool cannot answer is said in the asker's language.
 """
 
 from __future__ import annotations
@@ -13,13 +16,15 @@ import re
 from dataclasses import dataclass, field
 
 from threadsage.config import Settings
+from threadsage.i18n import DEFAULT, Language
 from threadsage.tools.calculator import CalculationError, calculate, formatted
 from threadsage.tools.dates import Calendar, DateError, answer_date_question
 from threadsage.tools.web import SearXNG, Tavily, WebSearch
 
 _ASK = re.compile(
-    r"^\s*(?:(?:what|how\s+much)(?:'s|\s+is|\s+are|\s+does)?|calculate|compute|work\s+out|evaluate)?\s*"
-    r"(?P<expression>.+?)\s*(?:=|equals?|come\s+to|make)?\s*[?.!]*\s*$",
+    r"^\s*(?:(?:what|how\s+much)(?:'s|\s+is|\s+are|\s+does)?|calculate|compute|work\s+out|evaluate"
+    r"|请问|计算|算一下)?\s*"
+    r"(?P<expression>.+?)\s*(?:=|equals?|come\s+to|make|等于多少|等于几|是多少|等于)?\s*[?.!？。！]*\s*$",
     re.IGNORECASE,
 )
 _ARITHMETIC = re.compile(r"(?:[\d\s.,+\-*/×÷−^%()€$£]|\b(?:x|times|plus|minus|of)\b)+", re.IGNORECASE)
@@ -42,17 +47,18 @@ class Toolbox:
     def from_settings(cls, settings: Settings) -> Toolbox:
         return cls(calendar=Calendar(settings.timezone), web=web_search(settings))
 
-    def direct(self, question: str) -> ToolAnswer | None:
-        """The tool's answer when the whole question is arithmetic or dates; None otherwise."""
+    def direct(self, question: str, language: Language = DEFAULT) -> ToolAnswer | None:
+        """The tool's answer when the whole question is arithmetic or dates; None otherwise. Why
+        it cannot be answered is said in `language` (the asker's)."""
         if expression := explicit_expression(question):
             try:
                 return ToolAnswer("calculator", f"{expression} = **{formatted(calculate(expression))}**", True)
             except CalculationError as exc:
-                return ToolAnswer("calculator", str(exc), False)
+                return ToolAnswer("calculator", exc.text.render(language), False)
         try:
             text = answer_date_question(question, self.calendar)
         except DateError as exc:
-            return ToolAnswer("dates", str(exc), False)
+            return ToolAnswer("dates", exc.text.render(language), False)
         return ToolAnswer("dates", text, True) if text else None
 
 

@@ -22,7 +22,7 @@ _MARKER = re.compile(r"\[(\d{1,2})\]")
 
 
 def use_tools(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
-    direct = runtime.context.tools.direct(state["standalone"])
+    direct = runtime.context.tools.direct(state["standalone"], language_of(state["question"]))
     if direct is None:
         return {}
     return {
