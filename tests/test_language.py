@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from threadsage.adapters import prompts
 from threadsage.adapters.links import base_url_error, document_url
-from threadsage.adapters.loaders import parse_markdown
+from threadsage.adapters.markdown import parse_markdown
 from threadsage.chat.replies import not_covered
 from threadsage.config import Settings
 from threadsage.handoff import Contact, parse_handoff

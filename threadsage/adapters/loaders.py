@@ -3,7 +3,8 @@
 A section is a run of text under one heading path (("Leave", "Sick leave") for a `###` under a
 `##`), which is what a citation later points at. Loaders never guess at layout they cannot see:
 plain text is one section, a PDF has one section per page. `parse_bytes` is the part that needs
-no file: files attached to a question go through it too.
+no file: files attached to a question go through it too. Markdown's own rules (front matter,
+shortcodes, headings) are in `markdown`, Word's in `word`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from threadsage.adapters.links import FRONT_MATTER, document_url, front_matter
+from threadsage.adapters.links import document_url
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 TEXT_SUFFIXES = {".txt", ".text"}
@@ -162,6 +163,8 @@ def parse_bytes(data: bytes, name: str) -> tuple[str, tuple[Section, ...]]:
 
         title, sections = parse_docx(data, fallback_title=fallback)
     else:
+        from threadsage.adapters.markdown import parse_markdown  # which builds on this module's sections
+
         text = _decode_text(data)
         if suffix in MARKDOWN_SUFFIXES:
             title, sections = parse_markdown(text, fallback_title=fallback)
@@ -204,37 +207,7 @@ def load_jsonl_corpus(file: Path, category: str = "") -> Iterator[Document]:
             )
 
 
-# --- formats -------------------------------------------------------------------------------
-
-_SHORTCODE = re.compile(r"\{\{[<%]/?\*?(.*?)\*?/?[%>]\}\}", re.DOTALL)
-_SHORTCODE_LABEL = re.compile(r"""\b(?:header|title)\s*=\s*"([^"]*)\"""")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_ATX_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
-
-
-def parse_markdown(text: str, fallback_title: str) -> tuple[str, list[Section]]:
-    meta = front_matter(text)
-    title = str(meta["title"]).strip() if meta.get("title") else None
-    text = _HTML_COMMENT.sub("", _strip_shortcodes(FRONT_MATTER.sub("", text, count=1)))
-
-    out = SectionBuilder()
-    in_fence = False
-    for line in text.splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        heading = None if in_fence else _ATX_HEADING.match(line)
-        if not heading:
-            out.lines.append(line)
-            continue
-        out.flush()
-        level, name = len(heading.group(1)), _plain_inline(heading.group(2))
-        if level == 1 and not out.sections and not out.stack and name.lower() == (title or name).lower():
-            title = name  # the page's own title (often repeating the front matter's), not a section
-            continue
-        out.heading(level, name)
-    out.flush()
-    return title or fallback_title, out.sections
+# --- formats (Markdown in `markdown`) --------------------------------------------------------
 
 
 def parse_plain_text(text: str, fallback_title: str) -> tuple[str, list[Section]]:
@@ -293,23 +266,6 @@ def _decode_text(data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UnreadableDocument("not UTF-8 text") from exc
-
-
-def _strip_shortcodes(text: str) -> str:
-    """Site-generator shortcodes ({{< … >}}, {{% … %}}) go; a header/title they carry stays."""
-
-    def replace(match: re.Match[str]) -> str:
-        label = _SHORTCODE_LABEL.search(match.group(1))
-        return _plain_inline(label.group(1)) if label else ""
-
-    return _SHORTCODE.sub(replace, text)
-
-
-def _plain_inline(text: str) -> str:
-    """Heading text without inline Markdown: emphasis markers, code ticks, link targets."""
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    text = re.sub(r"\{#[^}]*\}", "", text)  # heading anchors: "## Title {#anchor}"
-    return re.sub(r"[*_`]+", "", text).strip()
 
 
 def _title_from_name(file: Path) -> str:
