@@ -47,6 +47,21 @@ async def test_a_redelivered_finished_turn_gives_its_replies_back_without_runnin
     assert len(llm.chat_kinds()) == calls  # nothing ran again
 
 
+async def test_a_redelivered_finished_turn_gives_the_same_reply_hand_off_included(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb
+) -> None:
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
+    llm.script["answer"] = "The documents I have access to don't say whether dogs may come to the office."
+    uncovered = Turn("test", "test:ws:chan:dogs", "U1", "m1", text="Can I bring my dog to the office?")
+    async with llm_chat(tmp_path, llm, handbook_kb, THREADSAGE_HANDOFF="*=#help-desk") as chat:
+        with delivering(Delivery("job-1", attempt=1, final=False)):
+            [first] = await chat.handle(uncovered)
+        with delivering(Delivery("job-1", attempt=2, final=False)):
+            [again] = await chat.handle(uncovered)
+    assert first.handoff is not None and first.handoff.plain == "#help-desk"
+    assert again == first
+
+
 async def test_a_redelivered_unfinished_turn_continues_from_its_last_checkpoint(
     tmp_path: Path, llm: FakeOpenAI, handbook_kb
 ) -> None:
