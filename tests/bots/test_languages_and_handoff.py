@@ -7,12 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.bots import telegram_harness
 from tests.bots.slack_harness import CHANNEL, Harness, dm_message, running
 from tests.bots.test_telegram import exchange, private
 from tests.conftest import HANDBOOK_SITE
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeBotAPI
+from threadsage.delivery.jobs import Job
 from threadsage.i18n import say
 
 HOTEL_ZH = "出差住酒店的标准是多少？"
@@ -119,6 +122,28 @@ async def test_without_a_handoff_map_an_uncovered_answer_points_nowhere(slack: H
     assert say("refusal") in answer and "can help with this" not in answer
 
 
+async def test_slack_buttons_guests_and_give_ups_speak_the_language_of_their_message(
+    tmp_path: Path, categorised_kb
+) -> None:
+    """A click has no text: it speaks the language of the message holding the button. A guest
+    from another organisation is told in the language they wrote in; the queue's apology for a
+    turn it gave up on is in the question's language."""
+    async with slack_bot(tmp_path, categorised_kb) as slack:
+        answer = await slack_answer(slack, HOTEL_ZH, dm=True)
+        votes = next(b for b in answer["blocks"] if b["type"] == "actions")["elements"]
+        await slack.click(answer, 0)  # 👍
+        await slack.click(answer, 1, value=votes[1]["value"][:-2] + "AA")  # an altered 👎
+        await slack.mention("出差可以报销哪些费用？", user="UEXT", user_team="T0OTHERORG")
+        await slack.settle()
+        said = sorted(e["text"] for e in slack.fake.of("chat.postEphemeral"))
+        assert said == sorted(say(key, "zh") for key in ("slack_thanks_up", "slack_invalid_button", "slack_external"))
+        event = {"channel": CHANNEL, "ts": "1710000000.999999", "user": "U222", "text": f"<@U0BOT> {HOTEL_ZH}"}
+        place = {"team": "T1", "channel": CHANNEL, "thread_ts": event["ts"], "is_dm": False}
+        await slack.bot.give_up(Job("slack", "message", {"event": event, "place": place}, "k"))
+        assert slack.fake.posted()[-1]["text"] == say("apology", "zh")
+    slack.fake.stop()
+
+
 # --- Telegram ------------------------------------------------------------------------------
 
 
@@ -153,3 +178,28 @@ async def test_telegram_hands_off_by_name_and_links_sources(tmp_path: Path, fake
         _q, answer = await exchange(fake, chat, ANN, VPN)
     links = [e["url"] for e in answer.get("entities", []) if e["type"] == "text_link"]
     assert f"{HANDBOOK_SITE}vpn.md" in links and "can help with this" not in answer["text"]
+
+
+async def test_telegram_refuses_clicks_and_apologises_in_the_language_of_the_message(
+    tmp_path: Path, fake: FakeBotAPI, categorised_kb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ann's Telegram is in English: her Chinese question's 👍 is thanked in Chinese (the answer's
+    language); a chat not allowed is told in the language of its message, else of the app."""
+    async with telegram_harness.running(telegram_harness.bot_settings(tmp_path, fake), categorised_kb) as bot:
+        _q, answer = await exchange(fake, private(ANN), ANN, HOTEL_ZH)
+        up = fake.click(answer, ANN, option=0)
+        await fake.wait_for(lambda: fake.answers_to(up))
+        assert fake.answers_to(up)[0]["text"] == say("tg_thanks_up", "zh")
+
+        async def broken(_turn: Any) -> None:
+            raise RuntimeError("boom")
+
+        monkeypatch.setattr(bot.chat, "handle", broken)  # the bot's own error handler apologises
+        _q, apology = await exchange(fake, private(ANN), ANN, "那火车票呢？")
+        assert apology["text"] == say("apology", "zh")
+    allowed = telegram_harness.bot_settings(tmp_path, fake, THREADSAGE_TELEGRAM_ALLOWED=str(ANN["id"]))
+    async with telegram_harness.running(allowed, categorised_kb):
+        _q, started = await exchange(fake, private(LI), LI, "/start")  # no words of its own: Li's app's
+        assert started["text"] == say("tg_not_allowed", "zh", user=LI["id"], chat=LI["id"])
+        _q, chinese = await exchange(fake, private(ANN | {"id": 4242}), ANN | {"id": 4242}, HOTEL_ZH)
+        assert chinese["text"] == say("tg_not_allowed", "zh", user=4242, chat=4242)
