@@ -27,8 +27,8 @@ async def test_a_model_backed_turn_reports_its_steps_before_its_answer(
         events = [event async for event in chat.stream(turn("m1", QUESTION))]
         assert [await chat.handle(turn("m2", QUESTION))][0][0].kind is ReplyKind.ANSWER  # handle: replies only
     steps = [e.step for e in events if isinstance(e, Progress)]
-    # route gathers the evidence, grade checks it, generate writes, judge checks the answer
-    assert steps == [Step.SEARCHING, Step.CHECKING, Step.WRITING, Step.CHECKING]
+    # route gathers the evidence, generate writes (and grades it), judge checks the answer
+    assert steps == [Step.SEARCHING, Step.WRITING, Step.CHECKING]
     assert isinstance(events[-1], Reply) and events[-1].kind is ReplyKind.ANSWER
     assert all(isinstance(e, Progress) for e in events[:-1])
 

@@ -110,7 +110,7 @@ class Settings(BaseSettings):
         2, ge=0, description="Clarification rounds per question, then the best-effort answer"
     )
     max_hops: int = Field(2, ge=1, description="Retrieve-again rounds of the self-check loop")
-    llm_budget: int = Field(8, ge=2, description="Reasoning calls per turn")
+    llm_budget: int = Field(7, ge=2, description="Reasoning calls per turn")
     deep_search_budget: int = Field(
         12,
         ge=4,

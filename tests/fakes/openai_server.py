@@ -37,10 +37,11 @@ DATA = prompts.DATA_NOT_INSTRUCTIONS
 
 DEFAULTS: dict[str, Any] = {
     "RouteDecision": {"intent": "FACT_LOOKUP", "confidence": 0.9, "reasoning": "looks like a fact"},
-    "RelevantExcerpts": lambda request: {"relevant": list(range(1, 1 + excerpt_count(request)))},
     "Verdict": {"grounded": 1.0, "useful": 1.0, "reasoning": "fine"},
     "SubQuestions": lambda request: {"questions": [user_text(request).removeprefix("Question: ")]},
     "answer": "According to the documents, it is described in [1].",
+    # the answer's structured form, when the model is made to give it (after the tool rounds)
+    "GroundedAnswer": {"answer": "According to the documents, it is described in [1].", "used": [1]},
     "contextualise": lambda request: user_text(request).rsplit("Latest message: ", 1)[-1],
     "rewrite": lambda request: user_text(request).removeprefix("Question: "),
     "chat": "Hello! Ask me about the documents.",

@@ -42,9 +42,9 @@ def route_to(intent: str, confidence: float = 0.9, **extra) -> dict:
     ("intent", "route", "calls"),
     [
         ("FACT_LOOKUP", "fast_retrieval", ["RouteDecision", "answer"]),
-        ("HOW_TO", "standard_retrieval", ["RouteDecision", "RelevantExcerpts", "answer", "Verdict"]),
+        ("HOW_TO", "standard_retrieval", ["RouteDecision", "answer", "Verdict"]),
         ("COMPARISON", "deep_search", ["RouteDecision", "SubQuestions", "StepResult", "synthesise"]),
-        ("CODE_SEARCH", "code_search", ["RouteDecision", "RelevantExcerpts", "answer", "Verdict"]),
+        ("CODE_SEARCH", "code_search", ["RouteDecision", "answer", "Verdict"]),
         ("CHIT_CHAT", "direct_reply", ["RouteDecision", "chat"]),
         ("UNKNOWN", "fallback", ["RouteDecision"]),
     ],
@@ -63,7 +63,7 @@ async def test_each_route_and_its_model_calls(
         assert reply.citations[0]["path"] == "finance/travel.md"
 
 
-async def test_fast_retrieval_within_two_calls_and_standard_within_four(tmp_path, llm, handbook_kb) -> None:
+async def test_fast_retrieval_within_two_calls_and_standard_within_three(tmp_path, llm, handbook_kb) -> None:
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         talk = Conversation(chat)
         llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
@@ -72,7 +72,7 @@ async def test_fast_retrieval_within_two_calls_and_standard_within_four(tmp_path
         llm.requests.clear()
         llm.script["RouteDecision"] = route_to("HOW_TO")
         await Conversation(chat, "other:thread:x:y").say("How do I request a security exception?")
-        assert len(llm.chat_kinds()) == 4
+        assert len(llm.chat_kinds()) == 3
 
 
 async def test_clarify_resume_and_answer_with_the_model(tmp_path, llm, handbook_kb) -> None:
@@ -214,7 +214,7 @@ async def test_document_excerpts_reach_the_model_fenced_as_data(tmp_path: Path, 
     finally:
         kb.close()
     shown = [body for path, body in llm.requests if path.endswith("/chat/completions") and "<excerpt" in str(body)]
-    assert {kind_of(body) for body in shown} >= {"RouteDecision", "RelevantExcerpts", "answer", "Verdict"}
+    assert {kind_of(body) for body in shown} >= {"RouteDecision", "answer", "Verdict"}
     for body in shown:
         system, user = body["messages"][0]["content"], user_text(body)
         assert system.endswith(DATA_NOT_INSTRUCTIONS)

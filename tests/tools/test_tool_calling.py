@@ -27,7 +27,8 @@ async def test_the_answer_calls_the_calculator_with_a_retrieved_number(
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         reply = only(await Conversation(chat).say(QUESTION))
     first, second = answer_requests(llm)
-    assert [t["function"]["name"] for t in first["tools"]] == ["Calculator", "Dates"]
+    assert [t["function"]["name"] for t in first["tools"]] == ["Calculator", "Dates", "GroundedAnswer"]
+    assert first["tool_choice"] == "required"
     results = [(m["tool_call_id"], m["content"]) for m in second["messages"] if m["role"] == "tool"]
     assert results[0] == ("call_1", "15% of 180 = 27")
     assert results[1][0] == "call_2" and results[1][1].startswith("Error: Only numbers")
@@ -38,11 +39,12 @@ async def test_the_answer_calls_the_calculator_with_a_retrieved_number(
 async def test_tool_rounds_are_capped_then_the_model_must_answer(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
     llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
     asking = ToolCalls([("Dates", {"question": "how many working days until 2999-01-01?"})])
-    llm.script["answer"] = [asking, asking, "I could not work that out."]
+    llm.script["answer"] = [asking, asking]
+    llm.script["GroundedAnswer"] = {"answer": "I could not work that out.", "used": []}
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         reply = only(await Conversation(chat).say("How many working days until the far future deadline?"))
-    requests = answer_requests(llm)
-    assert len(requests) == 3 and requests[-1]["tool_choice"] == "none"
+    requests = [body for _, body in llm.requests if kind_of(body) in ("answer", "GroundedAnswer")]
+    assert len(requests) == 3 and requests[-1]["tool_choice"]["function"]["name"] == "GroundedAnswer"
     assert "Error: That is too far ahead" in requests[-1]["messages"][-1]["content"]
     assert reply.text.startswith("I could not work that out.")
 

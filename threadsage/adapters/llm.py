@@ -1,8 +1,8 @@
 """The language-model back-end: any OpenAI-compatible endpoint through langchain-openai.
 
-Routing, grading and judging use structured output (function calling, the most widely supported
-form among compatible servers) on the router model, which may be a cheaper one
-(`THREADSAGE_ROUTER_MODEL`); answers and rewrites use the chat model. The client retries 429s
+Routing and judging use structured output (function calling, the most widely supported form among
+compatible servers) on the router model, which may be a cheaper one (`THREADSAGE_ROUTER_MODEL`);
+answers use the chat model, and report the excerpts they rely on as structured output too. The client retries 429s
 and 5xx with backoff, and every request has a timeout.
 """
 
@@ -14,20 +14,16 @@ from typing import Any, TypeVar, cast
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from threadsage.adapters import prompts
-from threadsage.adapters.reasoning import ModelBusy, Passage, RouteDecision, Verdict
+from threadsage.adapters.reasoning import GroundedAnswer, ModelBusy, Passage, RouteDecision, Verdict, cited
 from threadsage.config import Settings
 from threadsage.observability import ERRORS, LLM_CALLS, count_tokens
-from threadsage.tools.calling import answer_with_tools
+from threadsage.tools.calling import answer_with_tools, shown
 from threadsage.tools.dates import Calendar
 
 T = TypeVar("T", bound=BaseModel)
-
-
-class RelevantExcerpts(BaseModel):
-    relevant: list[int] = Field(description="Numbers of the relevant excerpts.")
 
 
 class SubQuestions(BaseModel):
@@ -67,17 +63,11 @@ class LLMReasoner:
         system = prompts.in_language_of(prompts.ROUTE, question)  # the clarification it may write
         return await self._structured(RouteDecision, system, f"Question: {question}\n\nExcerpts:\n{excerpts}")
 
-    async def grade(self, question: str, passages: Sequence[Passage]) -> list[bool]:
-        result = await self._structured(
-            RelevantExcerpts,
-            prompts.GRADE,
-            f"Question: {question}\n\nExcerpts:\n{prompts.numbered(passages)}",
-        )
-        chosen = set(result.relevant)
-        return [n in chosen for n in range(1, len(passages) + 1)]
-
-    async def answer(self, question: str, passages: Sequence[Passage]) -> str:
-        """The answer may call the calculator and the calendar (threadsage/tools/calling.py)."""
+    async def answer(self, question: str, passages: Sequence[Passage]) -> GroundedAnswer:
+        """The answer may call the calculator and the calendar (threadsage/tools/calling.py) and
+        comes as a `GroundedAnswer`. A plain-text reply (a server that ignores `tool_choice`) says
+        nothing of the excerpts it relies on: the ones it cites are taken, or all when it cites none,
+        and the judge checks it as before."""
         messages: list[BaseMessage] = [
             SystemMessage(prompts.in_language_of(prompts.ANSWER, question)),
             HumanMessage(f"Excerpts:\n{prompts.numbered(passages)}\n\nQuestion: {question}"),
@@ -86,7 +76,18 @@ class LLMReasoner:
         async def invoke(sent: list[BaseMessage], runnable: Runnable[list[BaseMessage], Any]) -> AIMessage:
             return cast(AIMessage, await self._invoke(self.chat_model, "text", sent, runnable))
 
-        return await answer_with_tools(invoke, self.chat_model, messages, self.calendar)
+        reply, computed = await answer_with_tools(invoke, self.chat_model, messages, self.calendar, GroundedAnswer)
+        report = next((call["args"] for call in reply.tool_calls if call["name"] == GroundedAnswer.__name__), None)
+        if report is None:
+            text = str(reply.content).strip()
+            unknown = [] if cited(text) else list(range(1, len(passages) + 1))
+            return GroundedAnswer(answer=shown(text, computed), used=unknown)
+        try:
+            result = GroundedAnswer.model_validate(report)
+        except ValidationError:
+            ERRORS.labels("llm_output").inc()
+            raise
+        return result.model_copy(update={"answer": shown(result.answer.strip(), computed)})
 
     async def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
         return await self._structured(

@@ -20,7 +20,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from threadsage.adapters import small_talk
 from threadsage.adapters.ambiguity import alternatives, names, option, passage_terms
 from threadsage.adapters.exclusion import about_excluded, split_exclusion
-from threadsage.adapters.reasoning import Passage, RouteDecision, Verdict, passage_label
+from threadsage.adapters.reasoning import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label, renumbered
 from threadsage.adapters.text import term_set, terms
 from threadsage.i18n import language_of, say
 
@@ -123,8 +123,19 @@ class OfflineReasoner:
         needed = max(1, math.ceil(0.3 * len(query)))
         return [len(query & passage_terms(p)) >= needed for p in passages]
 
+    async def answer(self, question: str, passages: Sequence[Passage]) -> GroundedAnswer:
+        """The extract from the passages that share enough of the question's terms (`grade`), its
+        citations numbered in `passages`."""
+        verdicts = await self.grade(question, passages)
+        relevant = [n for n, ok in enumerate(verdicts, start=1) if ok]
+        if not relevant:
+            return GroundedAnswer(answer=say("not_found", language_of(question)), used=[])
+        text = await self.extract(question, [passages[n - 1] for n in relevant])
+        return GroundedAnswer(answer=renumbered(text, dict(enumerate(relevant, start=1))), used=relevant)
+
     @off_the_loop
-    def answer(self, question: str, passages: Sequence[Passage]) -> str:
+    def extract(self, question: str, passages: Sequence[Passage]) -> str:
+        """The sentences (or the section) of the passages that best answer the question, cited [n]."""
         query = terms(split_exclusion(question).query)
         language = language_of(question)
         if not query or not passages:

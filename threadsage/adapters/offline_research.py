@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from threadsage.adapters.offline import OfflineReasoner
-from threadsage.adapters.reasoning import Passage
+from threadsage.adapters.reasoning import Passage, renumbered
 from threadsage.adapters.research import Finding, StepResult, in_pool, pooled
 from threadsage.adapters.text import term_set
 from threadsage.i18n import language_of, say
@@ -78,10 +78,10 @@ class OfflineResearcher:
         # policy's "Hotel limits" before the Toronto one's, whose table merely mentions Lisbon.
         wanted = term_set(sub_question)
         relevant.sort(key=lambda p: -len(wanted & term_set(f"{p['title']} {p['heading']}")))
-        answer = await self.reasoner.answer(sub_question, relevant)
+        answer = await self.reasoner.extract(sub_question, relevant)
         # The extract numbers `relevant`; the step's passages are `passages`: renumber.
         position = {p["id"]: i for i, p in enumerate(passages, start=1)}
-        answer = re.sub(r"\[(\d+)\]", lambda m: f"[{position[relevant[int(m.group(1)) - 1]['id']]}]", answer)
+        answer = renumbered(answer, {n: position[p["id"]] for n, p in enumerate(relevant, start=1)})
         return StepResult(answer=answer, found="[" in answer)
 
     async def replan(self, question: str, findings: Sequence[Finding], remaining: Sequence[str]) -> list[str]:

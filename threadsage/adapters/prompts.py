@@ -41,19 +41,13 @@ that name the alternatives in the user's terms. Use the excerpts only to judge a
     + DATA_NOT_INSTRUCTIONS
 )
 
-GRADE = (
-    """For each numbered excerpt, decide whether it contains information relevant to \
-answering the question. Return the numbers of the relevant excerpts.\
-"""
-    + DATA_NOT_INSTRUCTIONS
-)
-
 ANSWER = (
     """You answer questions using only the numbered excerpts from the organisation's \
 documents. Cite every statement with the number of its excerpt in square brackets, like [1] or \
 [2][3]. Do not cite numbers that are not listed. If the excerpts do not contain the answer, say \
 that the documents don't cover it. Be concise; use Markdown lists for steps. Answer in the \
-language of the question.\
+language of the question. Give your answer by calling GroundedAnswer, with the numbers of the \
+excerpts it relies on in `used` (none when the excerpts do not answer the question).\
 """
     + DATA_NOT_INSTRUCTIONS
 )

@@ -7,7 +7,8 @@ for both; it only ever sees these types.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Literal, NotRequired, Protocol, TypedDict
 
 from pydantic import BaseModel, Field
@@ -79,6 +80,32 @@ class Verdict(BaseModel):
         return round((self.grounded + self.useful) / 2, 3)
 
 
+class GroundedAnswer(BaseModel):
+    """Your answer to the question, and the numbers of the excerpts it relies on."""
+
+    answer: str = Field(
+        description="The answer, citing every statement with its excerpt number like [1]; or, when the excerpts "
+        "do not contain the answer, a short statement that the documents don't cover it."
+    )
+    used: list[int] = Field(
+        default_factory=list,
+        description="The numbers of the excerpts the answer relies on; empty when they do not answer the question.",
+    )
+
+
+CITATION = re.compile(r"\[(\d{1,3})\]")
+
+
+def cited(text: str) -> set[int]:
+    """The excerpt numbers an answer cites as [n]."""
+    return {int(n) for n in CITATION.findall(text)}
+
+
+def renumbered(text: str, numbers: Mapping[int, int]) -> str:
+    """The text with each [n] that `numbers` maps replaced by [numbers[n]]; the others as they are."""
+    return CITATION.sub(lambda m: f"[{numbers.get(int(m.group(1)), int(m.group(1)))}]", text)
+
+
 class Reasoner(Protocol):
     name: str
 
@@ -88,11 +115,9 @@ class Reasoner(Protocol):
     async def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
         """Decide intent and confidence; propose clarification options when ambiguous."""
 
-    async def grade(self, question: str, passages: Sequence[Passage]) -> list[bool]:
-        """Which passages are relevant to the question."""
-
-    async def answer(self, question: str, passages: Sequence[Passage]) -> str:
-        """An answer citing passages as [n] (1-based), or saying the passages don't cover it."""
+    async def answer(self, question: str, passages: Sequence[Passage]) -> GroundedAnswer:
+        """An answer citing passages as [n] (1-based), or saying the passages don't cover it, with
+        the passages it relies on: the grading of the passages comes with the answer, in one call."""
 
     async def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
         """How grounded and useful an answer is."""

@@ -6,9 +6,10 @@ begin → contextualise → tools ─┬─ (arithmetic or dates only) ───
                                          ├─ fallback ─┬─ (web search on) web ─┬→ compose
                                          │            └──────────────────────┴→ fallback → compose
                                          ├─ fast_retrieval ─→ generate ─→ compose
-                                         ├─ standard_retrieval ─→ grade ─→ generate ─→ judge ─┬→ compose
-                                         ├─ code_search ─→ retrieve ─┘          ↑             ├→ rewrite → retrieve
-                                         │                                                   └→ settle → compose
+                                         ├─ standard_retrieval ───────→ generate ─┬→ judge ─┬→ compose
+                                         ├─ code_search ─→ retrieve ─┘            ├─────────┼→ rewrite → retrieve
+                                         │                                        └─────────┴→ settle → compose
+                                         │       (generate reports the passages its answer relies on; none: no judge)
                                          │                          (≤ max_hops, ≤ llm_budget)
                                          └─ deep_search ─→ plan → execute ─┬→ execute (the next step)
                                                                  ↑         ├→ replan ─┘
@@ -32,10 +33,8 @@ from threadsage.graph.nodes.compose import compose
 from threadsage.graph.nodes.deep import after_execute, execute, next_step, plan, replan, synthesise
 from threadsage.graph.nodes.retrieval import (
     after_generate,
-    after_grade,
     after_judge,
     generate,
-    grade,
     judge,
     retrieve,
     rewrite,
@@ -64,7 +63,6 @@ def build_graph(
     graph.add_node("direct_reply", direct_reply)
     graph.add_node("fallback", fallback)
     graph.add_node("retrieve", retrieve)
-    graph.add_node("grade", grade)
     graph.add_node("generate", generate)
     graph.add_node("judge", judge)
     graph.add_node("rewrite", rewrite)
@@ -90,7 +88,7 @@ def build_graph(
             "fallback": "fallback",
             "web": "web",
             "fast_retrieval": "generate",  # answers from the router's evidence
-            "standard_retrieval": "grade",  # the router's evidence is the first hop's retrieval
+            "standard_retrieval": "generate",  # the router's evidence is the first hop's retrieval
             "code_search": "retrieve",
             "deep_search": "plan",
         },
@@ -103,11 +101,12 @@ def build_graph(
     graph.add_conditional_edges("replan", next_step, {"execute": "execute", "synthesise": "synthesise"})
     graph.add_edge("synthesise", "compose")
     graph.add_conditional_edges("web", after_web, {"answered": "compose", "fallback": "fallback"})
-    graph.add_edge("retrieve", "grade")
+    graph.add_edge("retrieve", "generate")
     graph.add_conditional_edges(
-        "grade", after_grade, {"generate": "generate", "rewrite": "rewrite", "settle": "settle"}
+        "generate",
+        after_generate,
+        {"judge": "judge", "finish": "compose", "rewrite": "rewrite", "settle": "settle"},
     )
-    graph.add_conditional_edges("generate", after_generate, {"judge": "judge", "finish": "compose"})
     graph.add_conditional_edges("judge", after_judge, {"finish": "compose", "rewrite": "rewrite", "settle": "settle"})
     graph.add_edge("rewrite", "retrieve")
     graph.add_edge("settle", "compose")

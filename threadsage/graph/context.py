@@ -19,7 +19,7 @@ class Policy:
     clarify_threshold: float = 0.6  # route confidence below this → ask back
     max_clarify_rounds: int = 2  # per question; then the best-effort answer
     max_hops: int = 2  # retrieve → answer → judge rounds in the self-check loop
-    llm_budget: int = 8  # reasoning calls per turn
+    llm_budget: int = 7  # reasoning calls per turn
     deep_budget: int = 12  # reasoning calls of a deep-search turn, in place of llm_budget
     deep_max_steps: int = 4  # sub-questions executed in one deep search
     deep_max_replans: int = 1  # new plans in one deep search

@@ -31,7 +31,6 @@ STEP_OF_NODE: dict[str, Step] = {
     "execute": Step.SEARCHING,
     "replan": Step.SEARCHING,
     "web": Step.SEARCHING,
-    "grade": Step.CHECKING,
     "judge": Step.CHECKING,
     "generate": Step.WRITING,
     "direct_reply": Step.WRITING,

@@ -1,9 +1,9 @@
 """The calculator and the calendar as tools the language model may call while it answers.
 
-The answer's request offers both tools (OpenAI's `tools`, through langchain's `bind_tools`); when
-the model asks for one, the tool runs here and its result goes back as a `tool` message, for at
-most MAX_TOOL_ROUNDS rounds, after which the model must answer without tools. What the tools
-computed is shown under the answer, so a person can check the arithmetic.
+The answer's request offers both tools (OpenAI's `tools`, through langchain's `bind_tools`) beside
+the answer's own structured form; when the model asks for a tool, it runs here and its result goes
+back as a `tool` message, for at most MAX_TOOL_ROUNDS rounds, after which the model must answer.
+What the tools computed is shown under the answer, so a person can check the arithmetic.
 """
 
 from __future__ import annotations
@@ -56,24 +56,31 @@ def run_tool(name: str, args: dict[str, Any], calendar: Calendar) -> str:
     return f"Error: there is no tool called {name}."
 
 
-async def answer_with_tools(invoke: Invoke, model: ChatOpenAI, messages: list[BaseMessage], calendar: Calendar) -> str:
-    """The model's answer to `messages`, with the tools it called run in between."""
-    offered = model.bind_tools(list(TOOLS))
+async def answer_with_tools(
+    invoke: Invoke, model: ChatOpenAI, messages: list[BaseMessage], calendar: Calendar, report: type[BaseModel]
+) -> tuple[AIMessage, list[str]]:
+    """The model's final reply to `messages` and what the tools it called computed, run in between.
+
+    The model must call a tool (`tool_choice="required"`): a calculation, or `report`, the answer
+    itself as structured output; after MAX_TOOL_ROUNDS only `report` is offered. A server that
+    ignores `tool_choice` may answer in plain text instead: that reply is final too.
+    """
+    offered = model.bind_tools([*TOOLS, report], tool_choice="required")
     used: list[str] = []
     for _ in range(MAX_TOOL_ROUNDS):
         reply = await invoke(messages, offered)
-        if not reply.tool_calls:
-            return _shown(str(reply.content).strip(), used)
+        if not reply.tool_calls or any(call["name"] == report.__name__ for call in reply.tool_calls):
+            return reply, used
         messages = [*messages, reply]
         for call in reply.tool_calls:
             result = run_tool(call["name"], call["args"], calendar)
             used.append(result)
             messages.append(ToolMessage(result, tool_call_id=call["id"] or call["name"]))
-    final = await invoke(messages, model.bind_tools(list(TOOLS), tool_choice="none"))
-    return _shown(str(final.content).strip(), used)
+    return await invoke(messages, model.bind_tools([*TOOLS, report], tool_choice=report.__name__)), used
 
 
-def _shown(answer: str, used: list[str]) -> str:
+def shown(answer: str, used: list[str]) -> str:
+    """The answer with what the tools computed under it, so a person can check the arithmetic."""
     if not used or not answer:
         return answer
     return answer + "\n\n" + "\n".join(f"_Computed: {result}_" for result in used)

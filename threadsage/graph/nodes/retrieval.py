@@ -1,9 +1,10 @@
 """The retrieval strategies and the self-check loop (Self-RAG).
 
-retrieve → grade (drop irrelevant passages) → generate (numbered citations) → judge → finish,
-or rewrite the query and go round again. Two brakes stop the loop: `max_hops` and the per-turn
-budget of reasoning calls. When they bite, the best-scoring answer so far is returned, marked
-low-confidence — not a canned refusal.
+retrieve → generate (numbered citations, and the passages the answer relies on: the grading, in
+the same model call) → judge → finish, or rewrite the query and go round again; an answer that
+relies on no passage goes round again without being judged. Two brakes stop the loop: `max_hops`
+and the per-turn budget of reasoning calls. When they bite, the best-scoring answer so far is
+returned, marked low-confidence — not a canned refusal.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Literal
 from langgraph.runtime import Runtime
 
 from threadsage.adapters.exclusion import split_exclusion, without_excluded
+from threadsage.adapters.reasoning import GroundedAnswer, Passage, cited, renumbered
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.nodes.evidence import search
@@ -40,21 +42,9 @@ async def retrieve(state: ConversationState, runtime: Runtime[BrainContext]) -> 
     }
 
 
-async def grade(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
-    documents = state.get("documents", [])
-    if not documents:
-        return {"trace": traced(state, "grade", "nothing to grade")}
-    verdicts = await runtime.context.reasoner.grade(state["standalone"], documents)
-    kept = [d for d, relevant in zip(documents, verdicts, strict=False) if relevant]
-    return {
-        "documents": kept,
-        "llm_calls": calls(state),
-        "trace": traced(state, "grade", f"kept {len(kept)} of {len(documents)}"),
-    }
-
-
 async def generate(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
-    """Answer from the passages. Fast retrieval answers from the router's top evidence."""
+    """Answer from the passages, keeping those the answer relies on. Fast retrieval answers from
+    the router's top evidence."""
     ctx = runtime.context
     documents = state.get("documents", [])
     if state.get("route") == "fast_retrieval":
@@ -63,20 +53,28 @@ async def generate(state: ConversationState, runtime: Runtime[BrainContext]) -> 
         key = "no_code" if state.get("route") == "code_search" else "not_covered"
         message = say(key, language_of(state["question"]))
         return {"documents": [], "answer": message, "trace": traced(state, "generate", "no passages")}
-    answer = await ctx.reasoner.answer(state["standalone"], documents)
+    answer, kept = relied_on(await ctx.reasoner.answer(state["standalone"], documents), documents)
     return {
-        "documents": documents,
+        "documents": kept,
         "answer": answer,
         "llm_calls": calls(state),
-        "trace": traced(state, "generate", f"answer from {len(documents)} passages"),
+        "trace": traced(state, "generate", f"answer relies on {len(kept)} of {len(documents)} passages"),
     }
+
+
+def relied_on(result: GroundedAnswer, documents: list[Passage]) -> tuple[str, list[Passage]]:
+    """The passages the answer says it uses or cites, in their order, and the answer renumbered
+    to them: what the judge checks and the citations point at, as when a grade dropped the rest."""
+    numbers = sorted((set(result.used) | cited(result.answer)) & set(range(1, len(documents) + 1)))
+    return (
+        renumbered(result.answer, {old: new for new, old in enumerate(numbers, start=1)}),
+        [documents[n - 1] for n in numbers],
+    )
 
 
 async def judge(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     """Score the answer; remember the best one in case the loop runs out."""
-    documents = state.get("documents", [])
-    if not documents:
-        return {"trace": traced(state, "judge", "nothing to judge")}
+    documents = state["documents"]
     verdict = await runtime.context.reasoner.judge(state["standalone"], documents, state["answer"])
     update: ConversationState = {
         "llm_calls": calls(state),
@@ -119,24 +117,25 @@ def settle(state: ConversationState) -> ConversationState:
 # --- conditional edges ---------------------------------------------------------------------
 
 
-def after_grade(state: ConversationState, runtime: Runtime[BrainContext]) -> Literal["generate", "rewrite", "settle"]:
-    if state.get("documents"):
-        return "generate"
-    return "rewrite" if _may_loop(state, runtime) else "settle"
-
-
 def after_judge(state: ConversationState, runtime: Runtime[BrainContext]) -> Literal["finish", "rewrite", "settle"]:
-    if not state.get("documents") or state.get("confidence", 0.0) >= runtime.context.policy.good_enough:
+    if state.get("confidence", 0.0) >= runtime.context.policy.good_enough:
         return "finish"
     return "rewrite" if _may_loop(state, runtime) else "settle"
 
 
-def after_generate(state: ConversationState) -> Literal["judge", "finish"]:
-    """Fast retrieval answers in one generation; the others are checked."""
-    return "finish" if state.get("route") == "fast_retrieval" else "judge"
+def after_generate(
+    state: ConversationState, runtime: Runtime[BrainContext]
+) -> Literal["judge", "finish", "rewrite", "settle"]:
+    """Fast retrieval answers in one generation; the others are checked, unless the answer relies
+    on no passage: then there is nothing to check, and the loop searches again."""
+    if state.get("route") == "fast_retrieval":
+        return "finish"
+    if state.get("documents"):
+        return "judge"
+    return "rewrite" if _may_loop(state, runtime) else "settle"
 
 
 def _may_loop(state: ConversationState, runtime: Runtime[BrainContext]) -> bool:
-    """Another hop costs a rewrite, a grade, a generation and a judgement."""
+    """Another hop costs a rewrite, a generation (which grades) and a judgement."""
     policy = runtime.context.policy
-    return state.get("hops", 0) < policy.max_hops and calls(state, 4) <= policy.llm_budget
+    return state.get("hops", 0) < policy.max_hops and calls(state, 3) <= policy.llm_budget
