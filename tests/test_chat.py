@@ -76,7 +76,7 @@ async def test_a_redelivered_unfinished_turn_continues_from_its_last_checkpoint(
         with delivering(Delivery("job-1", attempt=2, final=False)):
             [answer] = await chat.handle(TURN)
     assert answer.kind is ReplyKind.ANSWER and answer.text == "Premium economy is allowed [1]."
-    assert llm.chat_kinds() == ["answer", "Verdict"]  # routing and grading were not repeated
+    assert llm.chat_kinds() == ["answer", "Verdict"]  # routing was not repeated
 
 
 async def test_an_outage_is_raised_for_a_retry_until_the_last_try(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
