@@ -71,7 +71,7 @@ CLARIFY_FIRST = {
     "clarify_prompt": "Which password?",
     "clarify_options": ["VPN password", "E-mail password"],
 }
-TARGETS = {"fast_retrieval": 2, "standard_retrieval": 4}  # LLM calls per turn, first hop
+TARGETS = {"fast_retrieval": 2, "standard_retrieval": 3}  # LLM calls per turn, first hop
 
 
 @dataclass
@@ -253,7 +253,7 @@ def main() -> None:
             f"| {row.backend} | {row.route} | {calls} | {verdict} | {percentile(row.overheads, 50) * ms:.1f} | "
             f"{percentile(row.overheads, 95) * ms:.1f} | {percentile(row.walls, 50) * ms:.1f} |"
         )
-    print("\nTargets: fast_retrieval ≤ 2 LLM calls per turn; standard_retrieval ≤ 4 on the first hop.")
+    print("\nTargets: fast_retrieval ≤ 2 LLM calls per turn; standard_retrieval ≤ 3 on the first hop.")
     unexpected = [(row, u) for row in rows for u in row.unexpected]
     if unexpected:
         print("\nTurns that did not take the expected route:")

@@ -10,14 +10,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning import Passage
+from threadsage.adapters.reasoning import CITATION, Passage
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import traced
 from threadsage.graph.state import Citation, ConversationState
 
 log = logging.getLogger(__name__)
 
-_MARKER = re.compile(r"\[(\d{1,3})\]")
 SNIPPET_CHARS = 240
 
 
@@ -50,7 +49,7 @@ def validate_citations(answer: str, documents: list[Passage]) -> tuple[str, list
         numbering.setdefault(n, len(numbering) + 1)
         return f"[{numbering[n]}]"
 
-    text = _MARKER.sub(renumber, answer)
+    text = CITATION.sub(renumber, answer)
     if dropped:
         log.warning("removed citations that point nowhere: %s", sorted(set(dropped)))
         text = re.sub(r"[ \t]+([.,;:!?])", r"\1", re.sub(r"[ \t]{2,}", " ", text))
