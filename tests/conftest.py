@@ -167,6 +167,8 @@ SLOW = (
     "tests/sources/test_git_and_folder.py::test_markdown_under_a_path_of_a_repository_syncs_by_commit",
     "tests/graph/test_answer_quality.py",  # every GitLab negation and single-text question through the chat
     "tests/console/test_console_browser.py",  # a real Chromium
+    "tests/adapters/test_lexical.py::test_a_file_added_alone_after_a_big_ingest_is_found_by_its_own_sentence",
+    "tests/adapters/test_lexical.py::test_index_terms_are_milvus_analyzer_tokens",
 )
 
 

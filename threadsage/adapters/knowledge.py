@@ -1,11 +1,14 @@
-"""The Milvus knowledge base: hybrid search, and the writes ingestion needs.
+"""The knowledge base: hybrid search, and the writes ingestion needs.
 
-One collection per knowledge base (its fields: `knowledge_schema.py`). Search is BM25 alone, or
-BM25 + dense fused with reciprocal-rank fusion (k = 60) by Milvus' hybrid search.
+One Milvus collection per knowledge base (its fields: `knowledge_schema.py`). Search is BM25
+alone, or BM25 + dense fused with reciprocal-rank fusion (k = 60); how each is ranked, on a
+Milvus server and on the embedded Milvus Lite, is in `knowledge_search.py`.
 
-The same code runs against a Milvus Lite file (`MILVUS_URI` unset, see `milvus_lite.py`) and a
-Milvus server.
-pymilvus is synchronous: the async `search` runs it in a worker thread.
+On Milvus Lite (`MILVUS_URI` unset, see `milvus_lite.py`) BM25 is an in-process index beside the
+Milvus file (`lexical.py`), which is also what the stored documents are read from: what it has
+committed is what is ingested. Writes are staged there and committed by `flush`, so a search sees
+all of an ingest's changes or none. pymilvus is synchronous: the async `search` runs it in a
+worker thread.
 """
 
 from __future__ import annotations
@@ -19,23 +22,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pymilvus import AnnSearchRequest, MilvusClient, MilvusException, RRFRanker
+from pymilvus import MilvusClient, MilvusException
 
 from threadsage.adapters import milvus_lite
 from threadsage.adapters.chunking import Chunk
 from threadsage.adapters.embeddings import Embedder
-from threadsage.adapters.knowledge_schema import TEXT_MAX_BYTES, URL_FIELD, collection_schema
-from threadsage.adapters.text import index_form
+from threadsage.adapters.knowledge_schema import (
+    PLACEHOLDER_SPARSE,
+    TEXT_MAX_BYTES,
+    URL_FIELD,
+    chunk_row,
+    collection_schema,
+    fit,
+)
+from threadsage.adapters.knowledge_search import HIT_FIELDS, Query, local_search, milvus_search
+from threadsage.adapters.knowledge_search import Hit as Hit  # callers import it from here
+from threadsage.adapters.lexical import TEXT_FIELDS, LexicalIndex
+from threadsage.adapters.text import index_form, index_terms
 from threadsage.config import Settings
 from threadsage.private_files import private_dir
 from threadsage.redaction import redact_url
 
-log = logging.getLogger(__name__)
-
-RRF_K = 60
 MAX_QUERY_CHARS = 2000
-# Candidates each retriever contributes before fusion: enough for RRF to reorder the top k.
-CANDIDATES_PER_RETRIEVER = 40
+log = logging.getLogger(__name__)
 
 _CATEGORY = re.compile(r"^[\w.-]{1,128}$")
 
@@ -45,31 +54,11 @@ class KnowledgeBaseError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Hit:
-    id: str
-    doc_id: str
-    source: str
-    path: str
-    title: str
-    heading: str
-    chunk_index: int
-    category: str
-    text: str
-    score: float
-    url: str = ""  # where the document can be read on the web, if anywhere
-
-
-@dataclass(frozen=True)
 class StoredDocument:
     doc_id: str
     source: str
     content_hash: str
     chunks: int
-
-
-_HIT_FIELDS = [
-    "doc_id", "source", "path", "title", "heading", "chunk_index", "category", "text",
-]  # fmt: skip
 
 
 class KnowledgeBase:
@@ -86,9 +75,14 @@ class KnowledgeBase:
         self.collection = collection
         self.embedder = embedder
         self._uri = describe_uri
+        # On Milvus Lite, BM25 is ours (`lexical.py`); on a server, Milvus's BM25 function.
+        self._lexical = LexicalIndex(lite_path.parent / "lexical" / collection) if lite_path else None
+        self._milvus_bm25 = self._lexical is None
+        self._closed = False
         # A collection made before links has no url field: it works on without links.
-        self._hit_fields = [*_HIT_FIELDS, URL_FIELD]
+        self._hit_fields = [*HIT_FIELDS, URL_FIELD]
         self._dense_dim = self._existing_dense_dim()
+        self._catch_up_lexical()
 
     # --- opening ---------------------------------------------------------------------------
 
@@ -112,6 +106,9 @@ class KnowledgeBase:
         return cls(client, settings.collection, embedder, describe, path)
 
     def close(self) -> None:
+        self._closed = True
+        if self._lexical is not None:
+            self._lexical.close()
         self._client.close()
         if self._lite_path is not None:
             milvus_lite.release(self._lite_path)
@@ -121,11 +118,14 @@ class KnowledgeBase:
         try:
             if not self._client.has_collection(self.collection):
                 return None
-            fields = self._client.describe_collection(self.collection)["fields"]
+            described = self._client.describe_collection(self.collection)
             self._client.load_collection(self.collection)  # a reopened collection starts released
         except MilvusException as exc:
             raise KnowledgeBaseError(_unreachable_message(self._uri, exc, "")) from exc
-        self._hit_fields = [*_HIT_FIELDS, URL_FIELD] if any(f["name"] == URL_FIELD for f in fields) else _HIT_FIELDS
+        fields = described["fields"]
+        # A Milvus Lite collection made before the in-process index still computes BM25 itself.
+        self._milvus_bm25 = bool(described.get("functions"))
+        self._hit_fields = [*HIT_FIELDS, URL_FIELD] if any(f["name"] == URL_FIELD for f in fields) else HIT_FIELDS
         for f in fields:
             if f["name"] == "dense":
                 return int(f["params"]["dim"])
@@ -161,13 +161,19 @@ class KnowledgeBase:
         if self._dense_dim is not None:
             return
         dim = self.embedder.dim if self.embedder else 0
-        schema, index = collection_schema(self._client, dim)
+        self._milvus_bm25 = self._lexical is None
+        schema, index = collection_schema(self._client, dim, self._milvus_bm25)
         self._client.create_collection(self.collection, schema=schema, index_params=index)
-        self._dense_dim, self._hit_fields = dim, [*_HIT_FIELDS, URL_FIELD]
+        self._hit_fields = [*HIT_FIELDS, URL_FIELD]
+        if self._lexical is not None and self._lexical.count():
+            self._lexical.clear()  # left from a Milvus file that was removed: it indexed nothing here
+        self._dense_dim = dim
 
     def drop(self) -> None:
         if self._client.has_collection(self.collection):
             self._client.drop_collection(self.collection)
+        if self._lexical is not None:
+            self._lexical.clear()
         self._dense_dim = None
 
     def stored_documents(self) -> dict[str, StoredDocument]:
@@ -175,7 +181,7 @@ class KnowledgeBase:
         if self._dense_dim is None:
             return {}
         docs: dict[str, StoredDocument] = {}
-        for row in self._iterate(["doc_id", "source", "content_hash"]):
+        for row in self._rows(["doc_id", "source", "content_hash"]):
             known = docs.get(row["doc_id"])
             docs[row["doc_id"]] = StoredDocument(
                 row["doc_id"], row["source"], row["content_hash"], (known.chunks if known else 0) + 1
@@ -188,49 +194,48 @@ class KnowledgeBase:
         if URL_FIELD not in self._hit_fields and any(c.document.url for c in chunks):
             log.warning("'%s' predates links: sources show paths until it is rebuilt (--rebuild)", self.collection)
         vectors = self.embedder.embed_documents([c.search_text for c in chunks]) if self.embedder else None
-        rows = []
-        for i, chunk in enumerate(chunks):
-            doc = chunk.document
-            row = {
-                "id": chunk.id,
-                "doc_id": doc.doc_id,
-                "source": _fit(doc.source, 2048),
-                "path": _fit(doc.path, 1024),
-                "title": _fit(doc.title, 1024),
-                "heading": _fit(chunk.heading, 2048),
-                "chunk_index": chunk.index,
-                "content_hash": doc.content_hash,
-                "category": doc.category,
-                "updated_at": doc.updated_at,
-                "text": _fit(chunk.text, TEXT_MAX_BYTES),
-                "search_text": _fit(index_form(chunk.search_text), TEXT_MAX_BYTES),
-            }
-            if vectors is not None:
-                row["dense"] = vectors[i]
-            if URL_FIELD in self._hit_fields:
-                row[URL_FIELD] = _fit(doc.url, 2048)
-            rows.append(row)
-        self._client.insert(self.collection, rows)
+        with_url = URL_FIELD in self._hit_fields
+        rows = [chunk_row(c, vectors[i] if vectors else None, with_url) for i, c in enumerate(chunks)]
+        if self._lexical is None:
+            self._client.insert(self.collection, rows)
+            return
+        for row in rows:
+            self._lexical.add(row, index_terms(row["search_text"]))
+            if not self._milvus_bm25:
+                # pymilvus checks strings a character at a time: not sending this text twice
+                # (the in-process index has its terms) halves the cost of a write.
+                row["search_text"], row["sparse"] = "", PLACEHOLDER_SPARSE
+        # Upsert: after a crash between this and `flush`, the rows are written again.
+        self._client.upsert(self.collection, rows)
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         for start in range(0, len(doc_ids), 500):
             batch = doc_ids[start : start + 500]
             self._client.delete(self.collection, filter=f"doc_id in {_quoted_list(batch)}")
+        if self._lexical is not None:
+            self._lexical.delete(doc_ids)
 
     def delete_stale(self, doc_id: str, keep_hash: str) -> None:
         """Delete the chunks of `doc_id` of every version but `keep_hash`: the second half of
         replacing a document (its new chunks are written first), used by ingestion and sync."""
         stale = f"doc_id in {_quoted_list([doc_id])} and content_hash not in {_quoted_list([keep_hash])}"
         self._client.delete(self.collection, filter=stale)
+        if self._lexical is not None:
+            self._lexical.delete_stale(doc_id, keep_hash)
 
     def flush(self) -> None:
-        """Seal what was written: searches right after an ingest are then fast."""
+        """Seal what was written: searches right after an ingest are then fast, and on Milvus
+        Lite they see the ingest's changes from now on, all at once."""
         if self._dense_dim is not None:
             self._client.flush(self.collection)
+        if self._lexical is not None:
+            self._lexical.commit()
 
     def count(self) -> int:
         if self._dense_dim is None:
             return 0
+        if self._lexical is not None:
+            return self._lexical.count()
         return sum(1 for _ in self._iterate(["doc_id"]))
 
     def category_counts(self) -> dict[str, int]:
@@ -238,7 +243,7 @@ class KnowledgeBase:
         the bot covers. Reads every chunk's id: call it in a thread."""
         if self._dense_dim is None:
             return {}
-        documents = {row["doc_id"]: row["category"] for row in self._iterate(["doc_id", "category"])}
+        documents = {row["doc_id"]: row["category"] for row in self._rows(["doc_id", "category"])}
         return dict(sorted(Counter(documents.values()).items()))
 
     # --- searching -------------------------------------------------------------------------
@@ -268,38 +273,36 @@ class KnowledgeBase:
         filter_expr = " and ".join(
             f for f in (_category_filter(categories), f"path in {_quoted_list(paths)}" if paths else "") if f
         )
+        hybrid = bool(self._dense_dim and self.embedder)
+        vector = self.embedder.embed_query(query) if hybrid and self.embedder else None
+        request = Query(indexed, index_terms(indexed), vector, k, filter_expr, categories, paths, self._hit_fields)
+        if self._closed:  # the in-process index would still answer; a closed one must not
+            raise KnowledgeBaseError(f"Search failed on {self._uri}: the knowledge base was closed")
         try:
-            if self._dense_dim and self.embedder:
-                vector = self.embedder.embed_query(query)
-                pool = max(k, CANDIDATES_PER_RETRIEVER)
-                requests = [
-                    AnnSearchRequest([indexed], "sparse", {"metric_type": "BM25"}, pool, filter_expr),
-                    AnnSearchRequest([vector], "dense", {"metric_type": "COSINE"}, pool, filter_expr),
-                ]
-                result = self._client.hybrid_search(
-                    self.collection,
-                    reqs=requests,
-                    ranker=RRFRanker(RRF_K),
-                    limit=k,
-                    output_fields=self._hit_fields,
-                )
-                bm25 = False
-            else:
-                result = self._client.search(
-                    self.collection,
-                    data=[indexed],
-                    anns_field="sparse",
-                    limit=k,
-                    filter=filter_expr,
-                    search_params={"metric_type": "BM25"},
-                    output_fields=self._hit_fields,
-                )
-                bm25 = True
+            if self._lexical is not None:
+                return local_search(self._lexical, self._client, self.collection, request)
+            return milvus_search(self._client, self.collection, request)
         except MilvusException as exc:
             raise KnowledgeBaseError(f"Search failed on {self._uri}: {exc}") from exc
-        return [_hit(raw, bm25) for raw in result[0]]
 
     # --- helpers ---------------------------------------------------------------------------
+
+    def _rows(self, fields: list[str]) -> Iterator[dict[str, Any]]:
+        """Every chunk's row: on Milvus Lite as the in-process index has committed them."""
+        return self._lexical.iterate() if self._lexical is not None else self._iterate(fields)
+
+    def _catch_up_lexical(self) -> None:
+        """Fill a missing in-process index from the Milvus Lite rows, once: a knowledge base
+        ingested before the index existed, or one whose index directory was removed."""
+        if self._lexical is None or self._dense_dim is None or self._lexical.count():
+            return
+        log.info("Indexing the knowledge base '%s' for search (once)", self.collection)
+        fields = [f for f in ("chunk_index", "search_text", *TEXT_FIELDS) if f != URL_FIELD or f in self._hit_fields]
+        for row in self._iterate(fields):
+            search_text = "\n".join(part for part in (row["title"], row["heading"], row["text"]) if part)
+            form = row["search_text"] or fit(index_form(search_text), TEXT_MAX_BYTES)  # as `Chunk.search_text`
+            self._lexical.add(row, index_terms(form))
+        self._lexical.commit()
 
     def _iterate(self, fields: list[str]) -> Iterator[dict[str, Any]]:
         iterator = self._client.query_iterator(
@@ -310,13 +313,6 @@ class KnowledgeBase:
                 yield from batch
         finally:
             iterator.close()
-
-
-def _hit(raw: dict[str, Any], bm25: bool) -> Hit:
-    entity = raw["entity"]
-    # Milvus Lite reports BM25 as a negated distance, a Milvus server as a positive score.
-    score = abs(raw["distance"]) if bm25 else raw["distance"]
-    return Hit(id=raw["id"], score=float(score), url=entity.get(URL_FIELD) or "", **{f: entity[f] for f in _HIT_FIELDS})
 
 
 def _category_filter(categories: Sequence[str] | None) -> str:
@@ -333,14 +329,6 @@ def validate_category(category: str) -> str:
 
 def _quoted_list(values: Sequence[str]) -> str:
     return "[" + ", ".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "]"
-
-
-def _fit(text: str, max_bytes: int) -> str:
-    """Milvus limits VARCHAR by bytes; cut on a character boundary."""
-    encoded = text.encode("utf-8")
-    if len(encoded) <= max_bytes:
-        return text
-    return encoded[:max_bytes].decode("utf-8", errors="ignore")
 
 
 def _unreachable_message(describe: str, exc: Exception, uri: str) -> str:
