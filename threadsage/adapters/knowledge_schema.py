@@ -31,7 +31,7 @@ ANALYZER_PARAMS = {
 }
 
 
-def collection_schema(client: MilvusClient, dim: int, milvus_bm25: bool) -> tuple[CollectionSchema, IndexParams]:
+def collection_schema(client: MilvusClient, dim: int, milvus_bm25: bool = True) -> tuple[CollectionSchema, IndexParams]:
     """The fields and indexes of a new collection; `dim` 0 for one without dense vectors,
     `milvus_bm25` for Milvus to compute BM25 (else the sparse field is a placeholder)."""
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
