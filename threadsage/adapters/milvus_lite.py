@@ -44,6 +44,18 @@ def release(path: Path) -> None:
     server_manager_instance.release_server(str(path))
 
 
+# pymilvus pings its server every 10 s, with or without calls in flight; Milvus Lite's gRPC server
+# keeps gRPC's default policy (at most one ping per 5 minutes without data from it, 2 strikes), so
+# under load — its Python handlers starved of the interpreter, a response slower than the client's
+# pings — it closes the channel with GOAWAY `too_many_pings`, failing the calls on it. A server in
+# this very process cannot vanish unseen: no keep-alive pings to it at all. (BDP pings follow data
+# from the server, which clears the strikes, and stay: they size the window for ingestion.)
+CLIENT_GRPC_OPTIONS = {
+    "grpc.keepalive_time_ms": 2**31 - 1,  # gRPC's "never"
+    "grpc.keepalive_permit_without_calls": 0,
+}
+
+
 def is_lite_file(uri: str) -> bool:
     return bool(uri) and not uri.startswith(("http://", "https://", "tcp://")) and Path(uri).suffix == ".db"
 
