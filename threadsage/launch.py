@@ -1,5 +1,6 @@
 """The processes operators run, each with one HTTP server on `THREADSAGE_HTTP_PORT` serving
-/healthz, /readyz and /metrics:
+/healthz, /readyz and /metrics, on a thread of its own (`http_thread`: acknowledgements do not
+wait behind turns):
 
 - `serve`: everything in one process — one chat service, Slack (Socket Mode or the Events API)
   and Telegram (long polling or the webhook) (`threadsage run`, `slack`, `telegram`); with
@@ -19,11 +20,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import AsyncIterator, Awaitable, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import TYPE_CHECKING
 
-import uvicorn
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -35,10 +35,10 @@ from threadsage.console import console_routes
 from threadsage.delivery.jobs import Job, Performer
 from threadsage.delivery.outages import ServiceUnavailable, first_leaf
 from threadsage.delivery.queue import TurnQueue
+from threadsage.http_thread import HomeLoop, http_server, on_home_loop
 from threadsage.memory.retention import prune_periodically
 from threadsage.redaction import redact_url
 from threadsage.runtime import open_chat_service, open_coordinator
-from threadsage.server import ReadinessCheck, create_app
 from threadsage.sources.service import knowledge_upkeep
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
     restart. Without Redis a crash loses the turns in flight (docs/operations.md)."""
     stop = _stop_on_signals()
     signer = Signer(load_secret(settings))
-    routes: list[Route] = []
+    routes: list[Route] = []  # served from the HTTP thread: Slack's reaches this loop itself, the others
+    home = HomeLoop()  # through `on_home_loop`
     bots = ByPlatform()
     async with AsyncExitStack() as stack:
         coordinator = await stack.enter_async_context(open_coordinator(settings))
@@ -104,9 +105,11 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
             )
             bots.add("telegram", telegram)
             if queue is not None:
-                routes += await _telegram_into(queue, telegram.app.bot, settings, stack)
+                routes += [
+                    on_home_loop(home, r) for r in await _telegram_into(queue, telegram.app.bot, settings, stack)
+                ]
             elif telegram.webhook is not None:
-                routes.append(telegram.webhook_route())
+                routes.append(on_home_loop(home, telegram.webhook_route()))
         running = asyncio.Event()
 
         async def ready() -> bool:
@@ -178,7 +181,7 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
         if telegram is not None:
             bot = await stack.enter_async_context(build_application(settings, polling=False).bot)
             await telegram.register(bot)
-            routes.append(telegram.route())
+            routes.append(on_home_loop(HomeLoop(), telegram.route()))
             log.info("Telegram: webhook at POST /telegram/webhook, into the turn queue")
 
         async def ready() -> bool:
@@ -272,38 +275,6 @@ async def _run_queue(settings: Settings, performer: Performer, running: asyncio.
             pause = min(pause * 2, 10.0)
         finally:
             measuring.cancel()
-
-
-@asynccontextmanager
-async def http_server(
-    settings: Settings, routes: list[Route], ready: ReadinessCheck | None = None
-) -> AsyncIterator[None]:
-    """/healthz, /readyz, /metrics and the given routes on THREADSAGE_HTTP_PORT while inside."""
-    config = uvicorn.Config(
-        create_app(routes, ready),
-        host="0.0.0.0",
-        port=settings.http_port,
-        log_level="info",
-        log_config=None,  # its lines go through the process's handler (JSON, scrubbed)
-        access_log=False,
-    )
-    server = _Server(config)
-    serving = asyncio.create_task(server.serve())
-    log.info("listening on port %d", settings.http_port)
-    try:
-        yield
-    finally:
-        server.should_exit = True
-        await serving
-
-
-class _Server(uvicorn.Server):
-    """uvicorn without its signal handlers: a signal stops the whole process, in order, and this
-    server last (uvicorn's own would stop it first, while turns are still being finished)."""
-
-    @contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
 
 
 def _refusing_when_stopped(stop: asyncio.Event, routes: list[Route]) -> list[Route]:

@@ -46,6 +46,7 @@ from threadsage.bots.tokens import Signer
 from threadsage.chat import ChatService, Turn
 from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
+from threadsage.http_thread import HomeLoop
 from threadsage.i18n import Language, language_of, say
 from threadsage.memory.coordination import Coordinator
 
@@ -86,7 +87,9 @@ class SlackBot:
         self.own_teams: frozenset[str] = frozenset()  # the bot's workspace and organisation, from auth.test
         self.bot_user = ""  # the bot's user id, from auth.test
         self.tasks = BackgroundTasks()
+        self.loop: HomeLoop | None = None  # the loop it runs on, from `running`
         self.dispatch = dispatch or self._work_here
+        self._queueing = dispatch is not None
         # One HTTP session for every Web API call: slack_sdk otherwise opens a session (and builds
         # a TLS context, ~10 ms of CPU on the event loop) per call, which shows in ack latency.
         self._session = aiohttp.ClientSession()
@@ -126,6 +129,7 @@ class SlackBot:
     async def running(self) -> AsyncIterator[SlackBot]:
         """Check the token once at start-up (a refused one fails here, clearly), and on the way
         out finish the turns in flight and close the HTTP session."""
+        self.loop = HomeLoop()
         try:
             identity = await self._identity()
             self.own_teams = frozenset(filter(None, (identity.get("team_id"), identity.get("enterprise_id"))))
@@ -143,9 +147,15 @@ class SlackBot:
             raise ValueError(f"Slack refused SLACK_BOT_TOKEN ({exc.response.get('error')})") from None
 
     def route(self) -> Route:
+        """POST /slack/events, served from any loop. Answering here, an event is acknowledged
+        before bolt sees it (its listeners then run on the bot's loop); queueing, the delivery is
+        in the turn queue before the acknowledgement. Interactivity and commands, whose
+        acknowledgement may carry a message, always wait for bolt."""
         if self._verifier is None:
             raise ValueError("the Events API needs SLACK_SIGNING_SECRET")
-        return events_route(self.app, self._verifier)
+        if self.loop is None:
+            raise RuntimeError("the Slack route is served while the bot is `running()`")
+        return events_route(self.app, self._verifier, self.loop, None if self._queueing else self.tasks)
 
     @property
     def chat(self) -> ChatService:

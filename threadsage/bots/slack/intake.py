@@ -19,11 +19,21 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from threadsage.bots.background import BackgroundTasks
+from threadsage.http_thread import HomeLoop
+
 log = logging.getLogger(__name__)
 
 
-def events_route(app: AsyncApp, verifier: SignatureVerifier) -> Route:
-    """POST /slack/events for the Events API and interactivity."""
+def events_route(
+    app: AsyncApp, verifier: SignatureVerifier, home: HomeLoop, ack_first: BackgroundTasks | None
+) -> Route:
+    """POST /slack/events for the Events API and interactivity, bolt running on `home`. With
+    `ack_first` (the tasks of a bot that answers in this process), a signed event is acknowledged
+    at once and dispatched to bolt as one of those tasks: the answer to an event is always an empty
+    200, and an error of bolt's is logged by `on_error` (a 500 for Slack to retry would only
+    matter for a delivery that is lost unless processed before it is acknowledged, i.e. queued).
+    """
 
     async def events(request: Request) -> Response:
         body = await request.body()  # at most 1 MiB (threadsage.http_limits)
@@ -35,7 +45,10 @@ def events_route(app: AsyncApp, verifier: SignatureVerifier) -> Route:
             return JSONResponse({"error": "malformed payload"}, status_code=400)
         if not _is_payload(bolt_request.body):
             return JSONResponse({"error": "malformed payload"}, status_code=400)
-        return to_starlette_response(await app.async_dispatch(bolt_request))
+        if ack_first is not None and bolt_request.body.get("type") == "event_callback":
+            home.start(ack_first, app.async_dispatch(bolt_request), "slack-event")
+            return Response(status_code=200)
+        return to_starlette_response(await home.run(app.async_dispatch(bolt_request)))
 
     return Route("/slack/events", events, methods=["POST"])
 
