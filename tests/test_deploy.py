@@ -154,8 +154,30 @@ def test_every_service_has_a_build_or_a_pinned_image():
         assert tag != "latest", f"{name}: {image} is not pinned"
     for name in ("serve", "worker", "ingest"):
         assert SERVICES[name]["build"] in (".", {"context": "."}), f"{name} is built from this repository"
-    assert SERVICES["milvus"]["image"].startswith("milvusdb/milvus:v2.")
     assert SERVICES["milvus"]["command"] == ["milvus", "run", "standalone"]
+
+
+def test_the_milvus_server_is_of_the_sdks_line_as_the_docs_say():
+    """Milvus pairs each server line with an SDK line (pymilvus 3.0.x with Milvus 3.0.x): the
+    compose file's server, pyproject's range, the lock and docs/operations.md agree on one."""
+    image = SERVICES["milvus"]["image"]
+    server = Version(image.rpartition(":v")[2])
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    [requirement] = [Requirement(r) for r in project["dependencies"] if Requirement(r).name == "pymilvus"]
+    line = f"{server.major}.{server.minor}"
+    assert requirement.specifier.contains(f"{line}.99"), f"{requirement} leaves out later SDKs of Milvus {line}"
+    next_line = f"{server.major}.{server.minor + 1}.0"
+    assert not requirement.specifier.contains(next_line), f"{requirement} admits the SDK of another server line"
+    assert Version(lock_pins()["pymilvus"]).release[:2] == server.release[:2]
+    operations = (REPO / "docs" / "operations.md").read_text()
+    assert f"`{image}`" in operations and f"pymilvus {line}" in operations
+    assert "milvusdb/milvus:v2" not in operations
+    # Milvus's own compose file of that line: etcd and MinIO, the MinIO health check without curl.
+    assert SERVICES["milvus"]["depends_on"] == {
+        "etcd": {"condition": "service_healthy"},
+        "minio": {"condition": "service_healthy"},
+    }
+    assert healthcheck_text(SERVICES["minio"]) == "CMD mc ready local"
 
 
 def test_long_running_services_restart_and_report_their_health():
