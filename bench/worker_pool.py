@@ -16,13 +16,18 @@ answer, so the queue stays full). Reports per worker count:
 - Postgres per session: growth of the schema's tables (`pg_total_relation_size`, checkpoints and
   feedback, indexes included) from before the load to after both turns of every session ÷ sessions;
 - worker RSS per session: growth of the workers' resident memory from before the load to after
-  it, ÷ sessions (the workers keep no per-session state; this shows what is left behind).
+  it, ÷ sessions (the workers keep no per-session state; this shows what is left behind);
+- CPU ms per turn, per process (user + system time from /proc, from the first post to the last
+  answer, ÷ turns): `serve`, the workers together, the Postgres backends of this run's
+  connections (by application_name), the Milvus Lite server, and Redis — the machine's one Redis,
+  whose figure includes whatever else used it meanwhile.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -32,6 +37,7 @@ from pathlib import Path
 
 import aiohttp
 import psycopg
+from redis import Redis
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -42,6 +48,7 @@ from tests.served import Served, milvus_server, serve  # noqa: E402
 
 SECRET = "bench-signing-secret-0123456789ab"
 POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
+REDIS = "redis://127.0.0.1:6379/0"
 QUESTIONS = [
     "What is the rate limit per API key?",
     "How many days of annual leave do I get?",
@@ -57,6 +64,39 @@ def rss_mb(served: Served) -> float:
     raise RuntimeError("no VmRSS")
 
 
+def cpu_ms(pid: int) -> float:
+    """User + system CPU time of a process so far (0 for one that has gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:  # gone meanwhile
+        return ""
+
+
+def cpu_by_role(front: Served, pool: list[Served], application: str, milvus_data: Path) -> dict[str, float]:
+    """CPU ms so far of each role's processes (see the module's docstring)."""
+    with psycopg.connect(POSTGRES, autocommit=True) as conn:
+        backends = [
+            r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s", (application,))
+        ]
+    milvus = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and str(milvus_data) in cmdline(p)]
+    redis_pid = int(Redis.from_url(REDIS).info("server")["process_id"])
+    return {
+        "serve": cpu_ms(front.process.pid),
+        "workers": sum(cpu_ms(w.process.pid) for w in pool),
+        "postgres": sum(cpu_ms(pid) for pid in backends),
+        "milvus": sum(cpu_ms(pid) for pid in milvus),
+        "redis": cpu_ms(redis_pid),
+    }
+
+
 def schema_bytes(schema: str) -> int:
     with psycopg.connect(POSTGRES, autocommit=True) as conn:
         return conn.execute(
@@ -67,6 +107,7 @@ def schema_bytes(schema: str) -> int:
 
 
 async def run(workers: int, sessions: int, latency: float, rate: float, milvus_uri: str, scratch: Path) -> dict:
+    milvus_data = scratch / "milvus"
     slack, llm = FakeSlack().start(), FakeOpenAI(latency=latency).start()
     llm.script["RouteDecision"] = {"intent": "HOW_TO", "confidence": 0.9, "reasoning": "bench"}
     schema = f"bench_{uuid.uuid4().hex[:8]}"
@@ -74,8 +115,8 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
         conn.execute(f"CREATE SCHEMA {schema}")
     env = {
         "THREADSAGE_DATA_DIR": str(scratch / "data"),
-        "DATABASE_URL": f"{POSTGRES}?options=-csearch_path%3D{schema}",
-        "REDIS_URL": "redis://127.0.0.1:6379/0",
+        "DATABASE_URL": f"{POSTGRES}?application_name={schema}&options=-csearch_path%3D{schema}",
+        "REDIS_URL": REDIS,
         "THREADSAGE_REDIS_PREFIX": f"{schema}:",
         "MILVUS_URI": milvus_uri,
         "SLACK_BOT_TOKEN": "xoxb-bench",
@@ -110,6 +151,7 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
                 acks.append(time.perf_counter() - started)
                 assert status == 200, status
 
+            cpu_before = cpu_by_role(front, pool, schema, milvus_data)
             first_post = time.perf_counter()
             posting = []
             for n, (i, follow_up) in enumerate(
@@ -122,6 +164,7 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
             while len(slack.posted()) < total:  # noqa: ASYNC110 - the answers arrive from other processes
                 await asyncio.sleep(0.05)
             elapsed = time.perf_counter() - first_post
+            cpu_after = cpu_by_role(front, pool, schema, milvus_data)
             answers = slack.posted()
             apologies = sum("Sorry" in str(a.get("text")) for a in answers)
             await asyncio.sleep(2)  # let the workers settle before reading their memory
@@ -139,6 +182,7 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
             "pg_kb_per_session": pg_bytes / 1024 / sessions,
             "worker_kb_per_session": (rss_after - rss_before) * 1024 / sessions,
             "worker_rss_mb": rss_after / workers,
+            "cpu_ms_per_turn": {role: (cpu_after[role] - cpu_before[role]) / total for role in cpu_after},
         }
     finally:
         for served in processes:
@@ -148,9 +192,7 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
         llm.stop()
         with psycopg.connect(POSTGRES, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
-        from redis import Redis
-
-        redis = Redis.from_url("redis://127.0.0.1:6379/0")
+        redis = Redis.from_url(REDIS)
         keys = list(redis.scan_iter(match=f"*{schema}:*"))  # the queue's keys start "streaq:"
         if keys:
             redis.delete(*keys)
@@ -177,6 +219,13 @@ async def main(counts: list[int], sessions: int, latency: float, rate: float) ->
             f" | {r['ack_p99_ms']:.1f} ms | {r['ack_max_ms']:.1f} ms | {r['pg_kb_per_session']:.1f} KB"
             f" | {r['worker_kb_per_session']:.1f} KB | {r['worker_rss_mb']:.0f} MB |"
         )
+    roles = list(rows[0]["cpu_ms_per_turn"])
+    print("\nCPU ms per turn, by process (Redis: the machine's shared one)\n")
+    print("| workers | " + " | ".join(roles) + " | all |")
+    print("|---|" + "---|" * (len(roles) + 1))
+    for r in rows:
+        cpu = r["cpu_ms_per_turn"]
+        print(f"| {r['workers']} | " + " | ".join(f"{cpu[k]:.1f}" for k in roles) + f" | {sum(cpu.values()):.1f} |")
 
 
 if __name__ == "__main__":
