@@ -89,7 +89,7 @@ class KnowledgeBase:
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> KnowledgeBase:
         """Connect to `MILVUS_URI` (or the Milvus Lite file under the data dir)."""
-        path, options = None, {}
+        path = None
         if settings.milvus_uri:
             uri, describe = settings.milvus_uri, f"MILVUS_URI={redact_url(settings.milvus_uri)}"
         else:
@@ -98,10 +98,9 @@ class KnowledgeBase:
             uri = str(path)
             describe = f"the Milvus Lite file {path} (MILVUS_URI is unset)"
             milvus_lite.quiet_expected_noise()
-            options = milvus_lite.CLIENT_GRPC_OPTIONS
         token = settings.milvus_token.get_secret_value() if settings.milvus_token else ""
         try:
-            client = MilvusClient(uri=uri, token=token, timeout=10, grpc_options=options)
+            client = MilvusClient(uri=uri, token=token, timeout=10, grpc_options=milvus_lite.grpc_options(uri))
         except (MilvusException, OSError, RuntimeError) as exc:
             raise KnowledgeBaseError(_unreachable_message(describe, exc, uri)) from exc
         return cls(client, settings.collection, embedder, describe, path)

@@ -56,6 +56,11 @@ CLIENT_GRPC_OPTIONS = {
 }
 
 
+def grpc_options(uri: str) -> dict[str, int]:
+    """The client's channel options for `uri`: CLIENT_GRPC_OPTIONS for a Milvus Lite file."""
+    return CLIENT_GRPC_OPTIONS if is_lite_file(uri) else {}
+
+
 def is_lite_file(uri: str) -> bool:
     return bool(uri) and not uri.startswith(("http://", "https://", "tcp://")) and Path(uri).suffix == ".db"
 
