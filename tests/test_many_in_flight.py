@@ -45,4 +45,6 @@ async def test_500_conversations_in_flight_all_finish_with_one_reply_each(tmp_pa
         kb.close()
     assert [len(r) for r in replies] == [1] * IN_FLIGHT
     assert {r[0].kind for r in replies} <= {ReplyKind.ANSWER, ReplyKind.CLARIFICATION}
-    assert sum(r[0].kind is ReplyKind.ANSWER for r in replies) >= 0.9 * IN_FLIGHT
+    # Load changes nothing: every copy of a question gets the reply the first copy got.
+    for n, [reply] in enumerate(replies):
+        assert (reply.kind, reply.text) == (replies[n % len(QUESTIONS)][0].kind, replies[n % len(QUESTIONS)][0].text)
