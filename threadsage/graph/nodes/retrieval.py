@@ -18,6 +18,7 @@ from threadsage.adapters.reasoning import GroundedAnswer, Passage, cited, renumb
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.nodes.evidence import search
+from threadsage.graph.nodes.rerank import reranked
 from threadsage.graph.state import ConversationState
 from threadsage.i18n import language_of, say
 
@@ -46,6 +47,7 @@ async def generate(state: ConversationState, runtime: Runtime[BrainContext]) -> 
     """Answer from the passages, keeping those the answer relies on. Fast retrieval answers from
     the router's top evidence."""
     ctx = runtime.context
+    state = {**state, **await reranked(state, runtime)}  # a no-op without a reranker
     documents = state.get("documents", [])
     if state.get("route") == "fast_retrieval":
         documents = documents[: ctx.policy.fast_k]
