@@ -150,26 +150,20 @@ class Settings(BaseSettings):
 
     rerank: RerankKind = Field(
         "auto",
-        description="Reorder the fused candidates of standard retrieval before grading: `endpoint` "
-        "(`THREADSAGE_RERANK_URL`), `model` (one listwise call on the router model, counted in the budget), "
-        "`lexical` (query-term coverage, no model), `none`; `auto` = the endpoint when a URL is set, else the "
-        "model when one is configured, else none (docs/decisions.md)",
+        description="Reorder standard retrieval's fused candidates before grading: `endpoint` (THREADSAGE_RERANK_URL), "
+        "`model` (one listwise router-model call, in the budget), `lexical` (no model), `none`; `auto` = the "
+        "endpoint when a URL is set, else none (docs/decisions.md)",
         json_schema_extra=section("Reranking"),
     )
-    rerank_url: str | None = Field(
-        None, description="A `/rerank` endpoint (Cohere, Jina, vLLM, Infinity, or text-embeddings-inference)"
-    )
+    rerank_url: str | None = Field(None, description="A `/rerank` endpoint (Cohere, Jina, vLLM, Infinity or TEI)")
     rerank_api: Literal["cohere", "tei"] = Field(
         "cohere",
-        description="Request shape of that endpoint: `cohere` ({model, query, documents, top_n}; also Jina, vLLM, "
-        "Infinity) or `tei` (text-embeddings-inference: {query, texts})",
+        description="Its request shape: `cohere` (also Jina, vLLM, Infinity) or `tei` (text-embeddings-inference)",
     )
     rerank_model: str | None = Field(None, description="Model name sent to a `cohere`-shaped endpoint")
     rerank_api_key: SecretStr | None = Field(None, description="Bearer token of the rerank endpoint, if it needs one")
     rerank_timeout: float = Field(10.0, gt=0, description="Timeout of one rerank request, in seconds")
-    rerank_candidates: int = Field(
-        20, ge=1, le=100, description="Fused candidates a reranker orders; the best 5 go on to grading"
-    )
+    rerank_candidates: int = Field(20, ge=1, le=100, description="Fused candidates reranked; the best 5 are graded")
 
     # Defaults chosen from measured recall (docs/performance.md, docs/decisions.md)
     chunk_chars: int = Field(
