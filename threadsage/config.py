@@ -150,7 +150,7 @@ class Settings(BaseSettings):
 
     rerank: RerankKind = Field(
         "auto",
-        description="Reorder standard retrieval's fused candidates before grading: `endpoint` (THREADSAGE_RERANK_URL), "
+        description="Reorder standard retrieval's fused candidates before answering: `endpoint` (RERANK_URL), "
         "`model` (one listwise router-model call, in the budget), `lexical` (no model), `none`; `auto` = the "
         "endpoint when a URL is set, else none (docs/decisions.md)",
         json_schema_extra=section("Reranking"),
@@ -163,7 +163,7 @@ class Settings(BaseSettings):
     rerank_model: str | None = Field(None, description="Model name sent to a `cohere`-shaped endpoint")
     rerank_api_key: SecretStr | None = Field(None, description="Bearer token of the rerank endpoint, if it needs one")
     rerank_timeout: float = Field(10.0, gt=0, description="Timeout of one rerank request, in seconds")
-    rerank_candidates: int = Field(20, ge=1, le=100, description="Fused candidates reranked; the best 5 are graded")
+    rerank_candidates: int = Field(20, ge=1, le=100, description="Candidates reranked; the answer gets the best 5")
 
     # Defaults chosen from measured recall (docs/performance.md, docs/decisions.md)
     chunk_chars: int = Field(

@@ -1,6 +1,6 @@
 """The rerank step of standard retrieval through the whole graph, with the listwise call on a
-scripted fake model over real HTTP: the graded excerpts follow the model's order, garbage keeps
-the fused order, and the call counts against the turn's budget."""
+scripted fake model over real HTTP: the excerpts the answer is written from follow the model's
+order, garbage keeps the fused order, and the call counts against the turn's budget."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tests.graph.test_llm_back_end import llm_chat, route_to
 from threadsage.chat import ReplyKind
 
 QUESTION = "How do I get my travel expenses reimbursed after a trip?"
-HOW_TO = ["RouteDecision", "RankedExcerpts", "RelevantExcerpts", "answer", "Verdict"]
+HOW_TO = ["RouteDecision", "RankedExcerpts", "answer", "Verdict"]
 
 
 def headers_sent(llm: FakeOpenAI, kind: str) -> list[str]:
@@ -27,7 +27,7 @@ def reversed_ranking(request: dict) -> dict:
     return {"ranking": list(range(count, 0, -1))}
 
 
-async def test_the_model_orders_a_wider_pool_and_the_best_five_are_graded(
+async def test_the_model_orders_a_wider_pool_and_the_answer_gets_the_best_five(
     tmp_path: Path, llm: FakeOpenAI, handbook_kb
 ) -> None:
     llm.script["RouteDecision"] = route_to("HOW_TO")
@@ -38,7 +38,7 @@ async def test_the_model_orders_a_wider_pool_and_the_best_five_are_graded(
     assert llm.chat_kinds() == HOW_TO
     pool = headers_sent(llm, "RankedExcerpts")
     assert len(pool) > 6  # wider than the router's six passages
-    assert headers_sent(llm, "RelevantExcerpts") == pool[::-1][:5]
+    assert headers_sent(llm, "answer") == pool[::-1][:5]
     assert any(step["node"] == "rerank" and "moved" in step["detail"] for step in reply.trace)
 
 
@@ -55,17 +55,17 @@ async def test_garbage_from_the_model_keeps_the_fused_order(tmp_path: Path, llm:
             reply = only(await Conversation(chat, key=f"test:ws:chan:{id(garbage)}").say(QUESTION))
         assert reply.kind == ReplyKind.ANSWER, garbage
         pool = headers_sent(llm, "RankedExcerpts")
-        assert headers_sent(llm, "RelevantExcerpts") == pool[:5], garbage
+        assert headers_sent(llm, "answer") == pool[:5], garbage
 
 
 async def test_the_rerank_call_is_skipped_when_the_budget_needs_it_for_the_answer(
     tmp_path: Path, llm: FakeOpenAI, handbook_kb
 ) -> None:
     llm.script["RouteDecision"] = route_to("HOW_TO")
-    async with llm_chat(tmp_path, llm, handbook_kb, THREADSAGE_RERANK="model", THREADSAGE_LLM_BUDGET=4) as chat:
+    async with llm_chat(tmp_path, llm, handbook_kb, THREADSAGE_RERANK="model", THREADSAGE_LLM_BUDGET=3) as chat:
         reply = only(await Conversation(chat).say(QUESTION))
     assert reply.kind == ReplyKind.ANSWER
-    assert llm.chat_kinds() == ["RouteDecision", "RelevantExcerpts", "answer", "Verdict"]
+    assert llm.chat_kinds() == ["RouteDecision", "answer", "Verdict"]
     assert any(step["node"] == "rerank" and "skipped" in step["detail"] for step in reply.trace)
 
 
@@ -73,5 +73,5 @@ async def test_without_a_reranker_standard_retrieval_is_unchanged(tmp_path: Path
     llm.script["RouteDecision"] = route_to("HOW_TO")
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         reply = only(await Conversation(chat).say(QUESTION))
-    assert llm.chat_kinds() == ["RouteDecision", "RelevantExcerpts", "answer", "Verdict"]
+    assert llm.chat_kinds() == ["RouteDecision", "answer", "Verdict"]
     assert not any(step["node"] == "rerank" for step in reply.trace)

@@ -1,4 +1,4 @@
-"""Rerankers: put the fused search candidates in a better order before they are graded.
+"""Rerankers: put the fused search candidates in a better order before an answer is written.
 
 Three kinds, all answering the same question — in which order should these passages come? —
 as a list of candidate indices, best first:
