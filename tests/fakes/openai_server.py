@@ -49,6 +49,8 @@ DEFAULTS: dict[str, Any] = {
     "Replan": {"questions": []},
     "synthesise": "Both sides, from the findings [1][2].",
     "web_answer": "The web says so [1].",
+    # no translation unless a test scripts one: the query comes back as it was, and is searched as asked
+    "Translation": lambda request: {"query": user_text(request).removeprefix("Query: ")},
 }
 
 

@@ -31,6 +31,10 @@ class RankedExcerpts(BaseModel):
     ranking: list[int] = Field(description="Numbers of the relevant excerpts, most relevant first.")
 
 
+class Translation(BaseModel):
+    query: str = Field(description="The search query, translated.")
+
+
 class SubQuestions(BaseModel):
     questions: list[str] = Field(description="At most 3 sub-questions.")
 
@@ -113,6 +117,12 @@ class LLMReasoner:
 
     async def rewrite(self, question: str, passages: Sequence[Passage]) -> str:
         return await self._text(prompts.REWRITE, f"Question: {question}")
+
+    async def translate(self, query: str, language: str) -> str:
+        """The search query in `language` (a name such as "English"): one structured call on the
+        router model, so a reply that is not a translation fails to parse instead of slipping through."""
+        result = await self._structured(Translation, f"{prompts.TRANSLATE} Language: {language}.", f"Query: {query}")
+        return result.query
 
     async def decompose(self, question: str) -> list[str]:
         result = await self._structured(SubQuestions, prompts.DECOMPOSE, f"Question: {question}")

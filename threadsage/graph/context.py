@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.reasoning import Reasoner
 from threadsage.adapters.rerank import Reranker
+from threadsage.adapters.translation import QueryTranslator
 from threadsage.config import Settings
 from threadsage.tools.toolbox import Toolbox
 
@@ -52,3 +53,4 @@ class BrainContext:
     policy: Policy = Policy()
     tools: Toolbox = field(default_factory=Toolbox)
     reranker: Reranker | None = None
+    translator: QueryTranslator | None = None  # the search query in the documents' language (a model only)

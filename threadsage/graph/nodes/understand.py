@@ -10,7 +10,7 @@ from threadsage.adapters.exclusion import split_exclusion, without_excluded
 from threadsage.adapters.reasoning import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage_label
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.graph.nodes.common import calls, history, traced
-from threadsage.graph.nodes.evidence import search
+from threadsage.graph.nodes.translate import search_across
 from threadsage.graph.state import INTENT_STRATEGY, ConversationState, Decision, Strategy
 from threadsage.i18n import DEFAULT, Language, language_of, say
 
@@ -47,7 +47,10 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
     language = language_of(state["question"])
     exclusion = split_exclusion(question)
     k = ctx.policy.retrieve_k
-    found = await search(state, ctx, exclusion.query, 2 * k if exclusion else k, state.get("focus") or None)
+    found, search_query, translated = await search_across(
+        state, ctx, exclusion.query, 2 * k if exclusion else k, state.get("focus") or None
+    )
+    state = {**state, **translated}  # the translation's call and trace step come before the route's
     evidence = without_excluded(found, exclusion)[:k]
     if pinned := state.get("pinned"):
         evidence = [pinned, *(p for p in evidence if p["id"] != pinned["id"])][: ctx.policy.retrieve_k]
@@ -64,7 +67,7 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
         "decision": decision,
         "route": decision["strategy"],
         "documents": evidence,
-        "search_query": exclusion.query,
+        "search_query": search_query,
         # The evidence is the first hop's retrieval for the strategies that answer from it.
         "hops": 1 if decision["strategy"] in ("fast_retrieval", "standard_retrieval") else 0,
         "llm_calls": calls(state),
