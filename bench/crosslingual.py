@@ -6,7 +6,9 @@ examples/handbook-questions-crosslingual.jsonl (self-written): 21 demo-handbook 
 Chinese about English pages (`zh→en`), and 3 asked in English about the Chinese pages, searched
 in the handbook without their English counterparts (`en→zh`). Each row also carries the question
 in the documents' language: searching with it (`translated`) is what a perfect query-translation
-step would reach. CMRC 2018 (../shared/eval/cmrc2018, a fixed sample) checks that plain Chinese
+step would reach, and `fused` = the question and that translation searched both and fused, as
+the bot does with a model (threadsage/adapters/translation.py): the same, with a perfect
+translation. CMRC 2018 (../shared/eval/cmrc2018, a fixed sample) checks that plain Chinese
 retrieval does not suffer. Prints one Markdown table: recall@5 (MRR) per set and configuration.
 """
 
@@ -17,9 +19,12 @@ import json
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from threadsage.adapters.knowledge import Hit
+from threadsage.adapters.translation import fused
 from threadsage.config import Settings
 from threadsage.evaluation import RetrievalQuestion, evaluate, evaluation_corpus, load_questions
 
@@ -49,6 +54,12 @@ def main() -> None:
     def translated(qs: list[RetrievalQuestion]) -> list[RetrievalQuestion]:
         return [replace(q, query=translations[q.id]) for q in qs]
 
+    by_query = {q.query: translations[q.id] for q in [*zh_en, *en_zh]}
+
+    def _with_translation(search: Callable[[str, int], list[Hit]]) -> Callable[[str, int], list[Hit]]:
+        """The search the bot runs with a model: the question and its translation, fused."""
+        return lambda query, k: fused(search(query, k), search(by_query[query], k), lambda h: h.id, k)
+
     rows: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         partial = Path(shutil.copytree(HANDBOOK, Path(scratch) / "handbook"))
@@ -61,9 +72,11 @@ def main() -> None:
             with evaluation_corpus(settings, HANDBOOK) as corpus:
                 column[f"zh→en ({len(zh_en)})"] = _score(evaluate(zh_en, corpus.kb.search_blocking, 5))
                 column["zh→en translated"] = _score(evaluate(translated(zh_en), corpus.kb.search_blocking, 5))
+                column["zh→en fused"] = _score(evaluate(zh_en, _with_translation(corpus.kb.search_blocking), 5))
             with evaluation_corpus(settings, partial) as corpus:
                 column[f"en→zh ({len(en_zh)})"] = _score(evaluate(en_zh, corpus.kb.search_blocking, 5))
                 column["en→zh translated"] = _score(evaluate(translated(en_zh), corpus.kb.search_blocking, 5))
+                column["en→zh fused"] = _score(evaluate(en_zh, _with_translation(corpus.kb.search_blocking), 5))
             if cmrc:  # 848 paragraphs to embed: `--cmrc-sample 0` leaves it out
                 with evaluation_corpus(settings, CMRC) as corpus:
                     column[f"CMRC zh ({len(cmrc)})"] = _score(evaluate(cmrc, corpus.kb.search_blocking, 5))

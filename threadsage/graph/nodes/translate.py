@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from threadsage.adapters.knowledge_search import reciprocal_rank_fusion
 from threadsage.adapters.reasoning import Passage
+from threadsage.adapters.translation import fused
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.nodes.evidence import search
@@ -38,6 +38,4 @@ async def search_across(
     asked, translated = await asyncio.gather(
         search(state, ctx, query, k, paths), search(state, ctx, translation, k, paths)
     )
-    by_id = {p["id"]: p for p in (*translated, *asked)}
-    fused = reciprocal_rank_fusion([[p["id"] for p in asked], [p["id"] for p in translated]])
-    return [by_id[id_] for id_, _ in fused[:k]], f"{query} {translation}", update
+    return fused(asked, translated, lambda p: p["id"], k), f"{query} {translation}", update
