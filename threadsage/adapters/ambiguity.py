@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from threadsage.adapters.attachments import SOURCE_PREFIX
 from threadsage.adapters.reasoning import MAX_OPTION_CHARS, Passage, passage_label
 from threadsage.adapters.text import term_set
 
@@ -42,9 +43,16 @@ def option(p: Passage) -> str:
 
 def alternatives(query: frozenset[str], evidence: Sequence[Passage]) -> list[Passage]:
     """The passages to offer as options (2–3), or [] when the question is clear enough."""
-    if not evidence:
+    if not evidence or _answered_by_a_file(query, evidence):
         return []
     return _indistinguishable_documents(query, evidence) or _sibling_sections(query, evidence)
+
+
+def _answered_by_a_file(query: frozenset[str], evidence: Sequence[Passage]) -> bool:
+    """A file attached in this conversation that holds every term of the question answers it:
+    the person sent it for this, so documents that match too are no reason to ask back. (Its
+    score is ranked among the attached passages only, so it cannot be compared with theirs.)"""
+    return any(p["source"].startswith(SOURCE_PREFIX) and query <= passage_terms(p) for p in evidence)
 
 
 def _best_per_document(evidence: Sequence[Passage]) -> list[Passage]:

@@ -30,6 +30,7 @@ from threadsage.i18n import Explained, Language, Text, listed, say
 MB = 1024 * 1024
 MAX_NAME_CHARS = 120
 MAX_ATTACHED_PASSAGES = 400  # per session; the oldest files' passages go first
+SOURCE_PREFIX = "attachment:"  # the source of an attached file's passages (never a path in the knowledge base)
 SUFFIX_OF_TYPE = {
     "application/pdf": ".pdf",
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
@@ -122,7 +123,7 @@ class AttachmentReader:
         except UnreadableDocument as exc:  # its reason is the parser's, in English
             raise Unusable("file_unreadable", name=name, reason=exc) from exc
         digest = content_hash(attachment.content)
-        document = Document(f"attachment:{name}", name, title, sections, digest)
+        document = Document(f"{SOURCE_PREFIX}{name}", name, title, sections, digest)
         return [
             Passage(
                 id=f"attached-{digest[:16]}-{chunk.index:05d}",
