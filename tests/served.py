@@ -17,7 +17,8 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.fakes.slack_api import BOT_USER, event_body, signed_headers
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers
 
 # Variables of ours that the test process may carry and a served process must not inherit.
 OURS = ("TELEGRAM_", "THREADSAGE_", "OPENAI_", "DATABASE_", "MILVUS_", "SLACK_", "REDIS_", "LANGSMITH_")
@@ -147,6 +148,20 @@ class Served:
         self.process.send_signal(sig)
         output, _ = self.process.communicate(timeout=60)
         return self.process.returncode, output
+
+
+def slack_with_model(data: Path, slack: FakeSlack, llm: FakeOpenAI, signing_secret: str) -> dict[str, str]:
+    """The variables of a process that answers the fake Slack with the fake model, logging as text
+    (the tests read its output); a test adds what it is about."""
+    return {
+        "THREADSAGE_DATA_DIR": str(data),
+        "SLACK_BOT_TOKEN": "xoxb-test",
+        "SLACK_SIGNING_SECRET": signing_secret,
+        "SLACK_API_URL": slack.api_url,
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": llm.base_url,
+        "THREADSAGE_LOG_FORMAT": "text",
+    }
 
 
 def serve(args: list[str], env: dict[str, str], cwd: Path) -> Served:

@@ -25,7 +25,7 @@ from tests.conftest import HANDBOOK
 from tests.crash_soak import soak
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
-from tests.served import Served, milvus_server, serve
+from tests.served import Served, milvus_server, serve, slack_with_model
 from tests.test_worker_pool import QUESTION, SECRET, Stack, _drop_keys, deployed
 from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
@@ -69,13 +69,7 @@ async def test_sigterm_stops_run_in_order_and_its_turn_in_flight_is_answered(tmp
     slack = FakeSlack().start()
     llm = FakeOpenAI(latency=1.5).start()
     env = {
-        "THREADSAGE_DATA_DIR": str(tmp_path / "data"),
-        "SLACK_BOT_TOKEN": "xoxb-test",
-        "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_URL": slack.api_url,
-        "OPENAI_API_KEY": "sk-test",
-        "OPENAI_BASE_URL": llm.base_url,
-        "THREADSAGE_LOG_FORMAT": "text",
+        **slack_with_model(tmp_path / "data", slack, llm, SECRET),
         "THREADSAGE_SLACK_PROGRESS": "false",  # the answer is one new message, read from the posts
     }
     served = serve(["run", "--demo", str(HANDBOOK)], env, tmp_path)

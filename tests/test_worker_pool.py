@@ -24,7 +24,7 @@ import pytest
 from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
-from tests.served import Served, free_port, milvus_server, serve, wait_for_port
+from tests.served import Served, free_port, milvus_server, serve, slack_with_model, wait_for_port
 
 SECRET = "0123456789abcdef0123456789abcdef"
 QUESTION = "What is the rate limit per API key?"
@@ -96,19 +96,13 @@ async def deployed(tmp_path: Path, pg_url: str, milvus_uri: str) -> AsyncIterato
     llm = FakeOpenAI(latency=0.4).start()
     prefix = f"threadsage-test-{uuid.uuid4().hex[:8]}:"
     env = {
-        "THREADSAGE_DATA_DIR": str(tmp_path / "data"),
+        **slack_with_model(tmp_path / "data", slack, llm, SECRET),
         "DATABASE_URL": pg_url,
         "REDIS_URL": "redis://127.0.0.1:6379/0",
         "THREADSAGE_REDIS_PREFIX": prefix,
         "MILVUS_URI": milvus_uri,
-        "SLACK_BOT_TOKEN": "xoxb-test",
-        "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_URL": slack.api_url,
-        "OPENAI_API_KEY": "sk-test",
-        "OPENAI_BASE_URL": llm.base_url,
         "THREADSAGE_SECRET": "buttons-" + uuid.uuid4().hex,
         "THREADSAGE_TURN_TIMEOUT": "6",
-        "THREADSAGE_LOG_FORMAT": "text",
         # Answers as new messages: these tests count and hold chat.postMessage; the placeholder a
         # redelivered turn takes over is tested in tests/bots/test_slack_progress.py.
         "THREADSAGE_SLACK_PROGRESS": "false",

@@ -1,5 +1,5 @@
 """The HTTP plumbing every fake server shares: a threaded server on 127.0.0.1 that hands each
-POST to a function and writes back its JSON answer."""
+POST to a function and writes back its JSON answer, and the start/stop of a fake API built on it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 # (path, headers, raw body) -> (status, extra headers, JSON-able payload, a ready string, or bytes as they are)
 Responder = Callable[[str, dict[str, str], bytes], tuple[int, dict[str, str], Any]]
@@ -59,3 +59,26 @@ class JsonServer:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class ServedFake:
+    """A fake API whose `_respond` answers on a JsonServer between `start()` and `stop()`; `url` is
+    where it listens. One lifecycle for the fakes a test starts and stops around its run."""
+
+    _server: JsonServer | None = None
+
+    def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start() the fake first"
+        return self._server.url
+
+    def start(self) -> Self:
+        self._server = JsonServer(self._respond)
+        return self
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.stop()

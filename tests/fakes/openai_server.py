@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.http import JsonServer
+from tests.fakes.http import ServedFake
 from threadsage.adapters import prompts
 
 TEXT_KINDS = {
@@ -99,30 +99,20 @@ def kind_of(request: dict) -> str:
 
 
 @dataclass
-class FakeOpenAI:
+class FakeOpenAI(ServedFake):
     embedding_dim: int = 64
     latency: float = 0.0  # seconds per chat completion, like a real model's time
     script: dict[str, Any] = field(default_factory=dict)
     requests: list[tuple[str, dict]] = field(default_factory=list)
-    _server: JsonServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None
-        return f"{self._server.url}/v1"
+        return f"{self.url}/v1"
 
     def chat_kinds(self) -> list[str]:
         """The kinds of the chat completions received so far, in order."""
         return [kind_of(body) for path, body in self.requests if path.endswith("/chat/completions")]
-
-    def start(self) -> FakeOpenAI:
-        self._server = JsonServer(self._respond)
-        return self
-
-    def stop(self) -> None:
-        if self._server:
-            self._server.stop()
 
     def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
         body = json.loads(raw)

@@ -26,7 +26,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.http import JsonServer
+from tests.fakes.http import ServedFake
 
 BOT_USER = "U0BOT"
 BOT_ID = "B0BOT"
@@ -145,14 +145,13 @@ def action_body(
 
 
 @dataclass
-class FakeSlack:
+class FakeSlack(ServedFake):
     calls: list[tuple[str, dict]] = field(default_factory=list)
     _rate_limited: dict[str, int] = field(default_factory=dict)
     hold: dict[str, float] = field(default_factory=dict)  # method → seconds to wait after recording
     revoked: set[str] = field(default_factory=set)
     not_member: set[str] = field(default_factory=set)
     messages: dict[tuple[str, str], dict] = field(default_factory=dict)  # (channel, ts) → the message as it is now
-    _server: JsonServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ts: int = 0
     socket_url: str = ""
@@ -160,8 +159,7 @@ class FakeSlack:
 
     @property
     def api_url(self) -> str:
-        assert self._server is not None
-        return f"{self._server.url}/api/"
+        return f"{self.url}/api/"
 
     def rate_limit_next(self, method: str, times: int = 1) -> None:
         self._rate_limited[method] = times
@@ -183,8 +181,7 @@ class FakeSlack:
             ]  # fmt: skip
 
     def response_url(self, name: str) -> str:
-        assert self._server is not None
-        return f"{self._server.url}/response/{name}"
+        return f"{self.url}/response/{name}"
 
     async def wait_for(self, method: str, count: int = 1, timeout: float = 20.0) -> list[dict]:
         deadline = time.monotonic() + timeout
@@ -218,14 +215,6 @@ class FakeSlack:
     def downloads(self) -> list[dict]:
         return self.of("files.download")
 
-    def start(self) -> FakeSlack:
-        self._server = JsonServer(self._receive)
-        return self
-
-    def stop(self) -> None:
-        if self._server:
-            self._server.stop()
-
     def _read_back(self, params: dict) -> list[dict]:
         """The bot's messages in a channel (or one thread of it) as they are now, as Slack returns
         them: metadata only with include_all_metadata."""
@@ -239,7 +228,7 @@ class FakeSlack:
             messages.append(message)
         return messages
 
-    def _receive(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
+    def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
         url = urllib.parse.urlparse(path)
         if url.path.startswith("/files-pri/"):
             return self._download(url.path, headers.get("Authorization", ""))

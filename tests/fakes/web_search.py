@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.fakes.http import JsonServer
+from tests.fakes.http import ServedFake
 
 PAGES = [
     {"title": "World Cup 1998 final", "url": "https://example.org/wc1998", "content": "France won the 1998 World Cup."},
@@ -24,25 +24,11 @@ PAGES = [
 
 
 @dataclass
-class FakeWebSearch:
+class FakeWebSearch(ServedFake):
     key: str = "tvly-test"
     pages: list[dict[str, Any]] = field(default_factory=lambda: list(PAGES))
     status: int = 200
     requests: list[dict[str, Any]] = field(default_factory=list)
-    _server: JsonServer | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return self._server.url
-
-    def start(self) -> FakeWebSearch:
-        self._server = JsonServer(self._respond)
-        return self
-
-    def stop(self) -> None:
-        if self._server:
-            self._server.stop()
 
     def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
         parts = urlsplit(path)

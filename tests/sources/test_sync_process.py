@@ -12,7 +12,7 @@ import aiohttp
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
-from tests.served import Served, serve
+from tests.served import Served, serve, slack_with_model
 
 SECRET = "sync-process-signing-secret"
 
@@ -52,14 +52,8 @@ async def test_a_file_saved_beside_a_running_process_is_answered_from_within_10_
     sources.write_text(f"sources:\n  - {{name: handbook, type: folder, path: {folder}, every: 1h}}\n")
     slack, llm = FakeSlack().start(), FakeOpenAI().start()
     env = {
-        "THREADSAGE_DATA_DIR": str(tmp_path / "data"),
+        **slack_with_model(tmp_path / "data", slack, llm, SECRET),
         "THREADSAGE_SOURCES": str(sources),
-        "SLACK_BOT_TOKEN": "xoxb-test",
-        "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_URL": slack.api_url,
-        "OPENAI_API_KEY": "sk-test",
-        "OPENAI_BASE_URL": llm.base_url,
-        "THREADSAGE_LOG_FORMAT": "text",
         "THREADSAGE_SLACK_PROGRESS": "false",  # each answer is one new message in the thread
         "THREADSAGE_RATE_LIMIT_PER_MINUTE": "1000",  # the test asks again and again while it waits
     }

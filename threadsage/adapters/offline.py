@@ -21,7 +21,7 @@ from threadsage.adapters import small_talk
 from threadsage.adapters.ambiguity import alternatives, names, option, passage_terms
 from threadsage.adapters.exclusion import about_excluded, split_exclusion
 from threadsage.adapters.reasoning import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
-from threadsage.adapters.text import term_set, terms
+from threadsage.adapters.text import first_cue, term_set, terms
 from threadsage.i18n import language_of, say
 
 T = TypeVar("T")
@@ -47,6 +47,7 @@ _HOW_TO = re.compile(
     r"walk me through|help me)\b|如何|怎么|怎样|步骤",
     re.IGNORECASE,
 )
+_INTENTS = ((_COMPARISON, "COMPARISON"), (_CODE, "CODE_SEARCH"), (_HOW_TO, "HOW_TO"))
 _FOLLOW_UP = re.compile(
     r"^\s*(and|also|but|or|what about|how about|same for|then|so)\b|\b(it|that|this|they|them|those|these|there)\b"
     r"|^\s*(那|那么|还有|它|这个|那个)",
@@ -192,13 +193,7 @@ class OfflineReasoner:
 
 
 def _intent(question: str) -> str:
-    if _COMPARISON.search(question):
-        return "COMPARISON"
-    if _CODE.search(question):
-        return "CODE_SEARCH"
-    if _HOW_TO.search(question):
-        return "HOW_TO"
-    return "FACT_LOOKUP"
+    return first_cue(_INTENTS, question, "FACT_LOOKUP")
 
 
 def _wanted(question: str) -> frozenset[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from threadsage.adapters.text import term_set, terms
+from threadsage.adapters.text import first_cue, term_set, terms
 
 GREETING = re.compile(
     r"^\s*(hi|hello|hey|hiya|yo|good (morning|afternoon|evening|night)|thanks?( you)?|thx|cheers|bye|"
@@ -29,6 +29,7 @@ _CONVERSATIONAL = term_set(
 _THANKS = re.compile(r"thank|thx|cheers|谢谢", re.IGNORECASE)
 _BYE = re.compile(r"\b(bye|goodbye|see you|good night)\b|再见|晚安", re.IGNORECASE)
 _HOW_ARE_YOU = re.compile(r"\bhow('s| is| are)\b.*\b(you|your|it going|things)\b|怎么样|好吗", re.IGNORECASE)
+_REPLIES = ((_THANKS, "chat_thanks"), (_BYE, "chat_bye"), (_HOW_ARE_YOU, "chat_how_are_you"))
 
 
 def is_small_talk(message: str) -> bool:
@@ -40,10 +41,4 @@ def is_small_talk(message: str) -> bool:
 
 def reply_key(message: str) -> str:
     """The catalogue text (`threadsage.i18n`) that answers in kind, and says what the bot is for."""
-    if _THANKS.search(message):
-        return "chat_thanks"
-    if _BYE.search(message):
-        return "chat_bye"
-    if _HOW_ARE_YOU.search(message):
-        return "chat_how_are_you"
-    return "chat_hello"
+    return first_cue(_REPLIES, message, "chat_hello")

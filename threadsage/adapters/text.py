@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TypeVar
 
 import jieba
 import snowballstemmer
@@ -40,6 +42,15 @@ STOP_WORDS = COMMONEST_WORDS | frozenset(
     yourselves s t please tell know need want like also much many anyone someone thing things way
     与 或 吗 呢 吧 啊 我 你 他 她 它 我们 你们 什么 怎么 如何 哪 哪些 多少 几 有 要 会 能 可以 应该 需要 一个""".split()  # noqa: SIM905
 )
+
+
+T = TypeVar("T")
+
+
+def first_cue(cues: Sequence[tuple[re.Pattern[str], T]], text: str, default: T) -> T:
+    """What the first pattern found in the text stands for, else the default: the offline back-end
+    reads intent and tone from lexical cues, earlier cues winning over later ones."""
+    return next((meaning for cue, meaning in cues if cue.search(text)), default)
 
 
 @lru_cache(maxsize=50_000)
