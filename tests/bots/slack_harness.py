@@ -127,10 +127,10 @@ class Harness:
         async with self.http.post(f"{self.url}/slack/events", data=body, headers=headers) as response:
             return response.status, await response.text()
 
-    async def ask(self, text: str, user: str = "U222", channel: str = CHANNEL) -> tuple[str, str]:
+    async def ask(self, text: str, user: str = "U222", channel: str = CHANNEL, team: str = TEAM) -> tuple[str, str]:
         """`/ask text`: the acknowledgement's body, and the name of the command's response_url."""
         name = f"ask-{next(_ids)}"
-        body = command_body(text, self.fake.response_url(name), f"trigger-{name}", channel, user)
+        body = command_body(text, self.fake.response_url(name), f"trigger-{name}", channel, user, team)
         status, acknowledged = await self.form(body)
         assert status == 200
         return acknowledged, name

@@ -5,19 +5,22 @@ fake Web API and the response_urls."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from urllib.parse import parse_qsl
 
 from tests.bots.slack_harness import (
     AMBIGUOUS,
     CHANNEL,
+    OTHER_ORG,
     Harness,
     as_text,
     dm_message,
     next_ts,
+    running,
     thread_messages,
     user_message,
 )
-from tests.fakes.slack_api import BOT_USER, command_body
+from tests.fakes.slack_api import BOT_USER, FakeSlack, command_body
 from tests.test_chat import delivering
 from threadsage.bots.slack.sending import QUESTION_EVENT
 from threadsage.delivery.current import Delivery
@@ -103,6 +106,29 @@ async def test_an_asked_question_pings_nobody(slack: Harness) -> None:
     await slack.settle()
     question = slack.fake.posted()[0]
     assert question["text"] == "<@U222> asked: &lt;!channel&gt; what is the rate limit per API key?"
+
+
+async def test_ask_from_another_organisation_gets_the_notice_and_costs_no_turn(slack: Harness) -> None:
+    """A Slack Connect partner typing /ask in the shared channel: told privately (in the
+    acknowledgement, which only they see, in their language), nothing posted, no turn run."""
+    acknowledged, response_url = await slack.ask(RATE_LIMIT, user="UEXT", team=OTHER_ORG)
+    private, _ = await slack.ask("-p 每个 API 密钥的速率限制是多少？", user="UEXT", team=OTHER_ORG)
+    await slack.settle()
+    assert (acknowledged, private) == (say("slack_external"), say("slack_external", "zh"))
+    assert slack.responses(response_url) == []
+    assert [name for name, _ in slack.fake.calls if name.startswith(("chat.", "conversations.open"))] == []
+    for team in (OTHER_ORG, "T111"):
+        assert not await slack.chat.has_conversation(session_key("slack", team, DM, ""))
+
+
+async def test_ask_from_another_organisation_is_answered_when_allowed(tmp_path: Path, handbook_kb) -> None:
+    fake = FakeSlack().start()
+    async with running(tmp_path, handbook_kb, fake=fake, THREADSAGE_SLACK_ALLOW_EXTERNAL=True) as slack:
+        acknowledged, _ = await slack.ask(RATE_LIMIT, user="UEXT", team=OTHER_ORG)
+        await slack.settle()
+        _, answer = fake.posted()
+        assert acknowledged == "" and "engineering/api-style-guide.md" in as_text(answer)
+    fake.stop()
 
 
 async def test_new_starts_the_dm_conversation_over_typed_or_by_ask(slack: Harness) -> None:

@@ -57,11 +57,13 @@ def event_body(event: dict, event_id: str, shared: bool = False) -> bytes:
     ).encode()
 
 
-def command_body(text: str, response_url: str, trigger_id: str, channel: str = "C111", user: str = "U222") -> bytes:
+def command_body(
+    text: str, response_url: str, trigger_id: str, channel: str = "C111", user: str = "U222", team: str = TEAM
+) -> bytes:
     """A slash command as Slack posts it: form-encoded fields
     (docs.slack.dev/interactivity/implementing-slash-commands)."""
     fields = {
-        "token": "verification-token", "team_id": TEAM, "team_domain": "acme", "channel_id": channel,
+        "token": "verification-token", "team_id": team, "team_domain": "acme", "channel_id": channel,
         "channel_name": "directmessage" if channel.startswith("D") else "support", "user_id": user,
         "user_name": user.lower(), "command": "/ask", "text": text, "api_app_id": "A111",
         "is_enterprise_install": "false", "response_url": response_url, "trigger_id": trigger_id,

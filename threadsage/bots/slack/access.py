@@ -3,7 +3,8 @@
 
 A channel shared with another organisation brings its people within the bot's reach, but the
 knowledge base is this organisation's. Slack names each person's team: an event's `user_team`
-(`team` in payloads without it), an interactive payload's `user.team_id`. A team other than the
+(`team` in payloads without it), an interactive payload's `user.team_id`, a slash command's
+`team_id`/`enterprise_id` (see `command_is_external`). A team other than the
 bot's own (auth.test's workspace, or its Enterprise Grid organisation) is external. An event that
 names no team counts as external in a channel Slack marks `is_ext_shared_channel`.
 
@@ -33,3 +34,16 @@ def is_external(body: dict[str, Any], event: dict[str, Any] | None, own_teams: C
     if team is None:
         return bool(body.get("is_ext_shared_channel"))
     return team not in own_teams
+
+
+def command_is_external(command: dict[str, Any], own_teams: Collection[str]) -> bool:
+    """Whether the person behind a slash command belongs to another organisation.
+
+    A slash command's payload has no `user_team`: Slack documents `team_id` (and `enterprise_id`
+    on Enterprise Grid) as "where the user was in Slack" when they typed it. A person can only be
+    in a workspace of their own organisation — a Slack Connect partner sees the shared channel
+    from their own workspace — so those fields name the invoker's side. One of them being the
+    bot's workspace or organisation makes them a colleague; neither (or no team at all) does not.
+    """
+    teams = {command.get("team_id"), command.get("enterprise_id")} - {None, ""}
+    return not teams & set(own_teams)

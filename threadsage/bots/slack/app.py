@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from threadsage.adapters.attachments import MB
 from threadsage.bots.background import BackgroundTasks
-from threadsage.bots.slack.access import is_external, person_team
+from threadsage.bots.slack.access import command_is_external, is_external, person_team
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.asking import Asking, parse_ask, question_text
 from threadsage.bots.slack.buttons import Buttons, click_language
@@ -226,6 +226,10 @@ class SlackBot:
 
     async def _on_ask(self, ack: Any, command: dict[str, Any]) -> None:
         request = parse_ask(unescaped(command.get("text", "")))
+        if not self.settings.slack_allow_external and command_is_external(command, self.own_teams):
+            log.info("not answering /ask of team %s: another organisation", command.get("team_id") or "unknown")
+            await ack(say("slack_external", language_of(request.question)))  # ephemeral, to them alone
+            return
         if request.kind == "usage":
             await ack(say("slack_ask_usage"))
             return
