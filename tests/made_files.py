@@ -5,17 +5,20 @@ from __future__ import annotations
 import io
 
 
-def pdf_bytes(*lines: str) -> bytes:
-    """A one-page PDF 1.4 with each line as text in Helvetica, with a correct cross-reference table."""
+def pdf_bytes(*lines: str, pages: int = 1) -> bytes:
+    """A PDF 1.4 of `pages` pages, each with each line as text in Helvetica, with a correct
+    cross-reference table."""
     content = "BT /F1 12 Tf 72 720 Td 14 TL " + " ".join(f"({_pdf_escape(line)}) Tj T*" for line in lines) + " ET"
+    kids = " ".join(f"{5 + n} 0 R" for n in range(pages))
     objects = [
         "<< /Type /Catalog /Pages 2 0 R >>",
-        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
-        " /Resources << /Font << /F1 5 0 R >> >> >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>",
         f"<< /Length {len(content)} >>\nstream\n{content}\nendstream",
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    objects += [
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R /Resources << /Font << /F1 4 0 R >> >> >>"
+    ] * pages  # every page shows the same content stream
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

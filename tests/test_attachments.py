@@ -14,6 +14,7 @@ from tests.graph.test_conversation import service
 from tests.graph.test_llm_back_end import llm_chat, route_to
 from tests.made_files import docx_bytes, pdf_bytes
 from threadsage.adapters.attachments import MB, Attachment, AttachmentReader, best_attached, too_big
+from threadsage.adapters.loaders import MAX_PDF_CHARS, MAX_PDF_PAGES
 from threadsage.chat import EMPTY, STALE, ClarificationAnswer, ReplyKind, Turn
 from threadsage.i18n import say
 
@@ -102,6 +103,24 @@ async def test_what_is_said_about_files_is_in_the_askers_language(tmp_path: Path
         assert chinese.text == "我已读取“heron.md”和“heron.txt”。你想了解它们的哪些内容？"
         [english] = await chat.handle(turn(3, None, *files, key="test:ws:chan:other"))
     assert english.text == "I've read “heron.md” and “heron.txt”. What would you like to know about them?"
+
+
+def test_a_pdf_past_the_page_or_text_cap_is_refused_with_a_message() -> None:
+    """A few MB of PDF can hold thousands of pages or millions of characters: past the caps it is
+    refused whole, saying the limits, in the asker's language; one within them is read."""
+    many_pages = pdf_bytes("Project Heron", pages=MAX_PDF_PAGES + 1)
+    much_text = pdf_bytes(*["word " * 200] * (MAX_PDF_CHARS // 2000 + 10), pages=2)  # just past, over 2 pages
+    files = [
+        Attachment("many.pdf", many_pages),
+        Attachment("dense.pdf", much_text),
+        Attachment("two.pdf", pdf_bytes(HERON, pages=2)),
+    ]
+    passages, problems = AttachmentReader(max_bytes=50 * MB).read(files, "zh")
+    limits = {"pages": MAX_PDF_PAGES, "chars": f"{MAX_PDF_CHARS:,}"}
+    assert problems == [say("file_too_long", "zh", name=n, **limits) for n in ("many.pdf", "dense.pdf")]
+    assert {p["path"] for p in passages} == {"two.pdf"}
+    _, [english] = AttachmentReader(max_bytes=50 * MB).read(files[:1], "en")
+    assert english.startswith("I couldn't use “many.pdf”: it is too long — I read PDFs of up to 1000 pages")
 
 
 def test_a_name_without_a_suffix_is_read_by_its_media_type_and_shown_without_folders() -> None:

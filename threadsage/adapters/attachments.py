@@ -16,8 +16,11 @@ from pathlib import PurePosixPath
 
 from threadsage.adapters.chunking import chunk_document
 from threadsage.adapters.loaders import (
+    MAX_PDF_CHARS,
+    MAX_PDF_PAGES,
     SUPPORTED_SUFFIXES,
     Document,
+    DocumentTooLong,
     UnreadableDocument,
     clean_text,
     content_hash,
@@ -120,6 +123,8 @@ class AttachmentReader:
             raise Unusable.saying(unsupported(name))
         try:
             title, sections = parse_bytes(attachment.content, parse_as)
+        except DocumentTooLong as exc:
+            raise Unusable("file_too_long", name=name, pages=MAX_PDF_PAGES, chars=f"{MAX_PDF_CHARS:,}") from exc
         except UnreadableDocument as exc:  # its reason is the parser's, in English
             raise Unusable("file_unreadable", name=name, reason=exc) from exc
         digest = content_hash(attachment.content)

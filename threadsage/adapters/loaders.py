@@ -26,8 +26,17 @@ DOCX_SUFFIXES = {".docx"}
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES | DOCX_SUFFIXES
 
 
+MAX_PDF_PAGES = 1000
+MAX_PDF_CHARS = 2_000_000  # of extracted text: a few MB of PDF can unpack to far more text than is useful
+
+
 class UnreadableDocument(Exception):
     """A file that cannot be turned into text: binary, empty, undecodable or corrupt."""
+
+
+class DocumentTooLong(UnreadableDocument):
+    """A PDF past `MAX_PDF_PAGES` or `MAX_PDF_CHARS`: refused whole rather than cut, so that no
+    answer rests on part of a file without saying so, and parsing stays bounded."""
 
 
 @dataclass(frozen=True)
@@ -228,7 +237,14 @@ def parse_pdf(data: bytes, fallback_title: str) -> tuple[str, list[Section]]:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:
             raise UnreadableDocument("encrypted PDF")
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+        if len(reader.pages) > MAX_PDF_PAGES:
+            raise DocumentTooLong(f"PDF of more than {MAX_PDF_PAGES} pages")
+        pages, total = [], 0
+        for page in reader.pages:  # stops at the cap rather than extracting everything first
+            pages.append((page.extract_text() or "").strip())
+            total += len(pages[-1])
+            if total > MAX_PDF_CHARS:
+                raise DocumentTooLong(f"PDF of more than {MAX_PDF_CHARS} characters of text")
         meta_title = (reader.metadata.title if reader.metadata else None) or ""
     except (PyPdfError, ValueError, KeyError, TypeError) as exc:
         raise UnreadableDocument(f"not a readable PDF ({exc.__class__.__name__})") from exc

@@ -52,6 +52,10 @@ TEXTS: dict[str, str] = {
     "new_started": "Started a new conversation — ask away.",
     # files sent with a question
     "file_too_big": "I couldn't use “{name}”: it is {size} MB, and I read files of up to {limit} MB.",
+    "file_too_long": (
+        "I couldn't use “{name}”: it is too long — I read PDFs of up to {pages} pages and {chars} characters"
+        " of text. Please send the part that matters."
+    ),
     "file_unsupported": "I can't read “{name}”: I read PDF, Word (.docx), Markdown, HTML or plain text files.",
     "file_not_fetched": "I couldn't download “{name}” — please try sending it again.",
     "file_unreadable": "I couldn't read “{name}”: {reason}.",

@@ -45,6 +45,9 @@ TEXTS: dict[str, str] = {
     "new_started": "已开始新的对话——请提问吧。",
     # files sent with a question
     "file_too_big": "我无法使用“{name}”：它有 {size} MB，而我只读取不超过 {limit} MB 的文件。",
+    "file_too_long": (
+        "我无法使用“{name}”：文件太长——我只读取不超过 {pages} 页、{chars} 个字符文本的 PDF。请只发送相关的部分。"
+    ),
     "file_unsupported": "我无法读取“{name}”：我能读取 PDF、Word（.docx）、Markdown、HTML 或纯文本文件。",
     "file_not_fetched": "我无法下载“{name}”——请再发送一次。",
     "file_unreadable": "我无法读取“{name}”：{reason}。",
