@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.bots.telegram_harness import bot_settings, running
-from tests.bots.test_telegram import ANN, BOB, GROUP, TRAVEL, new_messages, private
+from tests.bots.test_telegram import ANN, BOB, GROUP, TRAVEL, exchange, new_messages, private
 from tests.conftest import HANDBOOK
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.made_files import docx_bytes, pdf_bytes
@@ -38,6 +38,26 @@ async def test_in_a_group_a_question_replying_to_a_document_is_answered_from_it(
     [answer] = await new_messages(fake, GROUP, 0)
     assert "48,000 euros" in answer["text"] and "heron.docx" in answer["text"]
     assert answer["reply_to_message"]["from"]["id"] == ANN["id"]
+
+
+async def test_in_a_group_a_document_asks_only_when_addressed_to_the_bot(bot, fake: FakeBotAPI) -> None:
+    """A busy group: a document without a caption is someone else's business (not even fetched);
+    with a mention in its caption it asks; sent without a caption as a reply to the bot's message
+    it is read into that conversation, whose next reply is answered from it."""
+    heron = fake.upload("heron.pdf", pdf_bytes("Project Heron", HERON), "application/pdf")
+    fake.send_file(GROUP, BOB, "", heron)  # addressed to nobody: ignored
+    fake.send_file(GROUP, ANN, f"@ask_bot {QUESTION}", heron)
+    [answer] = await new_messages(fake, GROUP, 0)
+    assert "48,000 euros" in answer["text"] and "heron.pdf" in answer["text"]
+
+    _, travel = await exchange(fake, GROUP, BOB, f"@ask_bot {TRAVEL}")
+    budget = fake.upload("budget.docx", docx_bytes("Budget", {"Budget": HERON}), DOCX)
+    fake.send_file(GROUP, BOB, "", budget, reply_to=travel)
+    [read] = await new_messages(fake, GROUP, 2)
+    assert read["text"] == say("files_read_one", names="“budget.docx”")
+    _, answer = await exchange(fake, GROUP, BOB, QUESTION, reply_to=read)
+    assert "48,000 euros" in answer["text"] and "budget.docx" in answer["text"]
+    assert len(fake.calls_of("getFile")) == 2 and len(fake.sent(GROUP["id"])) == 4  # the uncaptioned one: never
 
 
 async def test_a_photo_with_a_caption_asks_the_caption(bot, fake: FakeBotAPI) -> None:
