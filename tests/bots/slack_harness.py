@@ -60,6 +60,20 @@ def dm_message(text: str, channel: str, **fields: str) -> dict[str, Any]:
     }
 
 
+def mention_event(text: str, user: str = "U222", thread_ts: str | None = None) -> dict[str, Any]:
+    """A person's mention of the bot in the channel, as Slack's `app_mention` event carries it."""
+    ts = next_ts()
+    event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": CHANNEL}
+    return {**event, "event_ts": ts, **({"thread_ts": thread_ts} if thread_ts else {})}
+
+
+def thread_reply(text: str, thread_ts: str, user: str = "U222") -> dict[str, Any]:
+    """A person's reply in a channel thread, as Slack's `message.channels` event carries it."""
+    ts = next_ts()
+    return {"type": "message", "channel": CHANNEL, "user": user, "text": text, "ts": ts, "event_ts": ts,
+            "thread_ts": thread_ts, "channel_type": "channel"}  # fmt: skip
+
+
 def next_ts() -> str:
     return f"1710000000.{next(_ids):06d}"
 
@@ -88,21 +102,11 @@ class Harness:
         user_team: str | None = None,
         shared: bool = False,
     ) -> str:
-        ts = next_ts()
-        event = {
-            "type": "app_mention",
-            "user": user,
-            "text": f"<@{BOT_USER}> {text}",
-            "ts": ts,
-            "channel": CHANNEL,
-            "event_ts": ts,
-        }
-        if thread_ts:
-            event["thread_ts"] = thread_ts
+        event = mention_event(text, user, thread_ts)
         if user_team:
             event["user_team"] = event["team"] = user_team
         assert await self.event(event, shared=shared) == 200
-        return ts
+        return str(event["ts"])
 
     async def click(
         self, message: dict, index: int, user: str = "U222", value: str | None = None, user_team: str = TEAM

@@ -16,12 +16,14 @@ from tests.bots.slack_harness import (
     TRAVEL,
     Harness,
     as_text,
+    mention_event,
     next_ts,
     running,
     thread_messages,
+    thread_reply,
 )
 from tests.conftest import HANDBOOK
-from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode, event_body, signed_headers
+from tests.fakes.slack_api import TEAM, FakeSlack, FakeSocketMode, event_body, signed_headers
 from threadsage.adapters.ingest import Ingestor
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.bots.slack import SlackBot
@@ -86,19 +88,7 @@ async def test_dm_is_answered_in_the_dm_and_a_dm_thread_is_its_own_session(slack
 async def test_follow_up_in_the_thread_needs_no_mention(slack: Harness) -> None:
     ts = await slack.mention("What is the rate limit per API key for the Tidewater API?")
     await slack.settle()
-    follow_ts = next_ts()
-    await slack.event(
-        {
-            "type": "message",
-            "channel": CHANNEL,
-            "user": "U222",
-            "text": "and what happens when it is exceeded?",
-            "ts": follow_ts,
-            "event_ts": follow_ts,
-            "thread_ts": ts,
-            "channel_type": "channel",
-        }
-    )
+    await slack.event(thread_reply("and what happens when it is exceeded?", ts))
     await slack.settle()
     replies = thread_messages(slack.fake, ts)
     assert len(replies) == 2 and "engineering/api-style-guide.md" in as_text(replies[1])
@@ -180,15 +170,8 @@ async def test_a_button_copied_to_another_thread_is_rejected(slack: Harness) -> 
 
 
 async def test_retries_and_the_double_delivery_of_a_mention_give_one_answer(slack: Harness) -> None:
-    ts = next_ts()
-    mention = {
-        "type": "app_mention",
-        "user": "U222",
-        "text": f"<@{BOT_USER}> What is the rate limit per API key?",
-        "ts": ts,
-        "channel": CHANNEL,
-        "event_ts": ts,
-    }
+    mention = mention_event("What is the rate limit per API key?")
+    ts = mention["ts"]
     message = {**mention, "type": "message", "channel_type": "channel"}
     assert await slack.event(mention, "Ev-A") == 200
     assert (
@@ -364,18 +347,9 @@ async def test_socket_mode_acks_envelopes_and_answers(tmp_path: Path, handbook_k
         handler = AsyncSocketModeHandler(bot.app, app_token="xapp-test", web_client=bot.client)
         await handler.connect_async()
         try:
-            ts = next_ts()
-            body = event_body(
-                {
-                    "type": "app_mention",
-                    "user": "U222",
-                    "text": f"<@{BOT_USER}> What is the rate limit per API key?",
-                    "ts": ts,
-                    "channel": CHANNEL,
-                    "event_ts": ts,
-                },
-                "Ev-socket",
-            )
+            mention = mention_event("What is the rate limit per API key?")
+            ts = mention["ts"]
+            body = event_body(mention, "Ev-socket")
             await socket.send_event(body, "env-1")
             await socket.send_event(body, "env-2", retry_attempt=1)
             await fake.wait_for("chat.postMessage")

@@ -15,9 +15,9 @@ from tests.bots.slack_harness import (
     Harness,
     as_text,
     dm_message,
-    next_ts,
     running,
     thread_messages,
+    thread_reply,
     user_message,
 )
 from tests.fakes.slack_api import BOT_USER, FakeSlack, command_body
@@ -46,19 +46,7 @@ async def test_ask_posts_the_question_and_answers_in_its_thread_which_the_bot_th
     assert question["metadata"]["event_type"] == QUESTION_EVENT
     assert answer["thread_ts"] == question["ts"] and "engineering/api-style-guide.md" in as_text(answer)
 
-    follow_ts = next_ts()
-    await slack.event(
-        {
-            "type": "message",
-            "channel": CHANNEL,
-            "user": "U333",
-            "text": "and when it is exceeded?",
-            "ts": follow_ts,
-            "event_ts": follow_ts,
-            "thread_ts": question["ts"],
-            "channel_type": "channel",
-        }
-    )
+    await slack.event(thread_reply("and when it is exceeded?", question["ts"], user="U333"))
     await slack.settle()
     assert len(thread_messages(slack.fake, question["ts"])) == 2  # the answer, then the follow-up's
 

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-from tests.bots.slack_harness import CHANNEL, Harness, as_text, next_ts, running, thread_messages
+from tests.bots.slack_harness import CHANNEL, Harness, as_text, mention_event, running, thread_messages
 from tests.fakes.openai_server import FakeOpenAI, user_text
 from tests.fakes.slack_api import BOT_USER, FakeSlack, message_changed
 from tests.graph.test_llm_back_end import route_to
@@ -89,14 +89,8 @@ async def test_progress_can_be_turned_off(tmp_path: Path, handbook_kb, llm: Fake
 async def test_a_redelivered_turn_updates_its_placeholder_rather_than_posting_anew(tmp_path: Path, handbook_kb) -> None:
     fake = FakeSlack().start()
     async with running(tmp_path, handbook_kb, fake=fake, progress=True) as slack:  # steps reported offline too
-        ts = next_ts()
-        event = {
-            "type": "app_mention",
-            "user": "U222",
-            "text": f"<@{BOT_USER}> {RATE_LIMIT}",
-            "ts": ts,
-            "channel": CHANNEL,
-        }
+        event = mention_event(RATE_LIMIT)
+        ts = event["ts"]
         job = Job("slack", "message", {"event": event, "place": asdict(Place("T111", CHANNEL, ts, False))}, "k")
         fake.hold["chat.update"] = 30.0  # a step's update takes effect; its worker dies waiting for the answer
         with delivering(Delivery("job-1", attempt=1, final=False)):
