@@ -105,8 +105,10 @@ def ingest(
 ) -> None:
     """Add documents to the knowledge base: unchanged files write nothing, changed ones are replaced."""
     missing = [str(p) for p in paths if not p.exists()]
-    if missing or base_url_error(base_url):
-        raise fail(base_url_error(base_url) or f"no such file or folder: {', '.join(missing)}")
+    if bad_url := base_url_error(base_url):
+        raise fail(bad_url)
+    if missing:
+        raise fail(f"no such file or folder: {', '.join(missing)}")
     settings = get_settings()
     if not settings.milvus_uri and (pid := IngestInbox(settings.data_dir).running_bot()):
         errors.print(f"a threadsage bot (pid {pid}) runs on {settings.data_dir}: the ingest is handed to it")

@@ -11,10 +11,10 @@ from pydantic import BaseModel, Field
 
 from threadsage.adapters import prompts
 from threadsage.adapters.llm import LLMReasoner
-from threadsage.adapters.reasoning import Passage
+from threadsage.adapters.reasoning import CITATION, Passage
 from threadsage.adapters.research import Finding, StepResult, in_pool, pooled
 
-_MARKER = re.compile(r"\s*\[\d{1,3}\]")
+_MARKER = re.compile(r"\s*" + CITATION.pattern)  # a citation and the space before it
 
 
 class Replan(BaseModel):

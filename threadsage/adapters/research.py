@@ -18,9 +18,7 @@ from typing import Protocol, TypedDict
 
 from pydantic import BaseModel, Field
 
-from threadsage.adapters.reasoning import Passage
-
-_MARKER = re.compile(r"\[(\d{1,3})\]")
+from threadsage.adapters.reasoning import CITATION, Passage
 
 
 class Finding(TypedDict):
@@ -59,7 +57,7 @@ class Researcher(Protocol):
 
 def cited_passages(answer: str, passages: Sequence[Passage]) -> list[Passage]:
     """The passages an answer cites, in citation order; renumbers nothing."""
-    numbers = dict.fromkeys(int(n) for n in _MARKER.findall(answer) if 1 <= int(n) <= len(passages))
+    numbers = dict.fromkeys(int(n) for n in CITATION.findall(answer) if 1 <= int(n) <= len(passages))
     return [passages[n - 1] for n in numbers]
 
 
@@ -72,7 +70,7 @@ def kept_for(answer: str, passages: Sequence[Passage]) -> tuple[str, list[Passag
         n = int(match.group(1))
         return f"[{position[passages[n - 1]['id']]}]" if 1 <= n <= len(passages) else ""
 
-    return _MARKER.sub(renumber, answer), cited
+    return CITATION.sub(renumber, answer), cited
 
 
 def pooled(findings: Sequence[Finding]) -> list[Passage]:
@@ -93,11 +91,11 @@ def in_pool(finding: Finding, pool: Sequence[Passage]) -> str:
         n = int(match.group(1))
         return f"[{number[passages[n - 1]['id']]}]" if 1 <= n <= len(passages) else ""
 
-    return _MARKER.sub(renumber, finding["answer"])
+    return CITATION.sub(renumber, finding["answer"])
 
 
 def cites_finding(answer: str, finding: Finding, pool: Sequence[Passage]) -> bool:
     """Whether the answer cites at least one of the finding's passages (pooled numbering)."""
     ids = {p["id"] for p in finding["passages"]}
     mine = {i for i, p in enumerate(pool, start=1) if p["id"] in ids}
-    return any(int(n) in mine for n in _MARKER.findall(answer))
+    return any(int(n) in mine for n in CITATION.findall(answer))

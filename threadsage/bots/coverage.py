@@ -10,14 +10,13 @@ from threadsage.i18n import DEFAULT, Language, say
 
 def coverage_lines(
     counts: dict[str, int],
-    allowed: tuple[str, ...] | None,
     shown_as: Callable[[str], str] = str,
     language: Language = DEFAULT,
 ) -> list[str]:
-    """One line per category this place may read (`allowed`; None: every one), largest first;
+    """One line per category of `counts` (what this place may read) that has documents, largest first;
     `shown_as` dresses the category's name for the platform (Slack makes it bold). Documents
     ingested without a category are "general"."""
-    shown = {c: n for c, n in counts.items() if n and (allowed is None or c in allowed)}
+    shown = {c: n for c, n in counts.items() if n}
     return [
         f"{shown_as(category or say('coverage_general', language))} — "
         + say("coverage_documents" if n != 1 else "coverage_document", language, count=n)

@@ -52,6 +52,10 @@ class Recording:
         if record := self._open.get((turn.session_key, turn.message_id)):
             record.answered = Answered(request_of(pending).get("turn", ""), option, label)
 
+    def discard(self, turn: Turn) -> None:
+        """Forget a turn that did not end here: its redelivery records it, and nothing is kept for it."""
+        self._open.pop((turn.session_key, turn.message_id), None)
+
     async def end(self, turn: Turn, replies: list[Reply], outcome: str) -> None:
         """Write the turn's row; `outcome` is what the service reported (a duplicate is not a turn)."""
         record = self._open.pop((turn.session_key, turn.message_id), None)

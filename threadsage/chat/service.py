@@ -92,24 +92,27 @@ class ChatService:
             language = turn.reply_language
             self.recording.begin(turn)
             try:
-                async for event in self._events(turn, scope):
-                    if isinstance(event, Reply):
-                        replies.append(event)
-                    yield event
-            except ModelBusy:
-                log.warning("model-call budget spent: turn %s answered with a busy notice", turn.message_id)
-                replies.append(fixed_notice("busy", language))
-                yield replies[-1]
-            except Exception as exc:
-                if retried_by_the_queue(exc):
-                    raise ServiceUnavailable(str(exc)) from exc
-                log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
-                ERRORS.labels("turn").inc()
-                replies.append(fixed_notice("apology", language))
-                yield replies[-1]
-            scope.outcome = outcome_of(replies) if replies or scope.outcome == "error" else scope.outcome
-            scope.route = (replies[0].route if replies else None) or "none"
-            await self.recording.end(turn, replies, scope.outcome)
+                try:
+                    async for event in self._events(turn, scope):
+                        if isinstance(event, Reply):
+                            replies.append(event)
+                        yield event
+                except ModelBusy:
+                    log.warning("model-call budget spent: turn %s answered with a busy notice", turn.message_id)
+                    replies.append(fixed_notice("busy", language))
+                    yield replies[-1]
+                except Exception as exc:
+                    if retried_by_the_queue(exc):
+                        raise ServiceUnavailable(str(exc)) from exc
+                    log.exception("turn %s in %s failed", turn.message_id, turn.session_key)
+                    ERRORS.labels("turn").inc()
+                    replies.append(fixed_notice("apology", language))
+                    yield replies[-1]
+                scope.outcome = outcome_of(replies) if replies or scope.outcome == "error" else scope.outcome
+                scope.route = (replies[0].route if replies else None) or "none"
+                await self.recording.end(turn, replies, scope.outcome)
+            finally:
+                self.recording.discard(turn)  # a turn handed back to the queue, or a stream closed early
 
     async def _events(self, turn: Turn, scope: TurnScope) -> AsyncIterator[TurnEvent]:
         if not await self.coordinator.claim(f"turn:{turn.session_key}:{turn.message_id}", IDEMPOTENCY_TTL):

@@ -31,7 +31,6 @@ _HTML_TYPES = ("text/html", "application/xhtml+xml")
 class WebConnector:
     def __init__(self, spec: SourceSpec) -> None:
         self.spec = spec
-        self.polite = _Polite(spec.concurrency, 0.0)
         self.start = spec.url or ""
         self.host = urlsplit(self.start).netloc
         self.max_bytes = spec.max_page_kb * 1024
@@ -41,7 +40,7 @@ class WebConnector:
         async with http.client() as client:
             robots = await self._robots(client)
             delay = min(MAX_CRAWL_DELAY, float(robots.crawl_delay(http.USER_AGENT) or 0))
-            self.polite = _Polite(self.spec.concurrency, delay)
+            polite = _Polite(self.spec.concurrency, delay)  # this scan's pace, as robots.txt asks
             if self._is_sitemap(self.start):
                 listed = [(u, m) for u, m in await self._sitemap(client, self.start) if self._allowed(robots, u)]
                 lastmods = dict(listed[: self.spec.max_pages])
@@ -50,14 +49,16 @@ class WebConnector:
                     if self.spec.trust_lastmod and lastmod and entry.get("lastmod") == lastmod:
                         scan.unchanged[url] = entry  # dated by the sitemap as when last read
                 stale = [url for url in lastmods if url not in scan.unchanged]
-                await self._fetch_all(client, stale, known, scan, lastmods)
+                await self._fetch_all(client, polite, stale, known, scan, lastmods)
             else:
-                await self._crawl(client, robots, known, scan)
+                await self._crawl(client, polite, robots, known, scan)
         return scan
 
     # --- discovery -------------------------------------------------------------------------
 
-    async def _crawl(self, client: httpx.AsyncClient, robots: RobotFileParser, known: Known, scan: Scan) -> None:
+    async def _crawl(
+        self, client: httpx.AsyncClient, polite: _Polite, robots: RobotFileParser, known: Known, scan: Scan
+    ) -> None:
         """Breadth first from the start page; an unchanged page's links are those it had."""
         seen: set[str] = set()
         level = [_normal(self.start)]
@@ -67,7 +68,7 @@ class WebConnector:
             if not level:
                 return
             seen.update(level)
-            links = await self._fetch_all(client, level, known, scan, {})
+            links = await self._fetch_all(client, polite, level, known, scan, {})
             level = links if depth < self.spec.max_depth else []
 
     async def _sitemap(self, client: httpx.AsyncClient, url: str, depth: int = 0) -> list[tuple[str, str]]:
@@ -110,14 +111,20 @@ class WebConnector:
     # --- pages -----------------------------------------------------------------------------
 
     async def _fetch_all(
-        self, client: httpx.AsyncClient, urls: list[str], known: Known, scan: Scan, lastmods: dict[str, str]
+        self,
+        client: httpx.AsyncClient,
+        polite: _Polite,
+        urls: list[str],
+        known: Known,
+        scan: Scan,
+        lastmods: dict[str, str],
     ) -> list[str]:
         """Fetch `urls` (as politely as the site asks) into `scan`; the links found on them (or
         remembered)."""
         links: list[str] = []
 
         async def one(url: str) -> None:
-            async with self.polite.turn():
+            async with polite.turn():
                 entry = known.entries.get(url, {})
                 links.extend(await self._page(client, url, entry, lastmods.get(url, ""), scan))
 

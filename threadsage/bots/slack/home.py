@@ -86,7 +86,7 @@ def home_view(
 
     blocks: list[dict[str, Any]] = [_header(text("home_can_answer"))]
     if counts:
-        lines = [f"• {line}" for line in coverage_lines(counts, None, lambda c: f"*{escaped(c)}*", language)]
+        lines = [f"• {line}" for line in coverage_lines(counts, lambda c: f"*{escaped(c)}*", language)]
         more = len(lines) - CATEGORY_LINES
         shown = lines[:CATEGORY_LINES] + ([text("home_more", count=more)] if more > 0 else [])
         blocks.append(section("\n".join(shown)))

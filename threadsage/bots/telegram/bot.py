@@ -180,7 +180,7 @@ class TelegramBot:
         assert message is not None
         allowed = place_categories(self.settings, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
         language = person_language(update.effective_user)
-        lines = coverage_lines(await self.chat.documents_by_category(allowed), None, language=language)
+        lines = coverage_lines(await self.chat.documents_by_category(allowed), language=language)
         covers = say("tg_covers", language)
         covered = (
             "\n".join([covers, *(f"• {line}" for line in lines)]) if lines else say("tg_nothing_covered", language)

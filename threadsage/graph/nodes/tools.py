@@ -10,7 +10,7 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning import Reasoner
+from threadsage.adapters.reasoning import CITATION, Reasoner
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.state import ConversationState
@@ -18,7 +18,6 @@ from threadsage.i18n import language_of, say
 from threadsage.tools.web import WebResult
 
 WEB_LABEL = say("web_label")  # in English; the answer's own is in the question's language
-_MARKER = re.compile(r"\[(\d{1,2})\]")
 
 
 def use_tools(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
@@ -74,7 +73,7 @@ async def web_answer(reasoner: Reasoner, question: str, results: list[WebResult]
         )
         system = prompts.in_language_of(prompts.WEB_ANSWER, question)
         body = await reasoner._text(system, f"Web results:\n{numbered}\n\nQuestion: {question}")
-        body = _MARKER.sub(lambda m: f"[web {m.group(1)}]" if int(m.group(1)) <= len(results) else "", body)
+        body = CITATION.sub(lambda m: f"[web {m.group(1)}]" if int(m.group(1)) <= len(results) else "", body)
     else:
         body = "\n".join(f"- {r.content or r.title} [web {n}]" for n, r in enumerate(results[:3], start=1))
     sources = "\n".join(f"{n}. [{_plain(r.title)}]({r.url})" for n, r in enumerate(results, start=1))
