@@ -195,23 +195,25 @@ class QuestionStore:
             "answers": turn.answered.turn if turn.answered else None,
             "gap": 1 if turn.outcome in ("not_covered", "low_confidence") else 0,
         }
-        if await self.tables.execute(_INSERT, [row[c] for c in COLUMNS]):
+        inserted = await self.tables.execute(_INSERT, [row[c] for c in COLUMNS])
+        # votes given before the row existed are counted into it, and its day recounted, by `voted`
+        if not await self.voted(turn.session_key, turn.answer_ref) and inserted:
             await self._recount(row["at"], turn.platform, channel)
-        await self.voted(turn.session_key, turn.answer_ref)
         if turn.answered is not None:
             answered = turn.answered
             how = "typed" if answered.option is None else "chosen"
             label = answered.label if text else None
             await self._choose(turn.session_key, answered.turn, how, label, answered.option)
 
-    async def voted(self, session_key: str, answer_ref: str) -> None:
-        """Count the votes on the answer `answer_ref` names into its row (and its day)."""
-        if await self.tables.execute(_VOTES[0], (session_key, answer_ref) * 3):
-            await self.tables.execute(_VOTES[1], (session_key, answer_ref))
-            for at, platform, channel in await self.tables.fetch(
-                _PLACE + "answer_ref = {p}", (session_key, answer_ref)
-            ):
-                await self._recount(at, platform, channel)
+    async def voted(self, session_key: str, answer_ref: str) -> bool:
+        """Count the votes on the answer `answer_ref` names into its row (and its day); whether
+        there was a row."""
+        if not await self.tables.execute(_VOTES[0], (session_key, answer_ref) * 3):
+            return False
+        await self.tables.execute(_VOTES[1], (session_key, answer_ref))
+        for at, platform, channel in await self.tables.fetch(_PLACE + "answer_ref = {p}", (session_key, answer_ref)):
+            await self._recount(at, platform, channel)
+        return True
 
     async def abandoned(self, session_key: str, asking_turn: str) -> None:
         """The clarification `asking_turn` asked was left unanswered (a new question replaced it)."""
