@@ -4,7 +4,9 @@ Slack treats only &, < and > as control characters, and every special mention (<
 <!here>, <!everyone>, <!subteam^…>, <@U…>) needs a literal "<": escaping them in all text means no
 document or model output can ping anyone. Plain "@channel", "@here" and "@everyone" (and, outside
 code, any word-initial "@handle") get a WORD JOINER (U+2060) after the "@": invisible, yet no longer
-the word Slack parses as a mention when a section is not `verbatim`.
+the word Slack parses as a mention when a section is not `verbatim`. The three are broken even inside
+a longer word ("@here¹"): a long answer is cut into sections after escaping, and a cut there would
+leave a whole "@here" at a section's end.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from threadsage.bots.render.parse import Target
 from threadsage.bots.render.segments import Tag
 
 _JOINER = "\u2060"
-_MENTION = re.compile(r"(?<!\w)@(?=\w)|@(?=(?:channel|here|everyone)\b)", re.IGNORECASE)
-_SPECIAL = re.compile(r"@(?=(?:channel|here|everyone)\b)", re.IGNORECASE)
+_MENTION = re.compile(r"(?<!\w)@(?=\w)|@(?=channel|here|everyone)", re.IGNORECASE)
+_SPECIAL = re.compile(r"@(?=channel|here|everyone)", re.IGNORECASE)
 
 
 def _escape_controls(text: str) -> str:
