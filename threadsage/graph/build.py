@@ -1,6 +1,6 @@
 """The conversation graph: nodes, explicit path maps, and the brakes on every loop.
 
-begin → contextualise → tools ─┬─ (arithmetic or dates only) ─────────────→ compose
+understand ────────────────────┬─ (arithmetic or dates only) ─────────────→ compose
                                └─ route ─┬─ clarify ──(resume)──→ route     (≤ max_clarify_rounds)
                                          ├─ direct_reply ───────────────→ compose
                                          ├─ fallback ─┬─ (web search on) web ─┬→ compose
@@ -15,6 +15,8 @@ begin → contextualise → tools ─┬─ (arithmetic or dates only) ───
                                                                  ↑         ├→ replan ─┘
                                                                  └─────────┴→ synthesise → compose
                                                  (≤ deep_max_steps, ≤ deep_max_replans, ≤ deep_budget)
+
+understand is begin → contextualise → tools in one step (one checkpoint instead of three).
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from threadsage.graph.context import BrainContext
-from threadsage.graph.nodes.begin import begin
 from threadsage.graph.nodes.clarify import clarify
 from threadsage.graph.nodes.compose import compose
 from threadsage.graph.nodes.deep import after_execute, execute, next_step, plan, replan, synthesise
@@ -41,8 +42,8 @@ from threadsage.graph.nodes.retrieval import (
     settle,
 )
 from threadsage.graph.nodes.simple import direct_reply, fallback
-from threadsage.graph.nodes.tools import after_tools, after_web, use_tools, web
-from threadsage.graph.nodes.understand import contextualise, route
+from threadsage.graph.nodes.tools import after_tools, after_web, web
+from threadsage.graph.nodes.understand import route, understand
 from threadsage.graph.state import ConversationState, TurnInput
 
 
@@ -56,8 +57,7 @@ def build_graph(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledStateGraph[ConversationState, BrainContext, TurnInput, ConversationState]:
     graph = StateGraph(ConversationState, input_schema=TurnInput, context_schema=BrainContext)
-    graph.add_node("begin", begin)
-    graph.add_node("contextualise", contextualise)
+    graph.add_node("understand", understand)
     graph.add_node("route", route)
     graph.add_node("clarify", clarify)
     graph.add_node("direct_reply", direct_reply)
@@ -67,7 +67,6 @@ def build_graph(
     graph.add_node("judge", judge)
     graph.add_node("rewrite", rewrite)
     graph.add_node("settle", settle)
-    graph.add_node("tools", use_tools)
     graph.add_node("web", web)
     graph.add_node("plan", plan)
     graph.add_node("execute", execute)
@@ -75,10 +74,8 @@ def build_graph(
     graph.add_node("synthesise", synthesise)
     graph.add_node("compose", compose)
 
-    graph.add_edge(START, "begin")
-    graph.add_edge("begin", "contextualise")
-    graph.add_edge("contextualise", "tools")
-    graph.add_conditional_edges("tools", after_tools, {"answered": "compose", "route": "route"})
+    graph.add_edge(START, "understand")
+    graph.add_conditional_edges("understand", after_tools, {"answered": "compose", "route": "route"})
     graph.add_conditional_edges(
         "route",
         strategy,

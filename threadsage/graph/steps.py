@@ -21,9 +21,9 @@ class Step(StrEnum):
     WRITING = "writing"
 
 
-# The step each node belongs to; the others (begin, clarify, compose) change nothing people see.
+# The step each node belongs to; the others (clarify, compose) change nothing people see.
 STEP_OF_NODE: dict[str, Step] = {
-    "contextualise": Step.SEARCHING,
+    "understand": Step.SEARCHING,
     "route": Step.SEARCHING,
     "retrieve": Step.SEARCHING,
     "rewrite": Step.SEARCHING,
