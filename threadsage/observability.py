@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from langchain_core.messages.ai import UsageMetadata
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram
 from prometheus_client.exposition import choose_encoder
 from pydantic import SecretStr
@@ -59,10 +59,11 @@ def render_metrics(accept: str) -> tuple[bytes, str]:
     return encode(REGISTRY), content_type
 
 
-def count_tokens(model: str, kind: str, usage: UsageMetadata | None) -> None:
+def count_tokens(model: str, kind: str, usage: Mapping[str, Any] | None) -> None:
+    """`usage` as the Chat Completions API reports it (`prompt_tokens`, `completion_tokens`)."""
     if usage:
-        LLM_TOKENS.labels(model, kind, "input").inc(usage.get("input_tokens", 0))
-        LLM_TOKENS.labels(model, kind, "output").inc(usage.get("output_tokens", 0))
+        LLM_TOKENS.labels(model, kind, "input").inc(usage.get("prompt_tokens") or 0)
+        LLM_TOKENS.labels(model, kind, "output").inc(usage.get("completion_tokens") or 0)
 
 
 @dataclass

@@ -50,7 +50,7 @@ async def open_chat_service(
             checkpointer = await stack.enter_async_context(open_checkpointer(settings))
             if coordinator is None:
                 coordinator = await stack.enter_async_context(open_coordinator(settings, check_redis))
-            reasoner = make_reasoner(settings, coordinator)
+            reasoner = await stack.enter_async_context(open_reasoner(settings, coordinator))
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
             questions = QuestionStore(checkpointer, settings.record_questions, closest_in(kb))
@@ -101,21 +101,28 @@ def closest_in(kb: KnowledgeBase) -> Closest:
     return closest
 
 
-def make_reasoner(settings: Settings, coordinator: Coordinator) -> Reasoner:
+@asynccontextmanager
+async def open_reasoner(settings: Settings, coordinator: Coordinator) -> AsyncIterator[Reasoner]:
     """The language model when `OPENAI_API_KEY` is set (within the process-wide budget of model
-    calls per minute, when one is set), otherwise the offline back-end."""
-    if settings.openai_api_key is not None:
-        from threadsage.adapters.llm import LLMReasoner
+    calls per minute, when one is set), otherwise the offline back-end. The model's HTTP session
+    closes on the way out."""
+    if settings.openai_api_key is None:
+        from threadsage.adapters.offline import OfflineReasoner
 
-        limit = settings.max_model_calls_per_minute
+        yield OfflineReasoner()
+        return
+    from threadsage.adapters.llm import LLMReasoner
 
-        async def budget() -> bool:
-            return await coordinator.allow("model-calls", limit, 60.0)
+    limit = settings.max_model_calls_per_minute
 
-        return LLMReasoner(settings, budget if limit else None)
-    from threadsage.adapters.offline import OfflineReasoner
+    async def budget() -> bool:
+        return await coordinator.allow("model-calls", limit, 60.0)
 
-    return OfflineReasoner()
+    reasoner = LLMReasoner(settings, budget if limit else None)
+    try:
+        yield reasoner
+    finally:
+        await reasoner.aclose()
 
 
 def warm_up(kb: KnowledgeBase) -> None:

@@ -1,4 +1,4 @@
-"""A fake OpenAI-compatible HTTP server, so the real langchain-openai client is exercised.
+"""A fake OpenAI-compatible HTTP server, so the real model client is exercised over HTTP.
 
 - `/v1/embeddings`: a hashed bag of words — texts that share words get similar vectors, which is
   enough for hybrid search to behave as it does with a real model.
@@ -56,12 +56,14 @@ DEFAULTS: dict[str, Any] = {
 
 @dataclass
 class Failure:
-    """Answer with an HTTP error, garbage, or after a delay."""
+    """Answer with an HTTP error, garbage, or after a delay. `headers` go with it: OpenAI's rate
+    limit errors (429) tell how long to wait in `Retry-After`."""
 
     status: int = 500
     body: str = '{"error": {"message": "internal error", "type": "server_error"}}'
     delay: float = 0.0
     times: int = 1_000_000  # then the script's next entry (or the default) applies
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -104,6 +106,7 @@ class FakeOpenAI(ServedFake):
     latency: float = 0.0  # seconds per chat completion, like a real model's time
     script: dict[str, Any] = field(default_factory=dict)
     requests: list[tuple[str, dict]] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)  # each request's Authorization header
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -118,11 +121,11 @@ class FakeOpenAI(ServedFake):
         body = json.loads(raw)
         with self._lock:
             self.requests.append((path, body))
+            self.authorizations.append(headers.get("Authorization", ""))
         if path.endswith("/embeddings"):
             return 200, {}, self.embeddings(body)
         if path.endswith("/chat/completions"):
-            status, payload = self.completion(body)
-            return status, {}, payload
+            return self.completion(body)
         return 404, {}, {"error": {"message": "no such route"}}
 
     def embeddings(self, body: dict) -> dict:
@@ -138,7 +141,7 @@ class FakeOpenAI(ServedFake):
             "usage": {"prompt_tokens": 0, "total_tokens": 0},
         }
 
-    def completion(self, request: dict) -> tuple[int, str]:
+    def completion(self, request: dict) -> tuple[int, dict[str, str], str]:
         kind = kind_of(request)
         with self._lock:
             entry = self.script.get(kind, DEFAULTS.get(kind, ""))
@@ -152,7 +155,7 @@ class FakeOpenAI(ServedFake):
             time.sleep(self.latency)
         if isinstance(entry, Failure):
             time.sleep(entry.delay)
-            return entry.status, entry.body
+            return entry.status, entry.headers, entry.body
         value = entry(request) if callable(entry) else entry
         if isinstance(value, ToolCalls) or isinstance(request.get("tool_choice"), dict):
             calls = value.calls if isinstance(value, ToolCalls) else [(kind, value)]
@@ -171,7 +174,7 @@ class FakeOpenAI(ServedFake):
             finish = "tool_calls"
         else:
             message, finish = {"role": "assistant", "content": str(value)}, "stop"
-        return 200, json.dumps(
+        return 200, {}, json.dumps(
             {
                 "id": "chatcmpl-fake",
                 "object": "chat.completion",

@@ -1,6 +1,6 @@
 """The calculator and the calendar as tools the language model may call while it answers.
 
-The answer's request offers both tools (OpenAI's `tools`, through langchain's `bind_tools`) beside
+The answer's request offers both tools (OpenAI's `tools`) beside
 the answer's own structured form; when the model asks for a tool, it runs here and its result goes
 back as a `tool` message, for at most MAX_TOOL_ROUNDS rounds, after which the model must answer.
 What the tools computed is shown under the answer, so a person can check the arithmetic.
@@ -8,20 +8,19 @@ What the tools computed is shown under the answer, so a person can check the ari
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.runnables import Runnable
-from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
+from threadsage.adapters.openai_chat import Completion, Message, forced
 from threadsage.tools.calculator import CalculationError, calculate, formatted
 from threadsage.tools.dates import Calendar, DateError, answer_date_question
 
 MAX_TOOL_ROUNDS = 2
 
-Invoke = Callable[[list[BaseMessage], Runnable[list[BaseMessage], Any]], Awaitable[AIMessage]]
+# (messages, tools offered, tool_choice) -> the model's reply
+Invoke = Callable[[list[Message], Sequence[type[BaseModel]], str | dict[str, Any]], Awaitable[Completion]]
 
 
 class Calculator(BaseModel):
@@ -57,26 +56,27 @@ def run_tool(name: str, args: dict[str, Any], calendar: Calendar) -> str:
 
 
 async def answer_with_tools(
-    invoke: Invoke, model: ChatOpenAI, messages: list[BaseMessage], calendar: Calendar, report: type[BaseModel]
-) -> tuple[AIMessage, list[str]]:
+    invoke: Invoke, messages: list[Message], calendar: Calendar, report: type[BaseModel]
+) -> tuple[Completion, list[str]]:
     """The model's final reply to `messages` and what the tools it called computed, run in between.
 
     The model must call a tool (`tool_choice="required"`): a calculation, or `report`, the answer
     itself as structured output; after MAX_TOOL_ROUNDS only `report` is offered. A server that
-    ignores `tool_choice` may answer in plain text instead: that reply is final too.
+    ignores `tool_choice` may answer in plain text instead: that reply is final too. A call whose
+    arguments are no JSON object runs with none, and the tool says what it misses.
     """
-    offered = model.bind_tools([*TOOLS, report], tool_choice="required")
+    offered = (*TOOLS, report)
     used: list[str] = []
     for _ in range(MAX_TOOL_ROUNDS):
-        reply = await invoke(messages, offered)
-        if not reply.tool_calls or any(call["name"] == report.__name__ for call in reply.tool_calls):
+        reply = await invoke(messages, offered, "required")
+        if not reply.tool_calls or any(call.name == report.__name__ for call in reply.tool_calls):
             return reply, used
-        messages = [*messages, reply]
+        messages = [*messages, reply.as_message()]
         for call in reply.tool_calls:
-            result = run_tool(call["name"], call["args"], calendar)
+            result = run_tool(call.name, call.args or {}, calendar)
             used.append(result)
-            messages.append(ToolMessage(result, tool_call_id=call["id"] or call["name"]))
-    return await invoke(messages, model.bind_tools([*TOOLS, report], tool_choice=report.__name__)), used
+            messages.append({"role": "tool", "tool_call_id": call.id or call.name, "content": result})
+    return await invoke(messages, offered, forced(report)), used
 
 
 def shown(answer: str, used: list[str]) -> str:
