@@ -174,13 +174,12 @@ class FakeOpenAI(ServedFake):
             finish = "tool_calls"
         else:
             message, finish = {"role": "assistant", "content": str(value)}, "stop"
-        return 200, {}, json.dumps(
-            {
-                "id": "chatcmpl-fake",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": request.get("model", "fake"),
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
-            }
-        )
+        completion = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model", "fake"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+        }
+        return 200, {}, json.dumps(completion)

@@ -1,4 +1,4 @@
-"""The same graph with the language-model back-end: the real langchain-openai client against a
+"""The same graph with the language-model back-end: our real model client against a
 llm OpenAI-compatible server over HTTP, scripted per test."""
 
 from __future__ import annotations
