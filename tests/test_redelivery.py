@@ -22,19 +22,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from tests.fakes.openai_server import FakeOpenAI, user_text
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.delivery.current import Delivery, current_delivery
 from threadsage.graph.build import build_graph
+from threadsage.memory.checkpoints import PostgresSaver
 from threadsage.runtime import open_chat_service
 
 OPENING = "Is there a canteen?"  # answered first in every thread: a stale answer would show
 
 
-class Mortal(AsyncPostgresSaver):
+class Mortal(PostgresSaver):
     """The checkpointer of a worker that dies after `lives` saves (None: it never dies)."""
 
     def __init__(self, pool: Any) -> None:

@@ -29,9 +29,8 @@ async def llm_chat(tmp_path: Path, llm: FakeOpenAI, kb, **overrides) -> AsyncIte
         OPENAI_BASE_URL=llm.base_url,
         THREADSAGE_LLM_TIMEOUT=2,
         THREADSAGE_LLM_RETRIES=1,
-        DATABASE_URL=None,
         _env_file=None,
-        **overrides,
+        **{"DATABASE_URL": None, **overrides},
     )
     async with open_chat_service(settings, kb=kb) as chat:
         yield chat
