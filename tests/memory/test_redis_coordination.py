@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,32 @@ async def test_the_lock_is_renewed_while_held(coordinator: RedisCoordinator) -> 
         assert 0 < await coordinator.redis.pttl(key) <= 600
     assert await coordinator.redis.get(key) is None
     assert not await coordinator.still_holds()  # outside the lock
+
+
+async def test_the_lock_is_let_go_even_if_a_renewal_ignores_a_cancellation(coordinator: RedisCoordinator) -> None:
+    """redis-py once swallowed the cancellation of a renewal in flight: the renewal went on for
+    ever and the turn holding the lock waited for it (a turn that never ended, in
+    bench/worker_pool.py). Leaving the lock must not depend on the renewal being cancellable."""
+    renewing = asyncio.Event()
+
+    async def hold() -> None:
+        async with coordinator.session_lock("stubborn") as lock:
+            renew = lock.reacquire
+
+            async def stubborn() -> bool:
+                renewing.set()
+                with suppress(asyncio.CancelledError):
+                    await asyncio.sleep(0.2)  # a slow round trip, during which the holder leaves
+                return await renew()
+
+            lock.reacquire = stubborn  # type: ignore[method-assign]
+            await asyncio.wait_for(renewing.wait(), 2)
+
+    holding = asyncio.create_task(hold())
+    done, _ = await asyncio.wait({holding}, timeout=3)  # not wait_for: its cancellation could be swallowed too
+    assert holding in done, "the holder is still waiting for its renewal"
+    holding.result()
+    assert await coordinator.redis.get(f"{coordinator.prefix}lock:stubborn") is None
 
 
 async def test_the_lock_expires_after_ten_seconds_by_default(prefix: str) -> None:

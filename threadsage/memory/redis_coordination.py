@@ -72,15 +72,15 @@ class RedisCoordinator:
         )
         if not await lock.acquire():
             raise TimeoutError(f"session {key} stayed locked for {self.wait_timeout:.0f} s")
-        renewing = asyncio.create_task(self._renew(lock, key), name=f"renew-{key}")
+        released = asyncio.Event()
+        renewing = asyncio.create_task(self._renew(lock, key, released), name=f"renew-{key}")
         token = _current_lock.set(lock)
         try:
             yield lock
         finally:
             _current_lock.reset(token)
-            renewing.cancel()
-            with suppress(asyncio.CancelledError):
-                await renewing
+            released.set()
+            await renewing
             with suppress(LockNotOwnedError):  # lost while stalled: `still_holds` told the holder
                 await lock.release()
 
@@ -108,10 +108,17 @@ class RedisCoordinator:
         )
         return bool(allowed)
 
-    async def _renew(self, lock: Lock, key: str) -> None:
-        """Reset the expiry at a third of the TTL while the holder works; stop if it was lost."""
+    async def _renew(self, lock: Lock, key: str, released: asyncio.Event) -> None:
+        """Reset the expiry at a third of the TTL until the holder is done; stop if it was lost.
+
+        Told to stop by `released`, not cancelled: a cancellation that arrived while redis-py was
+        renewing was swallowed once (the renewal went on for ever, and its holder waited for it
+        with the session locked: bench/worker_pool.py's turns that never ended)."""
         while True:
-            await asyncio.sleep(self.lock_ttl / 3)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(released.wait(), self.lock_ttl / 3)
+            if released.is_set():
+                return
             try:
                 await lock.reacquire()
             except LockNotOwnedError:
