@@ -1,5 +1,6 @@
 """The HTTP server of `threadsage run` on its own thread: a Slack event is acknowledged while the
-turns' event loop is busy, and still answered once; readiness is asked on the turns' loop."""
+turns' event loop is busy, and still answered once; readiness is asked on the turns' loop; what the
+HTTP thread starts on the turns' loop is handed over once per burst, in order."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from pathlib import Path
 
 from tests.bots.slack_harness import CHANNEL, SECRET, TRAVEL, next_ts
 from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers
+from threadsage.bots.background import BackgroundTasks
 from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.config import Settings
-from threadsage.http_thread import http_server
+from threadsage.http_thread import HomeLoop, http_server
 from threadsage.memory.coordination import LocalCoordinator
 from threadsage.runtime import open_chat_service
 
@@ -88,3 +90,47 @@ async def test_an_event_is_acknowledged_while_the_turns_loop_is_busy_and_answere
         fake.stop()
     answers = [m for m in fake.posted() if m.get("thread_ts") == ts]
     assert len(answers) == 1, answers
+
+
+async def test_works_from_the_http_thread_start_once_in_order_and_together_after_a_burst() -> None:
+    home = HomeLoop(quiet=0.2, at_most=2.0)
+    tasks = BackgroundTasks()
+    queued = 0
+    started: list[tuple[int, int]] = []  # each work, and how many had been queued when it started
+
+    async def work(n: int) -> None:
+        started.append((n, queued))
+
+    async def burst() -> None:  # on a loop of its own, as the HTTP thread's
+        nonlocal queued
+        for n in range(20):
+            home.start(tasks, work(n), "work")
+            queued += 1
+            if n == 9:
+                await asyncio.sleep(0.05)  # a pause shorter than `quiet`: still the same burst
+        await asyncio.sleep(0.5)  # this loop lives on while the burst is handed over
+
+    await asyncio.to_thread(asyncio.run, burst())
+    await tasks.drain(5)
+    assert started == [(n, 20) for n in range(20)]
+
+
+async def test_a_steady_stream_is_handed_over_without_waiting_for_a_quiet_moment() -> None:
+    home = HomeLoop(quiet=0.1, at_most=0.3)
+    tasks = BackgroundTasks()
+    started: list[float] = []
+
+    async def work() -> None:
+        started.append(time.monotonic())
+
+    async def stream() -> float:
+        began = time.monotonic()
+        while time.monotonic() - began < 1.5:
+            home.start(tasks, work(), "work")
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.5)
+        return began
+
+    began = await asyncio.to_thread(asyncio.run, stream())
+    await tasks.drain(5)
+    assert started[0] - began < 0.3 + 0.2, "the first work waited for the stream to end"

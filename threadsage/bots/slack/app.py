@@ -137,6 +137,7 @@ class SlackBot:
             _share_identity(self.app, identity)
             yield self
         finally:
+            self.loop.start_waiting()
             await self.tasks.drain(30)
             await self._session.close()
 

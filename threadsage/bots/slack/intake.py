@@ -7,14 +7,16 @@ payload is a 400, which Slack does not retry; an event nobody listens to is ackn
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
-from slack_bolt.async_app import AsyncApp
+from slack_bolt.async_app import AsyncApp, AsyncBoltRequest
 from slack_bolt.error import BoltUnhandledRequestError
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -30,24 +32,26 @@ def events_route(
 ) -> Route:
     """POST /slack/events for the Events API and interactivity, bolt running on `home`. With
     `ack_first` (the tasks of a bot that answers in this process), a signed event is acknowledged
-    at once and dispatched to bolt as one of those tasks: the answer to an event is always an empty
-    200, and an error of bolt's is logged by `on_error` (a 500 for Slack to retry would only
-    matter for a delivery that is lost unless processed before it is acknowledged, i.e. queued).
+    at once and dispatched to bolt as one of those tasks (bolt's request is built there too, off
+    the HTTP thread): the answer to an event is always an empty 200, and an error of bolt's is
+    logged by `on_error` (a 500 for Slack to retry would only matter for a delivery that is lost
+    unless processed before it is acknowledged, i.e. queued).
     """
 
     async def events(request: Request) -> Response:
         body = await request.body()  # at most 1 MiB (threadsage.http_limits)
         if not _signed(verifier, body, request):
             return JSONResponse({"error": "invalid request"}, status_code=401)
+        if ack_first is not None and _is_event_callback(body):
+            query = request.scope["query_string"].decode("latin-1")
+            home.start(ack_first, _dispatch(app, body, query, request.headers), "slack-event")
+            return Response(status_code=200)
         try:
             bolt_request = to_async_bolt_request(request, body)
         except (ValueError, TypeError, AttributeError, KeyError, IndexError):  # neither JSON nor a form Slack sends
             return JSONResponse({"error": "malformed payload"}, status_code=400)
         if not _is_payload(bolt_request.body):
             return JSONResponse({"error": "malformed payload"}, status_code=400)
-        if ack_first is not None and bolt_request.body.get("type") == "event_callback":
-            home.start(ack_first, app.async_dispatch(bolt_request), "slack-event")
-            return Response(status_code=200)
         return to_starlette_response(await home.run(app.async_dispatch(bolt_request)))
 
     return Route("/slack/events", events, methods=["POST"])
@@ -85,6 +89,23 @@ def _signed(verifier: SignatureVerifier, body: bytes, request: Request) -> bool:
         return timestamp.isdigit() and verifier.is_valid(body.decode(), timestamp, signature)
     except UnicodeDecodeError:
         return False
+
+
+def _is_event_callback(body: bytes) -> bool:
+    """An Events API delivery, told apart as bolt would parse it (JSON when it starts with `{`)
+    but without building bolt's request: the acknowledgement waits for this parse alone."""
+    if not body.startswith(b"{"):
+        return False
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return False
+    return _is_payload(payload) and payload.get("type") == "event_callback"
+
+
+async def _dispatch(app: AsyncApp, body: bytes, query: str, headers: Headers) -> None:
+    """An acknowledged event through bolt, on the bot's loop (where its request is built too)."""
+    await app.async_dispatch(AsyncBoltRequest(body=body.decode(), query=query, headers=dict(headers)))
 
 
 def _is_payload(body: object) -> bool:
