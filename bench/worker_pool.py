@@ -5,10 +5,11 @@ load, and what an idle session costs.
 
 Real processes as deployed: one front-end, N workers, Redis and Postgres of this machine, the demo
 handbook in a Milvus Lite server; the fake Slack Web API and the fake OpenAI-compatible server
-(every model call takes --latency seconds; the router picks the standard retrieval: 4 calls a
-turn) run in this process. --sessions Slack threads each ask two questions: every thread's first
-mention, then every thread's follow-up, posted at --rate per second (faster than the workers
-answer, so the queue stays full). Reports per worker count:
+(every model call takes --latency seconds; the router picks the standard retrieval: route,
+answer and judge, and a follow-up's contextualise: 3-4 calls a turn) run in this process.
+--sessions Slack threads each ask two questions: every thread's first mention, then every
+thread's follow-up, posted at --rate per second (100 by default: faster than the workers answer,
+so the queue stays full). Reports per worker count:
 
 - turns/s: turns answered ÷ (last answer − first post);
 - ack p50/p99/max: signed event POST → HTTP 200 from the front-end, measured while the workers
@@ -205,7 +206,7 @@ async def main(counts: list[int], sessions: int, latency: float, rate: float) ->
     ):
         rows = [await run(n, sessions, latency, rate, milvus_uri, Path(scratch)) for n in counts]
     print(
-        f"\n{sessions} sessions × 2 turns, model call {latency * 1000:.0f} ms (4 calls a turn),"
+        f"\n{sessions} sessions × 2 turns, model call {latency * 1000:.0f} ms (3-4 calls a turn),"
         f" events posted at {rate:.0f}/s\n"
     )
     print(
@@ -233,6 +234,6 @@ if __name__ == "__main__":
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--latency", type=float, default=0.3)
-    parser.add_argument("--rate", type=float, default=40.0)
+    parser.add_argument("--rate", type=float, default=100.0)
     args = parser.parse_args()
     asyncio.run(main(args.workers, args.sessions, args.latency, args.rate))

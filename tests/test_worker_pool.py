@@ -132,6 +132,10 @@ async def _drop_keys(prefix: str, url: str = "redis://127.0.0.1:6379/0") -> None
         await redis.aclose()
 
 
+def niceness(served: Served) -> int:
+    return int(Path(f"/proc/{served.process.pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
 def turn_of(message: dict) -> str:
     return message["metadata"]["event_payload"]["turn"]
 
@@ -197,6 +201,8 @@ async def test_two_turns_of_one_thread_are_answered_in_order_by_two_workers(stac
         answers = await stack.wait_for_answers(2)
     assert [turn_of(a) for a in answers] == [f"C1:{root}", "C1:1710000100.000002"]
     assert all(a["thread_ts"] == root for a in answers)
+    # the workers yield the CPU to the front-end (THREADSAGE_WORKER_NICENESS, 10 by default)
+    assert [niceness(w) - niceness(front) for w in workers] == [10, 10]
     for served in (front, *workers):
         code, output = served.stop()
         assert code == 0 and "Traceback" not in output, output[-3000:]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -216,6 +217,7 @@ def worker() -> None:
     (needs REDIS_URL; run as many as you need)."""
     settings = _queue_settings()
     configure_logging(settings)
+    os.nice(settings.worker_niceness)  # measured: ack p99 497 → 31 ms beside 4 busy workers (docs/performance.md)
     with knowledge_base(settings) as kb:
         try:
             asyncio.run(work(settings, configured_platforms(settings), kb=kb))

@@ -245,6 +245,13 @@ class PlatformSettings(BaseModel):
         json_schema_extra=section("The turn queue between `threadsage serve` and `threadsage worker` (REDIS_URL)"),
     )
     worker_concurrency: int = Field(16, ge=1, description="Turns one worker runs at once")
+    worker_niceness: int = Field(
+        10,
+        ge=0,
+        le=19,
+        description="How much `threadsage worker` yields the CPU to other processes (added to its Unix nice "
+        "value, 0-19): on a machine it shares with `threadsage serve`, acknowledgements never wait behind turns",
+    )
     turn_max_tries: int = Field(3, ge=1, description="Tries of one turn, the first included, before it is given up")
 
 
