@@ -65,6 +65,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_HTTP_PORT": ("http_port", "9090", 9090),
     "THREADSAGE_TURN_TIMEOUT": ("turn_timeout", "30", 30.0),
     "THREADSAGE_WORKER_CONCURRENCY": ("worker_concurrency", "4", 4),
+    "THREADSAGE_WORKER_NICENESS": ("worker_niceness", "0", 0),
     "THREADSAGE_TURN_MAX_TRIES": ("turn_max_tries", "5", 5),
     "THREADSAGE_CHANNEL_CATEGORIES": ("channel_categories", '{"C1": ["it"]}', {"C1": ["it"]}),
     "THREADSAGE_DEFAULT_CATEGORIES": ("default_categories", '["people"]', ["people"]),
