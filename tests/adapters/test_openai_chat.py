@@ -140,3 +140,20 @@ async def test_the_api_key_never_shows_in_the_error(llm: FakeOpenAI, chat: OpenA
     assert raised.value.status == 401 and "Incorrect API key provided" in str(raised.value)
     assert KEY not in str(raised.value) and KEY not in repr(raised.value.args)
     assert llm.authorizations == [f"Bearer {KEY}"]
+
+
+async def test_requests_go_through_the_proxy_of_the_environment(
+    llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the openai SDK's client did: HTTP_PROXY is used (the fake server stands in for the proxy,
+    which receives the request with its absolute target), NO_PROXY is respected."""
+    monkeypatch.setenv("HTTP_PROXY", llm.url)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    client = OpenAIChat("http://models.example.invalid/v1", KEY, timeout=2, retries=0)
+    try:
+        reply = await client.complete("gpt-test", ASK)
+    finally:
+        await client.aclose()
+    assert reply.content is not None
+    assert [path for path, _ in llm.requests] == ["http://models.example.invalid/v1/chat/completions"]

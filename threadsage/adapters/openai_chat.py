@@ -117,8 +117,11 @@ class OpenAIChat:
 
     async def _post(self, body: str) -> Any:
         if self._session is None:
-            # as many connections as the openai SDK allows: calls in flight never queue for one
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1000), timeout=self._timeout)
+            # as many connections as the openai SDK allows: calls in flight never queue for one; the
+            # proxy of HTTP(S)_PROXY / NO_PROXY, as the SDK's httpx client took it
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=1000), timeout=self._timeout, trust_env=True
+            )
         for attempt in range(self._retries + 1):
             wait: float | None = None
             try:
