@@ -302,6 +302,17 @@ async def test_slack_rate_limit_is_retried_after_retry_after(slack: Harness) -> 
     assert len(thread_messages(slack.fake, ts)) == 1
 
 
+async def test_a_reaction_lost_on_the_way_does_not_cost_the_answer(slack: Harness) -> None:
+    """👀 is a courtesy: a connection closed on reactions.add (as a burst of 200 met once) is
+    retried once, then given up, and the question is answered all the same."""
+    slack.fake.unreachable.add("reactions.add")
+    ts = await slack.mention("Which cabin class may I book for a flight of 6 hours or more?")
+    await slack.settle()
+    assert [name for name, _ in slack.fake.calls if name.startswith("reactions.add")] == ["reactions.add#dropped"] * 2
+    [answer] = thread_messages(slack.fake, ts)
+    assert "premium economy" in as_text(answer).lower()
+
+
 async def test_a_failing_brain_gets_an_apology_in_the_thread(tmp_path: Path) -> None:
     settings = Settings(THREADSAGE_DATA_DIR=tmp_path / "kb", _env_file=None)
     kb = KnowledgeBase.open(settings)

@@ -11,6 +11,14 @@ from typing import Any, Self
 
 # (path, headers, raw body) -> (status, extra headers, JSON-able payload, a ready string, or bytes as they are)
 Responder = Callable[[str, dict[str, str], bytes], tuple[int, dict[str, str], Any]]
+DROP = 0  # the status with which a responder has the connection closed without an answer
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # The socketserver default backlog is 5: a burst of connections, which a real API takes, would
+    # be reset by the fake's own listen queue.
+    request_queue_size = 1024
 
 
 class JsonServer:
@@ -24,6 +32,9 @@ class JsonServer:
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 status, headers, payload = respond(self.path, dict(self.headers.items()), raw)
+                if status == DROP:  # the connection lost before an answer: the client sees it closed
+                    self.close_connection = True
+                    return
                 text = payload if isinstance(payload, str | bytes) else json.dumps(payload)
                 data = text if isinstance(text, bytes) else text.encode()
                 try:
@@ -45,8 +56,7 @@ class JsonServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), Handler)
         # serve_forever notices shutdown() only between polls: its default 0.5 s poll made every
         # test that stops a fake half a second slower.
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()

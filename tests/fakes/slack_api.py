@@ -2,7 +2,8 @@
 
 The real slack_sdk client talks to `FakeSlack.api_url`; tests read what it sent from `calls`.
 `rate_limit_next(method)` answers the next call of a method with HTTP 429 and Retry-After: 1;
-a token in `revoked` is refused (`invalid_auth`) by every method; a channel in `not_member` refuses
+a token in `revoked` is refused (`invalid_auth`) by every method; a method in `unreachable`
+has its connection closed without an answer; a channel in `not_member` refuses
 chat.postMessage with `not_in_channel`, as Slack does where the bot was not invited.
 
 The bot's messages are kept as Slack keeps them: chat.update changes them (text, blocks, metadata)
@@ -26,7 +27,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.http import ServedFake
+from tests.fakes.http import DROP, ServedFake
 
 BOT_USER = "U0BOT"
 BOT_ID = "B0BOT"
@@ -151,6 +152,7 @@ class FakeSlack(ServedFake):
     calls: list[tuple[str, dict]] = field(default_factory=list)
     _rate_limited: dict[str, int] = field(default_factory=dict)
     hold: dict[str, float] = field(default_factory=dict)  # method → seconds to wait after recording
+    unreachable: set[str] = field(default_factory=set)
     revoked: set[str] = field(default_factory=set)
     not_member: set[str] = field(default_factory=set)
     messages: dict[tuple[str, str], dict] = field(default_factory=dict)  # (channel, ts) → the message as it is now
@@ -247,6 +249,9 @@ class FakeSlack(ServedFake):
 
     def respond(self, method: str, params: dict, authorization: str) -> tuple[int, dict, dict]:
         with self._lock:
+            if method in self.unreachable:
+                self.calls.append((f"{method}#dropped", params))
+                return DROP, {}, {}
             if self._rate_limited.get(method):
                 self._rate_limited[method] -= 1
                 self.calls.append((f"{method}#429", params))

@@ -23,7 +23,10 @@ import aiohttp
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.middleware.authorization.async_single_team_authorization import AsyncSingleTeamAuthorization
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
@@ -97,7 +100,8 @@ class SlackBot:
             token=settings.slack_bot_token.get_secret_value(),
             base_url=settings.slack_api_url or AsyncWebClient.BASE_URL,
             session=self._session,
-            retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
+            # slack_sdk's default (one retry of a connection refused or reset) and Slack's 429s
+            retry_handlers=[AsyncConnectionErrorRetryHandler(), AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
         )
         self.send = SlackSender(self.client, signer, settings.handoff_mention)
         self.files = SlackFiles(

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
@@ -171,6 +172,8 @@ class SlackSender:
             await self._react(channel, ts, add=False)
 
     async def _react(self, channel: str, ts: str, add: bool) -> None:
+        """A reaction is a courtesy: one that fails (Slack's refusal, or the connection) is logged
+        and the answer goes on (seen: a burst of 200 turns whose 👀 met reset connections)."""
         try:
             if add:
                 await self.client.reactions_add(channel=channel, timestamp=ts, name=EYES)
@@ -178,3 +181,5 @@ class SlackSender:
                 await self.client.reactions_remove(channel=channel, timestamp=ts, name=EYES)
         except SlackApiError as exc:
             log.debug("reaction %s failed: %s", "add" if add else "remove", exc.response.get("error"))
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            log.warning("reaction %s failed: %s", "add" if add else "remove", type(exc).__name__)
