@@ -305,12 +305,41 @@ async def test_slack_rate_limit_is_retried_after_retry_after(slack: Harness) -> 
 async def test_a_reaction_lost_on_the_way_does_not_cost_the_answer(slack: Harness) -> None:
     """👀 is a courtesy: a connection closed on reactions.add (as a burst of 200 met once) is
     retried once, then given up, and the question is answered all the same."""
-    slack.fake.unreachable.add("reactions.add")
+    slack.fake.drop_next("reactions.add", times=2)
     ts = await slack.mention("Which cabin class may I book for a flight of 6 hours or more?")
     await slack.settle()
     assert [name for name, _ in slack.fake.calls if name.startswith("reactions.add")] == ["reactions.add#dropped"] * 2
     [answer] = thread_messages(slack.fake, ts)
     assert "premium economy" in as_text(answer).lower()
+
+
+async def test_an_answer_slack_refuses_is_followed_by_an_apology_not_silence(slack: Harness) -> None:
+    """In one process as through the queue: a turn that fails after the brain answered (here Slack
+    refuses the answer's message) ends with an apology in the thread."""
+    slack.fake.refuse_next("chat.postMessage", "invalid_blocks")
+    ts = await slack.mention("Which cabin class may I book for a flight of 6 hours or more?")
+    await slack.settle()
+    assert [name for name, _ in slack.fake.calls if name.startswith("chat.postMessage")] == [
+        "chat.postMessage#invalid_blocks",
+        "chat.postMessage",
+    ]
+    [apology] = thread_messages(slack.fake, ts)
+    assert apology["text"] == say("apology")
+
+
+async def test_an_answer_lost_on_the_way_is_followed_by_an_apology_not_silence(slack: Harness) -> None:
+    """In one process as through the queue: a turn that fails after the brain answered (the
+    answer's connection closed, twice) ends with an apology in the thread."""
+    slack.fake.drop_next("chat.postMessage", times=2)
+    ts = await slack.mention("Which cabin class may I book for a flight of 6 hours or more?")
+    await slack.settle()
+    assert [name for name, _ in slack.fake.calls if name.startswith("chat.postMessage")] == [
+        "chat.postMessage#dropped",
+        "chat.postMessage#dropped",
+        "chat.postMessage",
+    ]
+    [apology] = thread_messages(slack.fake, ts)
+    assert apology["text"] == say("apology")
 
 
 async def test_a_failing_brain_gets_an_apology_in_the_thread(tmp_path: Path) -> None:

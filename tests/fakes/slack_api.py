@@ -2,8 +2,10 @@
 
 The real slack_sdk client talks to `FakeSlack.api_url`; tests read what it sent from `calls`.
 `rate_limit_next(method)` answers the next call of a method with HTTP 429 and Retry-After: 1;
-a token in `revoked` is refused (`invalid_auth`) by every method; a method in `unreachable`
-has its connection closed without an answer; a channel in `not_member` refuses
+`refuse_next(method, error)` answers it with `{"ok": false, "error": error}`, as Slack refuses a
+call (`invalid_blocks`, `msg_too_long`, …);
+a token in `revoked` is refused (`invalid_auth`) by every method; `drop_next(method, times)`
+closes the connection of the next calls without an answer; a channel in `not_member` refuses
 chat.postMessage with `not_in_channel`, as Slack does where the bot was not invited.
 
 The bot's messages are kept as Slack keeps them: chat.update changes them (text, blocks, metadata)
@@ -151,8 +153,9 @@ def action_body(
 class FakeSlack(ServedFake):
     calls: list[tuple[str, dict]] = field(default_factory=list)
     _rate_limited: dict[str, int] = field(default_factory=dict)
+    _refused: dict[str, str] = field(default_factory=dict)
     hold: dict[str, float] = field(default_factory=dict)  # method → seconds to wait after recording
-    unreachable: set[str] = field(default_factory=set)
+    _dropped: dict[str, int] = field(default_factory=dict)
     revoked: set[str] = field(default_factory=set)
     not_member: set[str] = field(default_factory=set)
     messages: dict[tuple[str, str], dict] = field(default_factory=dict)  # (channel, ts) → the message as it is now
@@ -167,6 +170,12 @@ class FakeSlack(ServedFake):
 
     def rate_limit_next(self, method: str, times: int = 1) -> None:
         self._rate_limited[method] = times
+
+    def drop_next(self, method: str, times: int = 1) -> None:
+        self._dropped[method] = times
+
+    def refuse_next(self, method: str, error: str) -> None:
+        self._refused[method] = error
 
     def of(self, method: str) -> list[dict]:
         with self._lock:
@@ -249,9 +258,13 @@ class FakeSlack(ServedFake):
 
     def respond(self, method: str, params: dict, authorization: str) -> tuple[int, dict, dict]:
         with self._lock:
-            if method in self.unreachable:
+            if self._dropped.get(method):
+                self._dropped[method] -= 1
                 self.calls.append((f"{method}#dropped", params))
                 return DROP, {}, {}
+            if error := self._refused.pop(method, ""):
+                self.calls.append((f"{method}#{error}", params))
+                return 200, {}, {"ok": False, "error": error}
             if self._rate_limited.get(method):
                 self._rate_limited[method] -= 1
                 self.calls.append((f"{method}#429", params))
