@@ -21,6 +21,8 @@ from typing import Any
 import aiohttp
 from pydantic import BaseModel
 
+from threadsage.retry_after import server_wait
+
 OPENAI_URL = "https://api.openai.com/v1"
 RETRIED_STATUSES = frozenset({408, 409, 429})  # and every 5xx
 MAX_RETRY_AFTER = 20.0  # seconds: a longer wait asked by the server is cut to this
@@ -186,15 +188,14 @@ def _arguments(raw: Any) -> tuple[str, dict[str, Any] | None]:
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """The server's wait in seconds (`retry-after-ms`, then `Retry-After` in seconds), capped."""
-    for name, scale in (("retry-after-ms", 0.001), ("Retry-After", 1.0)):
-        try:
-            seconds = float(headers[name]) * scale
-        except (KeyError, ValueError):
-            continue
-        if seconds >= 0:
-            return min(seconds, MAX_RETRY_AFTER)
-    return None
+    """The server's wait in seconds (OpenAI's `retry-after-ms`, then `Retry-After`), capped."""
+    try:
+        milliseconds = float(headers["retry-after-ms"])
+    except (KeyError, ValueError):
+        milliseconds = -1.0
+    if milliseconds >= 0:
+        return min(milliseconds / 1000, MAX_RETRY_AFTER)
+    return server_wait(headers.get("Retry-After"), MAX_RETRY_AFTER)
 
 
 def _untitled(schema: Any) -> Any:

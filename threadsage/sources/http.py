@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from urllib.parse import urljoin, urlsplit
 
 import httpx
+
+from threadsage.retry_after import server_wait
 
 USER_AGENT = "threadsage-sync/1 (+https://github.com/threadsage)"
 MAX_REDIRECTS = 5
@@ -69,16 +69,8 @@ async def _get_retrying(
 
 def retry_after(value: str | None, attempt: int) -> float:
     """Seconds to wait: the server's Retry-After (seconds or a date), else a growing pause."""
-    if value:
-        try:
-            return min(MAX_WAIT_SECONDS, max(0.0, float(value)))
-        except ValueError:
-            try:
-                when = parsedate_to_datetime(value)
-                return min(MAX_WAIT_SECONDS, max(0.0, (when - datetime.now(UTC)).total_seconds()))
-            except (TypeError, ValueError):
-                pass
-    return min(MAX_WAIT_SECONDS, 2.0**attempt)
+    wait = server_wait(value, MAX_WAIT_SECONDS)
+    return min(MAX_WAIT_SECONDS, 2.0**attempt) if wait is None else wait
 
 
 async def _read(response: httpx.Response, max_bytes: int) -> bytes:
