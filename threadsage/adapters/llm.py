@@ -96,16 +96,11 @@ class LLMReasoner:
             return await self._invoke(self.chat_model, "text", sent, tools, choice)
 
         reply, computed = await answer_with_tools(invoke, messages, self.calendar, GroundedAnswer)
-        report = next((call for call in reply.tool_calls if call.name == GroundedAnswer.__name__), None)
-        if report is None:
+        result = _filled(reply, GroundedAnswer)
+        if result is None:
             text = (reply.content or "").strip()
             unknown = [] if cited(text) else list(range(1, len(passages) + 1))
             return GroundedAnswer(answer=shown(text, computed), used=unknown)
-        try:
-            result = GroundedAnswer.model_validate(report.args)
-        except ValidationError:
-            ERRORS.labels("llm_output").inc()
-            raise
         return result.model_copy(update={"answer": shown(result.answer.strip(), computed)})
 
     async def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
@@ -146,14 +141,11 @@ class LLMReasoner:
         """`schema` filled in by the router model: a forced call of its function, validated. A
         reply without that call or with invalid arguments is the model's fault (`llm_output`)."""
         reply = await self._invoke(self.router_model, schema.__name__, _asked(system, user), (schema,), forced(schema))
-        call = next((c for c in reply.tool_calls if c.name == schema.__name__), None)
-        try:
-            if call is None:
-                raise ValueError(f"the model returned no {schema.__name__}")
-            return schema.model_validate(call.args)
-        except ValueError:  # pydantic's ValidationError is one
+        result = _filled(reply, schema)
+        if result is None:
             ERRORS.labels("llm_output").inc()
-            raise
+            raise ValueError(f"the model returned no {schema.__name__}")
+        return result
 
     async def _invoke(
         self,
@@ -174,6 +166,19 @@ class LLMReasoner:
             raise
         count_tokens(model, kind, reply.usage)
         return reply
+
+
+def _filled(reply: Completion, schema: type[T]) -> T | None:
+    """`schema` as the reply's call of its function filled it in; None if it made no such call.
+    Arguments that do not fit are the model's fault (`llm_output`) and raise."""
+    call = next((c for c in reply.tool_calls if c.name == schema.__name__), None)
+    if call is None:
+        return None
+    try:
+        return schema.model_validate(call.args)
+    except ValidationError:
+        ERRORS.labels("llm_output").inc()
+        raise
 
 
 def _asked(system: str, user: str) -> list[Message]:
