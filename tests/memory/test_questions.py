@@ -18,7 +18,7 @@ from threadsage.config import Settings
 from threadsage.console.filters import Filters
 from threadsage.console.queries import ConsoleData
 from threadsage.delivery.current import Delivery, current_delivery
-from threadsage.memory.questions import TABLE
+from threadsage.memory.questions import DAY_MS, DAYS, TABLE
 from threadsage.memory.retention import prune_periodically
 from threadsage.runtime import open_chat_service
 
@@ -137,3 +137,35 @@ async def test_recorded_turns_go_after_their_retention(tmp_path: Path, database_
         await asyncio.wait_for(pruning, 5)
         assert [r["message_id"] for r in await rows(chat)] == ["new"]
     assert old and settings.prune_older_than_days == 0  # checkpoint pruning off: the turns still go
+
+
+async def test_the_day_counts_match_the_rows_with_votes_before_and_after_them(
+    tmp_path: Path, database_url: str, handbook_kb
+) -> None:
+    """Each turn adds itself to its day's counts (no recount of the day); a 👍 given before its
+    turn's row exists is in both, and one given after is counted by the recount a vote makes."""
+    async with open_chat_service(settings_for(tmp_path, database_url), kb=handbook_kb) as chat:
+        store = chat.recording.store
+        assert store is not None
+        early_session = "slack:T1:C5:-"  # a channel of its own: the later vote's recount does not reach it
+        await chat.record_feedback(early_session, turn_ref("early"), "U2", 1)  # the row does not exist yet
+        await chat.handle(Turn("slack", early_session, "U1", "early", text="How many vacation days do I get?"))
+        for n in range(3):
+            await chat.handle(Turn("slack", SESSION, "U1", f"m{n}", text="How do I rotate my VPN password?"))
+        await chat.handle(Turn("slack", "slack:T1:C7:-", "U3", "elsewhere", text="What is the expense limit?"))
+        await chat.record_feedback(SESSION, turn_ref("m1"), "U2", -1)
+        await chat.handle(Turn("slack", SESSION, "U1", "late", text="What is the expense limit?"))
+        kept = await store.tables.fetch(
+            f"SELECT day, platform, channel, outcome, choice, turns, latency_ms, up, down FROM {DAYS} "
+            "WHERE turns > 0 ORDER BY 1, 2, 3, 4, 5"
+        )
+        recounted = await store.tables.fetch(
+            f"SELECT at / {DAY_MS}, platform, channel, outcome, COALESCE(choice, ''), COUNT(*), SUM(latency_ms), "
+            f"SUM(up), SUM(down) FROM {TABLE} GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
+        )
+        early = await rows(chat, "message_id = 'early'")
+    assert [tuple(int(v) if isinstance(v, (int, float)) else v for v in r) for r in kept] == [
+        tuple(int(v) if isinstance(v, (int, float)) else v for v in r) for r in recounted
+    ]
+    assert sum(int(r[5]) for r in kept) == 6 and sum(int(r[7]) for r in kept) == 1 and sum(int(r[8]) for r in kept) == 1
+    assert early and early[0]["answer_ref"] == turn_ref("early")
