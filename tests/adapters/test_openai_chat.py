@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 
+import aiohttp
 import pytest
 from pydantic import BaseModel, Field
 
@@ -157,3 +158,19 @@ async def test_requests_go_through_the_proxy_of_the_environment(
         await client.aclose()
     assert reply.content is not None
     assert [path for path, _ in llm.requests] == ["http://models.example.invalid/v1/chat/completions"]
+    assert llm.proxy_authorizations == [""]
+
+
+async def test_the_proxy_s_credentials_go_in_a_proxy_authorization_header(
+    llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", llm.url.replace("http://", "http://proxyuser:s3cret@"))
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    client = OpenAIChat("http://models.example.invalid/v1", KEY, timeout=2, retries=0)
+    try:
+        await client.complete("gpt-test", ASK)
+    finally:
+        await client.aclose()
+    assert llm.proxy_authorizations == [aiohttp.BasicAuth("proxyuser", "s3cret").encode()]
+    assert llm.authorizations == [f"Bearer {KEY}"]

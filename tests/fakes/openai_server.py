@@ -107,6 +107,7 @@ class FakeOpenAI(ServedFake):
     script: dict[str, Any] = field(default_factory=dict)
     requests: list[tuple[str, dict]] = field(default_factory=list)
     authorizations: list[str] = field(default_factory=list)  # each request's Authorization header
+    proxy_authorizations: list[str] = field(default_factory=list)  # ... and Proxy-Authorization (as a proxy)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -122,6 +123,7 @@ class FakeOpenAI(ServedFake):
         with self._lock:
             self.requests.append((path, body))
             self.authorizations.append(headers.get("Authorization", ""))
+            self.proxy_authorizations.append(headers.get("Proxy-Authorization", ""))
         if path.endswith("/embeddings"):
             return 200, {}, self.embeddings(body)
         if path.endswith("/chat/completions"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -20,6 +21,7 @@ from typing import Any
 
 import aiohttp
 from pydantic import BaseModel
+from yarl import URL
 
 from threadsage.retry_after import server_wait
 
@@ -96,6 +98,7 @@ class OpenAIChat:
         self._retries = retries
         self._backoff = backoff
         self._session: aiohttp.ClientSession | None = None
+        self._proxy: dict[str, Any] = {}
 
     async def complete(
         self,
@@ -119,15 +122,13 @@ class OpenAIChat:
 
     async def _post(self, body: str) -> Any:
         if self._session is None:
-            # as many connections as the openai SDK allows: calls in flight never queue for one; the
-            # proxy of HTTP(S)_PROXY / NO_PROXY, as the SDK's httpx client took it
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=1000), timeout=self._timeout, trust_env=True
-            )
+            # as many connections as the openai SDK allows: calls in flight never queue for one
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1000), timeout=self._timeout)
+            self._proxy = environment_proxy(self._url)
         for attempt in range(self._retries + 1):
             wait: float | None = None
             try:
-                async with self._session.post(self._url, data=body, headers=self._headers) as response:
+                async with self._session.post(self._url, data=body, headers=self._headers, **self._proxy) as response:
                     raw = await response.read()
                     if response.status < 300:
                         return _json(raw)
@@ -149,6 +150,18 @@ class OpenAIChat:
         except (ValueError, KeyError, TypeError):
             reason = raw.decode(errors="replace")
         return reason.replace(self._key, "***")[:REASON_CHARS] if self._key else reason[:REASON_CHARS]
+
+
+def environment_proxy(url: str) -> dict[str, Any]:
+    """The proxy HTTP(S)_PROXY / NO_PROXY name for `url` (as the SDK's httpx client took it), as a
+    request option; aiohttp sends credentials in its URL as Proxy-Authorization. Read once, when
+    the session opens: aiohttp's `trust_env` reads the environment and ~/.netrc in a thread on
+    every request, two thread hops per model call."""
+    target = URL(url)
+    proxy = urllib.request.getproxies().get(target.scheme)
+    if not proxy or target.host is None or urllib.request.proxy_bypass(target.host):
+        return {}
+    return {"proxy": URL(proxy)}
 
 
 def _json(raw: bytes) -> Any:
