@@ -178,6 +178,19 @@ async def test_sliding_window_rate_limit(coordinator: RedisCoordinator) -> None:
     assert await coordinator.allow("rate:u1", 3, 0.5)
 
 
+@pytest.mark.parametrize("kind", ["redis", "local"])
+async def test_a_decided_rate_limit_is_given_again_without_counting(coordinator: RedisCoordinator, kind: str) -> None:
+    """A turn redelivered by the queue asks again under its decision key: the same answer, and the
+    window does not count it twice."""
+    limiter = coordinator if kind == "redis" else LocalCoordinator()
+    assert await limiter.allow("rate:u1", 2, 60, decision="turn-1", decision_ttl=60)
+    assert await limiter.allow("rate:u1", 2, 60, decision="turn-1", decision_ttl=60)  # redelivered
+    assert await limiter.allow("rate:u1", 2, 60, decision="turn-2", decision_ttl=60)
+    assert not await limiter.allow("rate:u1", 2, 60, decision="turn-3", decision_ttl=60)
+    assert not await limiter.allow("rate:u1", 2, 60, decision="turn-3", decision_ttl=60)
+    assert await limiter.allow("rate:u1", 2, 60, decision="turn-2", decision_ttl=60)
+
+
 async def test_the_chat_service_on_redis(tmp_path: Path, handbook_kb, prefix: str) -> None:
     settings = Settings(
         THREADSAGE_DATA_DIR=tmp_path, REDIS_URL=REDIS_URL, THREADSAGE_REDIS_PREFIX=prefix,

@@ -30,8 +30,12 @@ class Coordinator(Protocol):
         """True the first time a key is claimed within its TTL (and again for the same queue
         delivery, see `threadsage.delivery.current.Delivery`), False after that."""
 
-    async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
-        """True while `key` has been allowed fewer than `limit` times in the window."""
+    async def allow(
+        self, key: str, limit: int, window_seconds: float, decision: str | None = None, decision_ttl: float = 0
+    ) -> bool:
+        """True while `key` has been allowed fewer than `limit` times in the window. With a
+        `decision` key, decided once: the answer is kept under it for `decision_ttl` seconds and
+        given again, without counting (a turn redelivered by the queue)."""
 
     async def remember(self, key: str, value: str, ttl_seconds: float) -> None:
         """Keep a small fact for `ttl_seconds`, for every process sharing the coordination."""
@@ -81,7 +85,17 @@ class LocalCoordinator:
     async def recall(self, key: str) -> str | None:
         return self._facts.get(key)
 
-    async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
+    async def allow(
+        self, key: str, limit: int, window_seconds: float, decision: str | None = None, decision_ttl: float = 0
+    ) -> bool:
+        if decision is not None and (decided := self._facts.get(f"rate-decision:{decision}")) is not None:
+            return decided == "1"
+        allowed = self._count(key, limit, window_seconds)
+        if decision is not None:
+            self._facts.put(f"rate-decision:{decision}", "1" if allowed else "0", decision_ttl)
+        return allowed
+
+    def _count(self, key: str, limit: int, window_seconds: float) -> bool:
         now = time.monotonic()
         events = self._events.setdefault(key, deque())
         self._events.move_to_end(key)

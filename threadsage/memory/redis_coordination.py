@@ -8,7 +8,8 @@ Same interface as `LocalCoordinator`:
   of posting over the next holder's work, and its release leaves the next holder's lock alone.
 - `claim`: idempotency keys with a TTL, owned by the queue delivery that took them (one script).
 - `remember`/`recall`: small shared facts with a TTL.
-- `allow`: a sliding-window rate limit (a sorted set per key, one Lua script, atomic).
+- `allow`: a sliding-window rate limit (a sorted set per key, one Lua script, atomic), decided
+  once per turn when asked (the decision kept in the same script).
 """
 
 from __future__ import annotations
@@ -37,13 +38,20 @@ if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end
 return 0
 """
 _ALLOW = """
+if KEYS[2] then
+  local decided = redis.call('get', KEYS[2])
+  if decided then return tonumber(decided) end
+end
+local allowed = 0
 redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1] - ARGV[2])
-if redis.call('zcard', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('zadd', KEYS[1], ARGV[1], ARGV[4])
-redis.call('pexpire', KEYS[1], ARGV[2])
-return 1
+if redis.call('zcard', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('zadd', KEYS[1], ARGV[1], ARGV[4])
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  allowed = 1
+end
+if KEYS[2] then redis.call('set', KEYS[2], allowed, 'EX', ARGV[5]) end
+return allowed
 """
-
 
 _current_lock: contextvars.ContextVar[Lock | None] = contextvars.ContextVar("threadsage_lock", default=None)
 
@@ -60,6 +68,8 @@ class RedisCoordinator:
         self.prefix = prefix
         self.lock_ttl = lock_ttl
         self.wait_timeout = wait_timeout
+        self._claim = redis.register_script(_CLAIM)  # sent by its digest (EVALSHA), not its text
+        self._allow = redis.register_script(_ALLOW)
 
     @asynccontextmanager
     async def session_lock(self, key: str) -> AsyncIterator[Lock]:
@@ -91,7 +101,7 @@ class RedisCoordinator:
 
     async def claim(self, key: str, ttl_seconds: float) -> bool:
         owner = claim_owner()
-        return bool(await self.redis.eval(_CLAIM, 1, f"{self.prefix}claim:{key}", owner, max(1, int(ttl_seconds))))
+        return bool(await self._claim(keys=[f"{self.prefix}claim:{key}"], args=[owner, max(1, int(ttl_seconds))]))
 
     async def remember(self, key: str, value: str, ttl_seconds: float) -> None:
         await self.redis.set(f"{self.prefix}fact:{key}", value, ex=max(1, int(ttl_seconds)))
@@ -100,13 +110,14 @@ class RedisCoordinator:
         value = await self.redis.get(f"{self.prefix}fact:{key}")
         return value.decode() if isinstance(value, bytes) else value
 
-    async def allow(self, key: str, limit: int, window_seconds: float) -> bool:
+    async def allow(
+        self, key: str, limit: int, window_seconds: float, decision: str | None = None, decision_ttl: float = 0
+    ) -> bool:
         now_ms = int(time.time() * 1000)
         member = f"{now_ms}-{secrets.token_hex(4)}"
-        allowed = await self.redis.eval(
-            _ALLOW, 1, f"{self.prefix}rate:{key}", now_ms, int(window_seconds * 1000), limit, member
-        )
-        return bool(allowed)
+        keys = [f"{self.prefix}rate:{key}"] + ([] if decision is None else [f"{self.prefix}rate-decision:{decision}"])
+        args: list[str | int] = [now_ms, int(window_seconds * 1000), limit, member, max(1, int(decision_ttl))]
+        return bool(await self._allow(keys=keys, args=args))
 
     async def _renew(self, lock: Lock, key: str, released: asyncio.Event) -> None:
         """Reset the expiry at a third of the TTL until the holder is done; stop if it was lost.
