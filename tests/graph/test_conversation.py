@@ -201,6 +201,17 @@ async def test_follow_up_in_the_same_thread_uses_its_memory(tmp_path: Path, hand
         assert without_memory.citations[0]["path"] != "engineering/api-style-guide.md"
 
 
+async def test_a_question_after_one_a_tool_answered_is_answered_from_the_documents(tmp_path: Path, handbook_kb) -> None:
+    """The tool's route is the last turn's, not the next one's (it once made the next question
+    in the thread end in an apology)."""
+    async with service(tmp_path, "", handbook_kb) as chat:
+        talk = Conversation(chat)
+        sum_ = only(await talk.say("what is 17 * 23?"))
+        assert sum_.route == "tools" and "391" in sum_.text
+        answer = only(await talk.say("How many vacation days do I get?"))
+    assert answer.kind is ReplyKind.ANSWER and answer.route != "tools" and answer.citations
+
+
 async def test_new_forgets_the_session(tmp_path: Path, handbook_kb) -> None:
     async with service(tmp_path, "", handbook_kb) as chat:
         talk = Conversation(chat)

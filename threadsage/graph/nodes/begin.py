@@ -16,6 +16,7 @@ def begin(state: ConversationState) -> ConversationState:
     return {
         "messages": [HumanMessage(content=question)],
         "standalone": question,
+        "route": "",
         "clarify_rounds": 0,
         "focus": [],
         "pinned": None,
