@@ -387,7 +387,7 @@ async def test_a_served_process_logs_json_serves_metrics_and_traces_to_langsmith
     assert handled["session"].startswith("slack:") and handled["turn"] == "C1:1710000000.000001"
     assert SLACK_TOKEN not in err and SIGNING_SECRET not in err and "cabin class" not in err
     runs = b"".join(traced)
-    assert b'"name":"LangGraph"' in runs and b'"name":"route"' in runs  # the graph and its nodes
+    assert b'"name":"LangGraph"' in runs and b'"name":"understand"' in runs  # the graph and its nodes
 
 
 def test_traces_go_to_an_opentelemetry_collector_when_asked(tmp_path: Path) -> None:
@@ -432,4 +432,4 @@ def test_traces_go_to_an_opentelemetry_collector_when_asked(tmp_path: Path) -> N
     for raw in exports:
         request = ExportTraceServiceRequest.FromString(raw)
         spans |= {s.name for r in request.resource_spans for ss in r.scope_spans for s in ss.spans}
-    assert {"LangGraph", "route", "compose"} <= spans, spans
+    assert {"LangGraph", "understand", "compose"} <= spans, spans

@@ -111,14 +111,14 @@ async def ask(chat: ChatService, item: Item) -> tuple[Reply, list[str]]:
 
 
 async def route_evidence(chat: ChatService, session: str) -> list[str]:
-    """The files of the route node's passages in the session's last turn: the checkpoint written
-    right after the one that was about to run `route`."""
-    newer: Any = None
+    """The files of the routing's passages in the session's last turn: the turn's first checkpoint
+    with a route (`begin` clears it; `understand` routes a first question, `route` a follow-up)."""
+    routed: Any = None
     async for snapshot in chat.graph.aget_state_history(session_config(session)):  # newest first
-        if snapshot.next == ("route",) and newer is not None:
-            return [p["path"] for p in newer.values.get("documents", [])]
-        newer = snapshot
-    return []
+        if (snapshot.metadata or {}).get("source") == "input" or not snapshot.values.get("route"):
+            break
+        routed = snapshot
+    return [p["path"] for p in routed.values.get("documents", [])] if routed is not None else []
 
 
 async def run_set(chat: ChatService, name: str, items: list[Item], calls: Callable[[], int] | None = None) -> Tally:

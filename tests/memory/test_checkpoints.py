@@ -64,6 +64,6 @@ async def test_a_turn_saves_its_writes_with_its_checkpoints_and_an_interrupt_at_
         writes = await (await conn.execute("SELECT thread_id, channel FROM checkpoint_writes")).fetchall()
         query = "SELECT count(*) FROM checkpoints WHERE thread_id = %s"
         saved = await (await conn.execute(query, (thread_id("test:w:c:answered"),))).fetchone()
-    # the input's, its start's, then one a node: understand, route, generate, judge, compose
-    assert saved == (7,)
+    # the input's, its start's, then one a node: understand (routing a first question), generate, judge, compose
+    assert saved == (6,)
     assert writes == [(thread_id("test:w:c:paused"), "__interrupt__")]

@@ -1,7 +1,8 @@
 """The conversation graph: nodes, explicit path maps, and the brakes on every loop.
 
 understand ────────────────────┬─ (arithmetic or dates only) ─────────────→ compose
-                               └─ route ─┬─ clarify ──(resume)──→ route     (≤ max_clarify_rounds)
+        (a follow-up) ─────────┼─ route ─┬─ clarify ──(resume)──→ route     (≤ max_clarify_rounds)
+        (a first question) ────┴─────────┤  (routed within understand: the same strategies)
                                          ├─ direct_reply ───────────────→ compose
                                          ├─ fallback ─┬─ (web search on) web ─┬→ compose
                                          │            └──────────────────────┴→ fallback → compose
@@ -16,12 +17,13 @@ understand ────────────────────┬─ (a
                                                                  └─────────┴→ synthesise → compose
                                                  (≤ deep_max_steps, ≤ deep_max_replans, ≤ deep_budget)
 
-understand is begin → contextualise → tools in one step (one checkpoint instead of three).
+understand is begin → contextualise → tools in one step, and → route too when contextualise made no
+model call (a first question): a step is a checkpoint, and a step makes at most one model call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
@@ -44,8 +46,8 @@ from threadsage.graph.nodes.retrieval import (
     settle,
 )
 from threadsage.graph.nodes.simple import direct_reply, fallback
-from threadsage.graph.nodes.tools import after_tools, after_web, web
-from threadsage.graph.nodes.understand import route, understand
+from threadsage.graph.nodes.tools import after_web, web
+from threadsage.graph.nodes.understand import after_understanding, route, understand
 from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import reported
 
@@ -70,6 +72,24 @@ def strategy(state: ConversationState, runtime: Runtime[BrainContext]) -> str:
     chosen = state["decision"]["strategy"]
     return "web" if chosen == "fallback" and runtime.context.tools.web is not None else chosen
 
+
+def after_understand(state: ConversationState, runtime: Runtime[BrainContext]) -> str:
+    """A first question comes out of `understand` routed already; a follow-up goes to `route`."""
+    after = after_understanding(state)
+    return strategy(state, runtime) if after == "routed" else after
+
+
+# Where each strategy goes, from `route` and from `understand`.
+STRATEGIES: dict[Hashable, str] = {
+    "clarify_needed": "clarify",
+    "direct_reply": "direct_reply",
+    "fallback": "fallback",
+    "web": "web",
+    "fast_retrieval": "generate",  # answers from the router's evidence
+    "standard_retrieval": "generate",  # the router's evidence is the first hop's retrieval
+    "code_search": "retrieve",
+    "deep_search": "plan",
+}
 
 NODES: dict[str, Callable[..., Any]] = {
     "understand": understand,
@@ -99,21 +119,10 @@ def build_graph(
         graph.add_node(name, reported(name, node))
 
     graph.add_edge(START, "understand")
-    graph.add_conditional_edges("understand", on_the_loop(after_tools), {"answered": "compose", "route": "route"})
     graph.add_conditional_edges(
-        "route",
-        on_the_loop(strategy),
-        {
-            "clarify_needed": "clarify",
-            "direct_reply": "direct_reply",
-            "fallback": "fallback",
-            "web": "web",
-            "fast_retrieval": "generate",  # answers from the router's evidence
-            "standard_retrieval": "generate",  # the router's evidence is the first hop's retrieval
-            "code_search": "retrieve",
-            "deep_search": "plan",
-        },
+        "understand", on_the_loop(after_understand), {"answered": "compose", "route": "route", **STRATEGIES}
     )
+    graph.add_conditional_edges("route", on_the_loop(strategy), STRATEGIES)
     graph.add_edge("clarify", "route")
     graph.add_conditional_edges("plan", on_the_loop(next_step), {"execute": "execute", "synthesise": "synthesise"})
     graph.add_conditional_edges(

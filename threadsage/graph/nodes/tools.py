@@ -33,10 +33,6 @@ def use_tools(state: ConversationState, runtime: Runtime[BrainContext]) -> Conve
     }
 
 
-def after_tools(state: ConversationState) -> Literal["answered", "route"]:
-    return "answered" if state.get("route") == "tools" else "route"
-
-
 async def web(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     """Search the web for a question the documents don't cover; with nothing found, the refusal follows."""
     ctx = runtime.context

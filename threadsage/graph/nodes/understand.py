@@ -4,6 +4,7 @@ dates by their tools, then decide how to answer the rest."""
 from __future__ import annotations
 
 import logging
+from typing import Literal
 
 from langgraph.runtime import Runtime
 
@@ -21,15 +22,27 @@ log = logging.getLogger(__name__)
 
 
 async def understand(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
-    """`begin`, `contextualise` and `use_tools` as one step of the graph: every step is a checkpoint
-    written to the database, and these three make at most one model call between them (a follow-up
-    made standalone), so a turn killed within the step repeats at most that call — as it would
-    with three steps, whose checkpoints cost a quarter of a standard turn's writes."""
+    """`begin`, `contextualise` and `use_tools`, then `route` unless a model call was made before
+    it, as one step of the graph. Every step is a checkpoint written to the database, and a turn
+    killed within a step runs it again: with at most one model call in a step, it repeats at most
+    that call, as it would with a step per function. A first question is therefore understood
+    and routed in one step; a follow-up, made standalone by a model call, is routed in the next."""
     started = begin(state)
     state = {**state, **started, "messages": [*state.get("messages", []), *started["messages"]]}
     standalone = await contextualise(state, runtime)
     answered = use_tools({**state, **standalone}, runtime)
-    return {**started, **standalone, **answered}
+    understood: ConversationState = {**started, **standalone, **answered}
+    if answered or "llm_calls" in standalone:
+        return understood
+    routed = await route({**state, **standalone}, runtime)  # `state` has what `begin` started
+    return {**understood, **routed}
+
+
+def after_understanding(state: ConversationState) -> Literal["answered", "route", "routed"]:
+    """Answered by a tool, to be routed, or routed already (a route the turn set: `begin` clears it)."""
+    if state.get("route") == "tools":
+        return "answered"
+    return "routed" if state.get("route") else "route"
 
 
 async def contextualise(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
