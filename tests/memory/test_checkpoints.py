@@ -1,21 +1,37 @@
 """Checkpoints: Postgres opened by several processes at once on a new database, SQLite files
-readable by their owner only, and a step's writes saved with its checkpoint."""
+readable by their owner only, a step's writes saved with its checkpoint, and each checkpoint saved
+in one statement as the rows LangGraph's own `aput` writes."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 from pathlib import Path
+from typing import Any
 
 import psycopg
+import pytest
+from langchain_core.runnables import RunnableConfig
 from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    empty_checkpoint,
+    get_serializable_checkpoint_metadata,
+)
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from psycopg.rows import dict_row
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.graph.test_llm_back_end import QUESTION, llm_chat, route_to
 from threadsage.chat import ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.graph.build import build_graph
-from threadsage.memory.checkpoints import open_checkpointer, postgres_checkpointer
+from threadsage.memory import checkpoints
+from threadsage.memory.checkpoints import PostgresSaver, open_checkpointer, postgres_checkpointer
 from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.sessions import thread_id
 
@@ -67,3 +83,124 @@ async def test_a_turn_saves_its_writes_with_its_checkpoints_and_an_interrupt_at_
     # the input's, its start's, then one a node: understand (routing a first question), generate, judge, compose
     assert saved == (6,)
     assert writes == [(thread_id("test:w:c:paused"), "__interrupt__")]
+
+
+THEIRS = "/langgraph"  # the thread id LangGraph's own `aput` saves a checkpoint under, beside ours
+Put = tuple[dict[str, Any], Checkpoint, CheckpointMetadata]  # the config's ids (its parent's), checkpoint, metadata
+
+
+class SavedTwice(PostgresSaver):
+    """Ours, each checkpoint saved again by LangGraph's own `aput` (a plain saver on the same
+    tables) under the thread's id + THEIRS; what each put was given is kept in `puts`."""
+
+    puts: list[Put]
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        configurable = config["configurable"]
+        ids = {key: configurable.get(key) for key in ("thread_id", "checkpoint_ns", "checkpoint_id")}
+        self.puts.append((ids, copy.deepcopy(checkpoint), get_serializable_checkpoint_metadata(config, metadata)))
+        theirs = {**configurable, "thread_id": configurable["thread_id"] + THEIRS}
+        await AsyncPostgresSaver(self.conn).aput({**config, "configurable": theirs}, checkpoint, metadata, new_versions)
+        return await super().aput(config, checkpoint, metadata, new_versions)
+
+
+class DroppingABlob(SavedTwice):
+    """Ours, the last blob of a put lost (what the comparisons below must see)."""
+
+    def _dump_blobs(self, *args: Any) -> list[tuple[str, str, str, str, str, bytes | None]]:
+        return super()._dump_blobs(*args)[:-1]
+
+
+async def differences(saver: type[SavedTwice], tmp_path: Path, pg_url: str, llm: FakeOpenAI, kb: Any) -> list[str]:
+    """An answered turn and a paused one, checkpointed by `saver`: how the rows of its checkpoints
+    differ from those LangGraph's `aput` wrote, and how what LangGraph's reads give back differs
+    from what each put was given (the checkpoint, its blobs, its metadata, its parent), and the
+    paused turn's interrupt."""
+    puts: list[Put] = []
+    saver.puts = puts
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(checkpoints, "PostgresSaver", saver)
+        llm.script["RouteDecision"] = route_to("HOW_TO")
+        async with llm_chat(tmp_path, llm, kb, DATABASE_URL=pg_url) as chat:
+            await chat.handle(Turn("test", "test:w:c:answered", "U1", "m1", text=QUESTION))
+            llm.script["RouteDecision"] = route_to("HOW_TO", clarify=True, clarify_options=["Laptops", "Phones"])
+            [question] = await chat.handle(Turn("test", "test:w:c:paused", "U1", "m2", text="How do I get one?"))
+    found = []
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True, row_factory=dict_row) as conn:
+        for thread in {put[0]["thread_id"] for put in puts}:
+            for table, columns in TABLES.items():
+                ours, theirs = [await _rows(conn, table, columns, thread + side) for side in ("", THEIRS)]
+                if ours != theirs:
+                    found.append(f"{table} of {thread}: {ours} != {theirs}")
+        langgraph = AsyncPostgresSaver(conn)
+        for ids, checkpoint, metadata in puts:
+            saved = await langgraph.aget_tuple({"configurable": {**ids, "checkpoint_id": checkpoint["id"]}})
+            parent = saved and saved.parent_config and saved.parent_config["configurable"]["checkpoint_id"]
+            expected = (checkpoint, metadata, ids["checkpoint_id"])
+            if saved is None or (saved.checkpoint, saved.metadata, parent) != expected:
+                found.append(f"{checkpoint['id']} read back as {saved}, saved as {expected}")
+        paused = await langgraph.aget_tuple(
+            {"configurable": {"thread_id": thread_id("test:w:c:paused"), "checkpoint_ns": ""}}
+        )
+    pending = [(channel, [i.id for i in value]) for _, channel, value in paused.pending_writes] if paused else None
+    if pending != [("__interrupt__", [question.interrupt_id])]:
+        found.append(f"the paused thread's pending writes: {pending}")
+    return found
+
+
+TABLES = {  # every column but the thread's id: the rest of the primary key, the others
+    "checkpoints": ("checkpoint_ns, checkpoint_id", "parent_checkpoint_id, type, checkpoint, metadata"),
+    "checkpoint_blobs": ("checkpoint_ns, channel, version", "type, blob"),
+}
+
+
+async def _rows(
+    conn: psycopg.AsyncConnection[Any], table: str, columns: tuple[str, str], thread: str
+) -> list[dict[str, Any]]:
+    key, others = columns
+    query = f"SELECT {key}, {others} FROM {table} WHERE thread_id = %s ORDER BY {key}"
+    return await (await conn.execute(query, (thread,))).fetchall()  # type: ignore[no-any-return]
+
+
+async def test_a_checkpoint_is_saved_as_langgraph_saves_it_and_reads_back_through_it(
+    tmp_path: Path, pg_url: str, llm: FakeOpenAI, handbook_kb
+) -> None:
+    assert await differences(SavedTwice, tmp_path, pg_url, llm, handbook_kb) == []
+
+
+async def test_a_lost_blob_is_a_difference(tmp_path: Path, pg_url: str, llm: FakeOpenAI, handbook_kb) -> None:
+    found = await differences(DroppingABlob, tmp_path, pg_url, llm, handbook_kb)
+    assert any(f.startswith("checkpoint_blobs of ") for f in found)
+    assert any(" read back as " in f for f in found)
+
+
+async def test_a_checkpoint_saved_again_is_updated_as_langgraph_updates_it(pg_url: str) -> None:
+    """Its row takes the new values and metadata, a blob already saved at its version stays."""
+    versions = {"found": "1", "route": "1"}
+    first = {**empty_checkpoint(), "channel_values": {"found": ["first"], "route": "a"}, "channel_versions": versions}
+    again = {**first, "channel_values": {"found": ["again"], "route": "b"}}
+    async with postgres_checkpointer(pg_url) as saver:
+        for aput, thread in ((saver.aput, "t"), (AsyncPostgresSaver(saver.conn).aput, "t" + THEIRS)):  # type: ignore[attr-defined]
+            config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+            await aput(config, first, {"step": 1}, versions)
+            await aput(config, again, {"step": 2}, versions)
+        saved = await saver.aget_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
+    assert saved and saved.checkpoint["channel_values"] == {"found": ["first"], "route": "b"}
+    assert saved.metadata == {"step": 2}
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True, row_factory=dict_row) as conn:
+        for table, columns in TABLES.items():
+            assert await _rows(conn, table, columns, "t") == await _rows(conn, table, columns, "t" + THEIRS)
+
+
+async def test_a_delta_channel_snapshot_is_refused(pg_url: str) -> None:
+    """`StepWrites` does not keep the writes a `DeltaChannel` is rebuilt from."""
+    checkpoint = {**empty_checkpoint(), "channel_values": {"log": _DeltaSnapshot(["a"])}}
+    async with postgres_checkpointer(pg_url) as saver:
+        with pytest.raises(NotImplementedError, match="DeltaChannel"):
+            await saver.aput({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, checkpoint, {}, {"log": "1"})
