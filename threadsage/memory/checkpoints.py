@@ -78,9 +78,9 @@ class PostgresSaver(StepWrites, AsyncPostgresSaver):
     statements, with the same conflicts ignored or updated, so LangGraph's reads, the pruning and
     databases saved before read them as before (tests/memory/test_checkpoints.py); the blobs and
     their checkpoint still commit together. A put's blobs take ~5 µs of CPU to serialise (a few KB;
-    the most a session keeps, 400 attached passages, ~0.1-0.4 ms) and their hop to a thread and
-    back cost 90-150 µs, so no thread. A put went from ~470 µs of the client's CPU to ~280 and
-    from ~380 µs of the Postgres backend's to ~310 (bench/checkpoint_put.py).
+    the most a session keeps, 400 attached passages, 0.1-0.4 ms) and their hop to a thread and
+    back cost 75-160 µs, so no thread. A put's CPU, in five runs of bench/checkpoint_put.py: the
+    client's 470-780 µs → 280-430 (-40 %), the Postgres backend's 380-560 → 310-450 (-12 to -20 %).
     """
 
     async def aput(
