@@ -1,7 +1,7 @@
 """Throughput of `threadsage serve` + N `threadsage worker` processes, Slack ack latency under that
 load, and what an idle session costs.
 
-    .venv/bin/python bench/worker_pool.py [--workers 1 2 4] [--sessions 200] [--latency 0.3]
+    .venv/bin/python bench/worker_pool.py [--workers 1 2 4] [--sessions 200] [--latency 0.3] [--concurrency N]
 
 Real processes as deployed: one front-end, N workers, Redis and Postgres of this machine, the demo
 handbook in a Milvus Lite server; the fake Slack Web API and the fake OpenAI-compatible server
@@ -21,7 +21,8 @@ so the queue stays full). Reports per worker count:
 - CPU ms per turn, per process (user + system time from /proc, from the first post to the last
   answer, ÷ turns): `serve`, the workers together, the Postgres backends of this run's
   connections (by application_name), the Milvus Lite server, and Redis — the machine's one Redis,
-  whose figure includes whatever else used it meanwhile.
+  whose figure includes whatever else used it meanwhile; and, apart from "all", this bench's own
+  process: the fake Slack and model servers and the poster of events, which share the 2 cores.
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ def schema_bytes(schema: str) -> int:
         ).fetchone()[0]
 
 
-async def run(workers: int, sessions: int, latency: float, rate: float, milvus_uri: str, scratch: Path) -> dict:
+async def run(
+    workers: int, sessions: int, latency: float, rate: float, concurrency: int | None, milvus_uri: str, scratch: Path
+) -> dict:
     milvus_data = scratch / "milvus"
     slack, llm = FakeSlack().start(), FakeOpenAI(latency=latency).start()
     llm.script["RouteDecision"] = {"intent": "HOW_TO", "confidence": 0.9, "reasoning": "bench"}
@@ -129,6 +132,8 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
         "THREADSAGE_RATE_LIMIT_PER_MINUTE": "1000000",
         "THREADSAGE_LOG_LEVEL": "WARNING",
     }
+    if concurrency is not None:
+        env["THREADSAGE_WORKER_CONCURRENCY"] = str(concurrency)
     processes = [serve(["serve"], env, scratch)] + [serve(["worker"], env, scratch) for _ in range(workers)]
     front, pool = processes[0], processes[1:]
     try:
@@ -153,6 +158,7 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
                 assert status == 200, status
 
             cpu_before = cpu_by_role(front, pool, schema, milvus_data)
+            bench_before = cpu_ms(os.getpid())
             first_post = time.perf_counter()
             posting = []
             for n, (i, follow_up) in enumerate(
@@ -166,6 +172,7 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
                 await asyncio.sleep(0.05)
             elapsed = time.perf_counter() - first_post
             cpu_after = cpu_by_role(front, pool, schema, milvus_data)
+            bench_cpu = cpu_ms(os.getpid()) - bench_before
             answers = slack.posted()
             apologies = sum("Sorry" in str(a.get("text")) for a in answers)
             await asyncio.sleep(2)  # let the workers settle before reading their memory
@@ -184,6 +191,7 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
             "worker_kb_per_session": (rss_after - rss_before) * 1024 / sessions,
             "worker_rss_mb": rss_after / workers,
             "cpu_ms_per_turn": {role: (cpu_after[role] - cpu_before[role]) / total for role in cpu_after},
+            "bench_cpu_ms_per_turn": bench_cpu / total,
         }
     finally:
         for served in processes:
@@ -199,15 +207,15 @@ async def run(workers: int, sessions: int, latency: float, rate: float, milvus_u
             redis.delete(*keys)
 
 
-async def main(counts: list[int], sessions: int, latency: float, rate: float) -> None:
+async def main(counts: list[int], sessions: int, latency: float, rate: float, concurrency: int | None) -> None:
     with (
         tempfile.TemporaryDirectory() as scratch,
         milvus_server(Path(scratch) / "milvus", ROOT / "examples" / "handbook") as milvus_uri,
     ):
-        rows = [await run(n, sessions, latency, rate, milvus_uri, Path(scratch)) for n in counts]
+        rows = [await run(n, sessions, latency, rate, concurrency, milvus_uri, Path(scratch)) for n in counts]
     print(
         f"\n{sessions} sessions × 2 turns, model call {latency * 1000:.0f} ms (3-4 calls a turn),"
-        f" events posted at {rate:.0f}/s\n"
+        f" events posted at {rate:.0f}/s, turns a worker runs at once: {concurrency or 'the default'}\n"
     )
     print(
         "| workers | turns/s | apologies | ack p50 | ack p99 | ack max"
@@ -222,11 +230,15 @@ async def main(counts: list[int], sessions: int, latency: float, rate: float) ->
         )
     roles = list(rows[0]["cpu_ms_per_turn"])
     print("\nCPU ms per turn, by process (Redis: the machine's shared one)\n")
-    print("| workers | " + " | ".join(roles) + " | all |")
-    print("|---|" + "---|" * (len(roles) + 1))
+    print("| workers | " + " | ".join(roles) + " | all | this bench (fakes, poster) |")
+    print("|---|" + "---|" * (len(roles) + 2))
     for r in rows:
         cpu = r["cpu_ms_per_turn"]
-        print(f"| {r['workers']} | " + " | ".join(f"{cpu[k]:.1f}" for k in roles) + f" | {sum(cpu.values()):.1f} |")
+        print(
+            f"| {r['workers']} | "
+            + " | ".join(f"{cpu[k]:.1f}" for k in roles)
+            + f" | {sum(cpu.values()):.1f} | {r['bench_cpu_ms_per_turn']:.1f} |"
+        )
 
 
 if __name__ == "__main__":
@@ -235,5 +247,6 @@ if __name__ == "__main__":
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--rate", type=float, default=100.0)
+    parser.add_argument("--concurrency", type=int, help="THREADSAGE_WORKER_CONCURRENCY (default: the product's)")
     args = parser.parse_args()
-    asyncio.run(main(args.workers, args.sessions, args.latency, args.rate))
+    asyncio.run(main(args.workers, args.sessions, args.latency, args.rate, args.concurrency))
