@@ -55,6 +55,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "SLACK_API_URL": ("slack_api_url", "http://slack:9000/api/", "http://slack:9000/api/"),
     "THREADSAGE_SLACK_ALLOW_EXTERNAL": ("slack_allow_external", "true", True),
     "THREADSAGE_SLACK_PROGRESS": ("slack_progress", "false", False),
+    "THREADSAGE_SLACK_STEP_SECONDS": ("slack_step_seconds", "2.5", 2.5),
     "TELEGRAM_BOT_TOKEN": ("telegram_bot_token", "123:ABC", "123:ABC"),
     "TELEGRAM_API_URL": ("telegram_api_url", "http://tg:8081", "http://tg:8081"),
     "TELEGRAM_WEBHOOK_URL": ("telegram_webhook_url", "https://bot/telegram/webhook", "https://bot/telegram/webhook"),

@@ -203,6 +203,12 @@ class PlatformSettings(BaseModel):
         description="Slack: a model-backed turn shows a placeholder at once, updated as its steps pass (searching, "
         "checking, writing) and replaced by the answer",
     )
+    slack_step_seconds: float = Field(
+        1.0,
+        ge=0,
+        description="Slack: the placeholder shows a next step only once the one showing has been up this long (steps "
+        "that pass sooner are not shown one by one; `chat.update` is limited to 50+ calls a minute per workspace)",
+    )
     telegram_bot_token: SecretStr | None = Field(
         None,
         validation_alias="TELEGRAM_BOT_TOKEN",

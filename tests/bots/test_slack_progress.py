@@ -16,9 +16,10 @@ from tests.fakes.slack_api import BOT_USER, FakeSlack, message_changed
 from tests.graph.test_llm_back_end import route_to
 from tests.test_chat import delivering
 from threadsage.bots.slack.places import Place
+from threadsage.bots.slack.progress import Placeholder
 from threadsage.bots.slack.sending import PLACEHOLDER_EVENT, REPLY_EVENT
 from threadsage.bots.slack.texts import STEPS
-from threadsage.chat import Step, session_config
+from threadsage.chat import Progress, Step, Turn, notice, session_config
 from threadsage.delivery.current import Delivery
 from threadsage.delivery.jobs import Job
 from threadsage.i18n import say
@@ -62,7 +63,7 @@ async def test_a_model_backed_turn_shows_one_message_that_becomes_its_answer(
 ) -> None:
     llm.script["RouteDecision"] = route_to("HOW_TO")
     llm.script["answer"] = "Premium economy is allowed [1]."
-    async with with_model(tmp_path, handbook_kb, llm) as slack:
+    async with with_model(tmp_path, handbook_kb, llm, THREADSAGE_SLACK_STEP_SECONDS=0) as slack:  # every step shown
         ts = await slack.mention(CABIN)
         await slack.settle()
         [placeholder] = slack.fake.posted()
@@ -75,6 +76,44 @@ async def test_a_model_backed_turn_shows_one_message_that_becomes_its_answer(
         assert answer["metadata"]["event_type"] == REPLY_EVENT and answer["blocks"][-1]["block_id"].startswith(
             "feedback-"
         )
+
+
+async def test_steps_that_pass_quickly_are_not_shown_one_by_one(tmp_path: Path, handbook_kb, llm: FakeOpenAI) -> None:
+    """By default a step shows once the one showing has been up a second: a turn answered sooner
+    posts its placeholder and replaces it with the answer, two calls (chat.update is a Tier 3
+    method of Slack's Web API)."""
+    llm.script["RouteDecision"] = route_to("HOW_TO")
+    llm.script["answer"] = "Premium economy is allowed [1]."
+    async with with_model(tmp_path, handbook_kb, llm, THREADSAGE_SLACK_STEP_SECONDS=30) as slack:
+        ts = await slack.mention(CABIN)
+        await slack.settle()
+        [placeholder] = slack.fake.posted()
+        [update] = slack.fake.of("chat.update")
+        [answer] = replies_in(slack, ts)
+    assert placeholder["text"] == say(STEPS[Step.SEARCHING]) and update["ts"] == placeholder["ts"]
+    assert answer["ts"] == placeholder["ts"] and "Premium economy is allowed" in as_text(answer)
+
+
+async def test_a_step_waits_for_its_time_then_shows_the_latest_and_the_reply_drops_the_rest(slack: Harness) -> None:
+    ts = await slack.mention(RATE_LIMIT)
+    await slack.settle()
+    slack.fake.calls.clear()
+    shown = Placeholder(slack.bot.send, Place("T111", CHANNEL, ts, False), "turn-1", True, step_seconds=0.3)
+    await shown.show(Progress(Step.SEARCHING))
+    await shown.show(Progress(Step.WRITING))  # too soon: waits
+    await shown.show(Progress(Step.CHECKING))  # the latest, shown when the time comes
+    assert slack.fake.of("chat.update") == []
+    await asyncio.sleep(0.6)
+    assert [u["text"] for u in slack.fake.of("chat.update")] == [say(STEPS[Step.CHECKING])]
+    await shown.show(Progress(Step.WRITING))  # too soon again; the reply comes first
+    await shown.deliver(notice("The answer."), Turn("slack", "s", "U1", "m1", text="q"))
+    await asyncio.sleep(0.5)
+    updates = [u["text"] for u in slack.fake.of("chat.update")]
+    assert (
+        updates[0] == say(STEPS[Step.CHECKING])
+        and len(updates) == 2
+        and "The answer." in str(slack.fake.of("chat.update")[-1])
+    )
 
 
 async def test_progress_can_be_turned_off(tmp_path: Path, handbook_kb, llm: FakeOpenAI) -> None:
@@ -154,7 +193,7 @@ async def test_a_question_edited_while_its_turn_runs_gets_one_answer_to_the_edit
 async def test_the_steps_of_a_deep_search_show_in_the_placeholder(tmp_path: Path, handbook_kb, llm: FakeOpenAI) -> None:
     llm.script["RouteDecision"] = route_to("COMPARISON")
     llm.script["SubQuestions"] = {"questions": ["Lisbon hotel limit <!channel>?", "Toronto hotel limit?"]}
-    async with with_model(tmp_path, handbook_kb, llm) as slack:
+    async with with_model(tmp_path, handbook_kb, llm, THREADSAGE_SLACK_STEP_SECONDS=0) as slack:
         ts = await slack.mention("Lisbon vs Toronto hotel limits?")
         await slack.settle()
         updates = [u["text"] for u in slack.fake.of("chat.update")]

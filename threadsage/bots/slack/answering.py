@@ -26,10 +26,11 @@ Action = Callable[[], Awaitable[None]]
 
 
 class Answering:
-    def __init__(self, chat: ChatService, send: SlackSender, progress: bool) -> None:
+    def __init__(self, chat: ChatService, send: SlackSender, progress: bool, step_seconds: float = 1.0) -> None:
         self.chat = chat
         self.send = send
         self.progress = progress  # THREADSAGE_SLACK_PROGRESS
+        self.step_seconds = step_seconds  # THREADSAGE_SLACK_STEP_SECONDS
 
     async def answer(
         self,
@@ -44,7 +45,7 @@ class Answering:
         whom notices go to privately while nothing shows (a refused click); `unreachable`: what
         to do where the bot may not post. A service outage propagates: the turn queue retries."""
         apology = say("apology", turn.reply_language)
-        shown = Placeholder(self.send, place, turn.message_id, self.progress)
+        shown = Placeholder(self.send, place, turn.message_id, self.progress, self.step_seconds)
         try:
             await shown.find()
             if question is not None:
@@ -74,6 +75,8 @@ class Answering:
         except Exception:
             log.exception("answering %s failed", turn.message_id)
             await shown.apologise(apology)
+        finally:
+            shown.stop()
 
     async def _run(self, turn: Turn, shown: Placeholder, on_accepted: Action | None) -> list[Reply]:
         """The turn's replies; its steps shown on the way."""

@@ -175,7 +175,7 @@ class SlackBot:
 
     @cached_property
     def answering(self) -> Answering:
-        return Answering(self.chat, self.send, self.settings.slack_progress)
+        return Answering(self.chat, self.send, self.settings.slack_progress, self.settings.slack_step_seconds)
 
     @cached_property
     def recent(self) -> RecentQuestions:
