@@ -27,7 +27,7 @@ from psycopg.rows import dict_row
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.graph.test_llm_back_end import QUESTION, llm_chat, route_to
-from threadsage.chat import ReplyKind, Turn
+from threadsage.chat import ClarificationAnswer, ReplyKind, Turn
 from threadsage.config import Settings
 from threadsage.graph.build import build_graph
 from threadsage.memory import checkpoints
@@ -44,6 +44,34 @@ async def test_workers_starting_together_on_a_new_database_set_it_up_once(pg_url
     await asyncio.gather(*(start() for _ in range(6)))  # raced into duplicate keys before the lock
     async with postgres_checkpointer(pg_url) as saver:
         assert [t async for t in saver.alist(None)] == []
+
+
+async def test_a_turn_reads_its_thread_from_the_database_once_under_its_lock(
+    tmp_path: Path, pg_url: str, llm: FakeOpenAI, handbook_kb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chat service's read (what the turn is) and LangGraph's (to run it) are one query; a
+    click reads once more before the lock, to accept it at once."""
+    reads: list[str] = []
+    original = AsyncPostgresSaver.aget_tuple
+
+    async def counted(self: AsyncPostgresSaver, config: RunnableConfig) -> Any:
+        reads.append(config["configurable"]["thread_id"])
+        return await original(self, config)
+
+    monkeypatch.setattr(AsyncPostgresSaver, "aget_tuple", counted)
+    llm.script["RouteDecision"] = route_to("HOW_TO")
+    async with llm_chat(tmp_path, llm, handbook_kb, DATABASE_URL=pg_url) as chat:
+        [answer] = await chat.handle(Turn("test", "test:w:c:once", "U1", "m1", text=QUESTION))
+        assert answer.kind is ReplyKind.ANSWER and reads == [thread_id("test:w:c:once")]
+        [follow] = await chat.handle(Turn("test", "test:w:c:once", "U1", "m2", text="And for contractors?"))
+        assert follow.kind is ReplyKind.ANSWER and len(reads) == 2
+        llm.script["RouteDecision"] = route_to("HOW_TO", clarify=True, clarify_options=["Laptops", "Phones"])
+        [ask] = await chat.handle(Turn("test", "test:w:c:click", "U1", "m3", text="How do I get a new one?"))
+        llm.script["RouteDecision"] = route_to("HOW_TO")
+        reads.clear()
+        click = Turn("test", "test:w:c:click", "U1", "c1", answer=ClarificationAnswer(ask.interrupt_id or "", 0))
+        [chosen] = await chat.handle(click)
+    assert chosen.kind is ReplyKind.ANSWER and reads == [thread_id("test:w:c:click")] * 2
 
 
 async def test_sqlite_checkpoints_are_readable_by_their_owner_only(tmp_path: Path) -> None:

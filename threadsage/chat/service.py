@@ -49,6 +49,7 @@ from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import run_reporting
 from threadsage.handoff import Handoff
 from threadsage.i18n import DEFAULT, Language, language_of
+from threadsage.memory.checkpoints import reading_once
 from threadsage.memory.coordination import Coordinator
 from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.sessions import thread_id
@@ -154,9 +155,10 @@ class ChatService:
 
     async def _locked(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         async with self.coordinator.session_lock(turn.session_key):
-            if text or turn.answer is not None:
-                return await self._under_lock(turn, text, config, attached)
-            return await self._keep_files(turn, config, attached)  # only files: kept for the questions that follow
+            with reading_once():
+                if text or turn.answer is not None:
+                    return await self._under_lock(turn, text, config, attached)
+                return await self._keep_files(turn, config, attached)  # only files: kept for the questions that follow
 
     async def _reporting(self, work: Coroutine[Any, Any, list[Reply]]) -> AsyncIterator[TurnEvent]:
         """The replies of `work`, preceded (when the service reports progress) by the steps its run

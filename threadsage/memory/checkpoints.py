@@ -5,14 +5,16 @@ any process with the same database can resume it. A step's own writes are saved 
 checkpoint, not before it in a transaction of their own (`StepWrites`). In Postgres a checkpoint
 and its blobs are one statement, not one a row (`PostgresSaver`): seven saves a turn made the
 saver's statements a tenth of a worker's CPU. Either way the rows are LangGraph's, as its own
-saver writes them.
+saver writes them. Under a session's lock a turn reads its thread's latest checkpoint once
+(`reading_once`), not once for the chat service and again for LangGraph.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from functools import cache
 from itertools import chain
 from typing import Any
@@ -24,6 +26,7 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    CheckpointTuple,
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -65,10 +68,60 @@ class StepWrites(BaseCheckpointSaver[str]):
     ) -> None:
         alone = [(channel, value) for channel, value in writes if channel in KEPT_ALONE]
         if alone:
+            _forget_reads()
             await super().aput_writes(config, alone, task_id, task_path)
 
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        _forget_reads()
+        return await super().aput(config, checkpoint, metadata, new_versions)
 
-class PostgresSaver(StepWrites, AsyncPostgresSaver):
+    async def adelete_thread(self, thread_id: str) -> None:
+        _forget_reads()
+        await super().adelete_thread(thread_id)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Within `reading_once`, a thread's latest checkpoint comes from the database once."""
+        reads = _reads.get()
+        configurable = config["configurable"]
+        if reads is None or configurable.get("checkpoint_id"):
+            return await super().aget_tuple(config)
+        thread = (str(configurable["thread_id"]), str(configurable.get("checkpoint_ns", "")))
+        if thread not in reads:
+            reads[thread] = await super().aget_tuple(config)
+        return reads[thread]
+
+
+# The latest checkpoints read in the current `reading_once` scope, by (thread, namespace).
+_reads: ContextVar[dict[tuple[str, str], CheckpointTuple | None] | None] = ContextVar("threadsage_reads", default=None)
+
+
+@contextmanager
+def reading_once() -> Iterator[None]:
+    """A scope (a turn, under its session's lock) in which a thread's latest checkpoint is read
+    from the database once, until a write: the chat service reads it to tell what the turn is (a
+    redelivery, the answer to a pending clarification), then LangGraph reads it again to run —
+    the same rows, fetched and deserialised twice (three times for a click). Only under the lock:
+    another process may write the thread otherwise."""
+    token = _reads.set({})
+    try:
+        yield
+    finally:
+        _reads.reset(token)
+
+
+def _forget_reads() -> None:
+    reads = _reads.get()
+    if reads:
+        reads.clear()
+
+
+class OneStatementPut(AsyncPostgresSaver):
     """LangGraph's Postgres saver, each checkpoint saved in one statement (`put_sql`), its blobs
     serialised on the event loop.
 
@@ -141,6 +194,10 @@ def _split(channel_values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
         else:
             blobs[channel] = value
     return inline, blobs
+
+
+class PostgresSaver(StepWrites, OneStatementPut):
+    pass
 
 
 class SqliteSaver(StepWrites, AsyncSqliteSaver):
