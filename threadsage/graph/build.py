@@ -3,26 +3,29 @@
 understand ────────────────────┬─ (arithmetic or dates only) ─────────────→ compose
         (a follow-up) ─────────┼─ route ─┬─ clarify ──(resume)──→ route     (≤ max_clarify_rounds)
         (a first question) ────┴─────────┤  (routed within understand: the same strategies)
-                                         ├─ direct_reply ───────────────→ compose
+                                         ├─ direct_reply (+ compose) ─────────────→ end
                                          ├─ fallback ─┬─ (web search on) web ─┬→ compose
-                                         │            └──────────────────────┴→ fallback → compose
+                                         │            └──────────────────────┴→ fallback (+ compose)
                                          ├─ fast_retrieval ─→ generate ─→ compose
                                          ├─ standard_retrieval ───────→ generate ─┬→ judge ─┬→ compose
                                          ├─ code_search ─→ retrieve ─┘            ├─────────┼→ rewrite → retrieve
-                                         │                                        └─────────┴→ settle → compose
+                                         │                                        └─────────┴→ settle (+ compose)
                                          │       (generate reports the passages its answer relies on; none: no judge)
                                          │                          (≤ max_hops, ≤ llm_budget)
                                          └─ deep_search ─→ plan → execute ─┬→ execute (the next step)
                                                                  ↑         ├→ replan ─┘
-                                                                 └─────────┴→ synthesise → compose
+                                                                 └─────────┴→ synthesise (+ compose)
                                                  (≤ deep_max_steps, ≤ deep_max_replans, ≤ deep_budget)
 
 understand is begin → contextualise → tools in one step, and → route too when contextualise made no
 model call (a first question): a step is a checkpoint, and a step makes at most one model call.
+"(+ compose)": the node composes the turn's outcome in its own step (`then_compose`); every path
+ends after compose.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Hashable
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar
@@ -79,6 +82,21 @@ def after_understand(state: ConversationState, runtime: Runtime[BrainContext]) -
     return strategy(state, runtime) if after == "routed" else after
 
 
+def then_compose(node: Callable[..., Any]) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """`node` followed by `compose` in the same step, for a node after which the turn always
+    ends: compose makes no model call, so a step of its own (a checkpoint) bought nothing. After a
+    node whose outcome decides whether the turn ends (generate, judge), compose is a step."""
+    takes_runtime = len(inspect.signature(node).parameters) > 1
+
+    async def run(state: ConversationState, runtime: Runtime[BrainContext]) -> dict[str, Any]:
+        result = node(state, runtime) if takes_runtime else node(state)
+        update = await result if inspect.isawaitable(result) else result
+        return {**update, **compose({**state, **update}, runtime)}
+
+    run.__name__ = node.__name__
+    return run
+
+
 # Where each strategy goes, from `route` and from `understand`.
 STRATEGIES: dict[Hashable, str] = {
     "clarify_needed": "clarify",
@@ -95,18 +113,18 @@ NODES: dict[str, Callable[..., Any]] = {
     "understand": understand,
     "route": route,
     "clarify": clarify,
-    "direct_reply": direct_reply,
-    "fallback": fallback,
+    "direct_reply": then_compose(direct_reply),
+    "fallback": then_compose(fallback),
     "retrieve": retrieve,
     "generate": generate,
     "judge": judge,
     "rewrite": rewrite,
-    "settle": settle,
+    "settle": then_compose(settle),
     "web": web,
     "plan": plan,
     "execute": execute,
     "replan": replan,
-    "synthesise": synthesise,
+    "synthesise": then_compose(synthesise),
     "compose": compose,
 }
 
@@ -129,7 +147,7 @@ def build_graph(
         "execute", on_the_loop(after_execute), {"execute": "execute", "replan": "replan", "synthesise": "synthesise"}
     )
     graph.add_conditional_edges("replan", on_the_loop(next_step), {"execute": "execute", "synthesise": "synthesise"})
-    graph.add_edge("synthesise", "compose")
+    graph.add_edge("synthesise", END)
     graph.add_conditional_edges("web", on_the_loop(after_web), {"answered": "compose", "fallback": "fallback"})
     graph.add_edge("retrieve", "generate")
     graph.add_conditional_edges(
@@ -141,9 +159,9 @@ def build_graph(
         "judge", on_the_loop(after_judge), {"finish": "compose", "rewrite": "rewrite", "settle": "settle"}
     )
     graph.add_edge("rewrite", "retrieve")
-    graph.add_edge("settle", "compose")
-    graph.add_edge("direct_reply", "compose")
-    graph.add_edge("fallback", "compose")
+    graph.add_edge("settle", END)
+    graph.add_edge("direct_reply", END)
+    graph.add_edge("fallback", END)
     graph.add_edge("compose", END)
     return graph.compile(checkpointer=checkpointer)
 
