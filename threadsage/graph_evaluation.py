@@ -112,11 +112,11 @@ async def ask(chat: ChatService, item: Item) -> tuple[Reply, list[str]]:
 
 async def route_evidence(chat: ChatService, session: str) -> list[str]:
     """The files of the routing's passages in the session's last turn: the turn's first checkpoint
-    with a route (`begin` clears it; `understand` routes a first question, `route` a follow-up)."""
+    with a route (`understand` clears it, and routes a first question; `route` a follow-up)."""
     routed: Any = None
     async for snapshot in chat.graph.aget_state_history(session_config(session)):  # newest first
-        if (snapshot.metadata or {}).get("source") == "input" or not snapshot.values.get("route"):
-            break
+        if snapshot.next == ("understand",) or not snapshot.values.get("route"):
+            break  # the turn's input, not yet understood; or understood, not yet routed
         routed = snapshot
     return [p["path"] for p in routed.values.get("documents", [])] if routed is not None else []
 

@@ -61,6 +61,12 @@ class StepWrites(BaseCheckpointSaver[str]):
     end and its writes' commit. Writes that no checkpoint holds (an interrupt, a resume value, an
     error, a Send) are saved at once as before. Channels that rebuild their value from saved writes
     (LangGraph's `DeltaChannel`) would need them: the graph has none (tests/memory/test_checkpoints.py).
+
+    For the same reason a run's input checkpoint (`source: "input"`) is not saved: it holds the
+    state before the input, which the thread's latest checkpoint already holds, and the input is
+    a write, saved with the next checkpoint (the input applied) a moment later. A process killed
+    in between has saved nothing of the turn: its redelivery runs it from the start, as a kill
+    before the input checkpoint did.
     """
 
     async def aput_writes(
@@ -78,6 +84,15 @@ class StepWrites(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        if metadata.get("source") == "input":
+            configurable = config["configurable"]
+            return {
+                "configurable": {
+                    "thread_id": configurable["thread_id"],
+                    "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+                    "checkpoint_id": checkpoint["id"],
+                }
+            }
         _forget_reads()
         return await super().aput(config, checkpoint, metadata, new_versions)
 
