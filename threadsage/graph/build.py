@@ -1,7 +1,7 @@
 """The conversation graph: nodes, explicit path maps, and the brakes on every loop.
 
 understand ────────────────────┬─ (arithmetic or dates only) ─────────────→ compose
-        (a follow-up) ─────────┼─ route ─┬─ clarify ──(resume)──→ route     (≤ max_clarify_rounds)
+        (a follow-up) ─────────┼─ route ─┬─ clarify (+ route, on resume) → a strategy below (≤ max_clarify_rounds)
         (a first question) ────┴─────────┤  (routed within understand: the same strategies)
                                          ├─ direct_reply (+ compose) ─────────────→ end
                                          ├─ fallback ─┬─ (web search on) web ─┬→ compose
@@ -19,8 +19,8 @@ understand ────────────────────┬─ (a
 
 understand is begin → contextualise → tools in one step, and → route too when contextualise made no
 model call (a first question): a step is a checkpoint, and a step makes at most one model call.
-"(+ compose)": the node composes the turn's outcome in its own step (`then_compose`); every path
-ends after compose.
+"(+ compose)", "(+ route)": the next function runs in the node's own step (`followed_by`); every
+path ends after compose; a clarification answered is routed again, to the same strategies.
 """
 
 from __future__ import annotations
@@ -82,22 +82,27 @@ def after_understand(state: ConversationState, runtime: Runtime[BrainContext]) -
     return strategy(state, runtime) if after == "routed" else after
 
 
-def then_compose(node: Callable[..., Any]) -> Callable[..., Awaitable[dict[str, Any]]]:
-    """`node` followed by `compose` in the same step, for a node after which the turn always
-    ends: compose makes no model call, so a step of its own (a checkpoint) bought nothing. After a
-    node whose outcome decides whether the turn ends (generate, judge), compose is a step."""
-    takes_runtime = len(inspect.signature(node).parameters) > 1
+def followed_by(node: Callable[..., Any], then: Callable[..., Any]) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """`node`, then `then` on the state it leaves, as one step: a step is a checkpoint, and one of
+    its own buys nothing where `node` makes no model call (a crash within the step repeats at
+    most `then`'s one). So: compose after a node that always ends the turn (direct_reply,
+    fallback, settle, synthesise), not after one whose outcome decides it (generate, judge); and
+    route after a clarification is answered."""
+    runtimes = [len(inspect.signature(f).parameters) > 1 for f in (node, then)]
 
     async def run(state: ConversationState, runtime: Runtime[BrainContext]) -> dict[str, Any]:
-        result = node(state, runtime) if takes_runtime else node(state)
-        update = await result if inspect.isawaitable(result) else result
-        return {**update, **compose({**state, **update}, runtime)}
+        update: dict[str, Any] = {}
+        for function, takes_runtime in zip((node, then), runtimes, strict=True):
+            current = {**state, **update}
+            result = function(current, runtime) if takes_runtime else function(current)
+            update = {**update, **(await result if inspect.isawaitable(result) else result)}
+        return update
 
     run.__name__ = node.__name__
     return run
 
 
-# Where each strategy goes, from `route` and from `understand`.
+# Where each strategy goes, from `route`, `understand` and `clarify`.
 STRATEGIES: dict[Hashable, str] = {
     "clarify_needed": "clarify",
     "direct_reply": "direct_reply",
@@ -112,19 +117,19 @@ STRATEGIES: dict[Hashable, str] = {
 NODES: dict[str, Callable[..., Any]] = {
     "understand": understand,
     "route": route,
-    "clarify": clarify,
-    "direct_reply": then_compose(direct_reply),
-    "fallback": then_compose(fallback),
+    "clarify": followed_by(clarify, route),
+    "direct_reply": followed_by(direct_reply, compose),
+    "fallback": followed_by(fallback, compose),
     "retrieve": retrieve,
     "generate": generate,
     "judge": judge,
     "rewrite": rewrite,
-    "settle": then_compose(settle),
+    "settle": followed_by(settle, compose),
     "web": web,
     "plan": plan,
     "execute": execute,
     "replan": replan,
-    "synthesise": then_compose(synthesise),
+    "synthesise": followed_by(synthesise, compose),
     "compose": compose,
 }
 
@@ -141,7 +146,7 @@ def build_graph(
         "understand", on_the_loop(after_understand), {"answered": "compose", "route": "route", **STRATEGIES}
     )
     graph.add_conditional_edges("route", on_the_loop(strategy), STRATEGIES)
-    graph.add_edge("clarify", "route")
+    graph.add_conditional_edges("clarify", on_the_loop(strategy), STRATEGIES)
     graph.add_conditional_edges("plan", on_the_loop(next_step), {"execute": "execute", "synthesise": "synthesise"})
     graph.add_conditional_edges(
         "execute", on_the_loop(after_execute), {"execute": "execute", "replan": "replan", "synthesise": "synthesise"}
