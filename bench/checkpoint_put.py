@@ -35,13 +35,14 @@ sys.path.insert(0, str(REPO))  # for tests.fakes
 import psycopg  # noqa: E402
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver  # noqa: E402
 
+from bench.turn_overhead import CLARIFY_FIRST  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from threadsage.adapters.attachments import MAX_ATTACHED_PASSAGES  # noqa: E402
 from threadsage.adapters.ingest import Ingestor  # noqa: E402
 from threadsage.adapters.knowledge import KnowledgeBase  # noqa: E402
 from threadsage.chat import ClarificationAnswer, ReplyKind, Turn  # noqa: E402
 from threadsage.config import Settings  # noqa: E402
-from threadsage.memory.checkpoints import PostgresSaver, _split, postgres_checkpointer  # noqa: E402
+from threadsage.memory.checkpoints import OneStatementPut, PostgresSaver, _split, postgres_checkpointer  # noqa: E402
 from threadsage.runtime import open_chat_service  # noqa: E402
 
 HANDBOOK = REPO / "examples" / "handbook"
@@ -54,18 +55,10 @@ ROUTES = {
     "CODE_SEARCH": "Which command rolls back tidewater-api in production?",
     "CHIT_CHAT": "hello!",
 }
-CLARIFY = {  # bench/turn_overhead.py
-    "intent": "HOW_TO",
-    "confidence": 0.9,
-    "clarify": True,
-    "reasoning": "bench",
-    "clarify_prompt": "Which password?",
-    "clarify_options": ["VPN password", "E-mail password"],
-}
 
 Put = tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]  # config, checkpoint, metadata, versions
 Saving = Callable[[PostgresSaver, Any, Any, Any, Any], Awaitable[Any]]
-VARIANTS: dict[str, Saving] = {"LangGraph's aput": AsyncPostgresSaver.aput, "ours": PostgresSaver.aput}
+VARIANTS: dict[str, Saving] = {"LangGraph's aput": AsyncPostgresSaver.aput, "ours": OneStatementPut.aput}
 
 
 @dataclass
@@ -109,7 +102,10 @@ async def record_turns(url: str, data_dir: Path) -> list[list[Put]]:
                 turns.append([])
                 [reply] = await chat.handle(Turn("bench", f"bench:{n}", f"U{n}", "m1", text=question))
                 assert reply.kind is ReplyKind.ANSWER, reply
-            fake.script["RouteDecision"] = [CLARIFY, {"intent": "HOW_TO", "confidence": 0.9, "reasoning": "bench"}]
+            fake.script["RouteDecision"] = [
+                CLARIFY_FIRST,
+                {"intent": "HOW_TO", "confidence": 0.9, "reasoning": "bench"},
+            ]
             turns.append([])
             [ask] = await chat.handle(Turn("bench", "bench:clarify", "U9", "m1", text="How do I reset my password?"))
             assert ask.interrupt_id is not None, ask
