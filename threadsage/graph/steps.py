@@ -24,10 +24,12 @@ class Step(StrEnum):
     WRITING = "writing"
 
 
-# The step each node belongs to; the others (clarify, compose) change nothing people see.
+# The step each node belongs to; the other (compose) changes nothing people see. `clarify` asks,
+# and on resume routes the restated question: a search.
 STEP_OF_NODE: dict[str, Step] = {
     "understand": Step.SEARCHING,
     "route": Step.SEARCHING,
+    "clarify": Step.SEARCHING,
     "retrieve": Step.SEARCHING,
     "rewrite": Step.SEARCHING,
     "plan": Step.SEARCHING,
