@@ -50,7 +50,7 @@ from threadsage.graph.nodes.retrieval import (
 )
 from threadsage.graph.nodes.simple import direct_reply, fallback
 from threadsage.graph.nodes.tools import after_web, web
-from threadsage.graph.nodes.understand import after_understanding, route, understand
+from threadsage.graph.nodes.understand import route, understand
 from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import reported
 
@@ -77,9 +77,12 @@ def strategy(state: ConversationState, runtime: Runtime[BrainContext]) -> str:
 
 
 def after_understand(state: ConversationState, runtime: Runtime[BrainContext]) -> str:
-    """A first question comes out of `understand` routed already; a follow-up goes to `route`."""
-    after = after_understanding(state)
-    return strategy(state, runtime) if after == "routed" else after
+    """Answered by a tool; or routed already (a first question: `understand` cleared the last
+    turn's route and set this one's); or a follow-up, to `route`."""
+    route = state.get("route")
+    if route == "tools":
+        return "answered"
+    return strategy(state, runtime) if route else "route"
 
 
 def followed_by(node: Callable[..., Any], then: Callable[..., Any]) -> Callable[..., Awaitable[dict[str, Any]]]:

@@ -85,14 +85,7 @@ class StepWrites(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         if metadata.get("source") == "input":
-            configurable = config["configurable"]
-            return {
-                "configurable": {
-                    "thread_id": configurable["thread_id"],
-                    "checkpoint_ns": configurable.get("checkpoint_ns", ""),
-                    "checkpoint_id": checkpoint["id"],
-                }
-            }
+            return saved_as(config, checkpoint)
         _forget_reads()
         return await super().aput(config, checkpoint, metadata, new_versions)
 
@@ -174,9 +167,19 @@ class OneStatementPut(AsyncPostgresSaver):
         )
         async with self._cursor() as cur:
             await cur.execute(put_sql(len(blobs)), params)
-        return {
-            "configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}
+        return saved_as(config, checkpoint)
+
+
+def saved_as(config: RunnableConfig, checkpoint: Checkpoint) -> RunnableConfig:
+    """What a saver's `aput` returns: the thread's config naming `checkpoint`, the next one's parent."""
+    configurable = config["configurable"]
+    return {
+        "configurable": {
+            "thread_id": configurable["thread_id"],
+            "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+            "checkpoint_id": checkpoint["id"],
         }
+    }
 
 
 BLOB_ROW = "(%s, %s, %s, %s, %s, %s)"  # the one row of LangGraph's UPSERT_CHECKPOINT_BLOBS_SQL

@@ -77,33 +77,12 @@ _CREATE = [
     PRIMARY KEY (day, platform, channel, outcome, choice)
 )""",
 ]
+# gap last: `_INSERT` writes it with the votes
 COLUMNS = (
-    "session_key",
-    "message_id",
-    "at",
-    "platform",
-    "channel",
-    "thread",
-    "user_id",
-    "answer_ref",
-    "question",
-    "standalone",
-    "wording",
-    "answer",
-    "route",
-    "outcome",
-    "confidence",
-    "llm_calls",
-    "latency_ms",
-    "citations",
-    "closest",
-    "options",
-    "choice",
-    "chosen",
-    "chosen_index",
-    "answers",
-    "gap",
-)  # fmt: skip  (gap last: `_INSERT` writes it with the votes)
+    "session_key", "message_id", "at", "platform", "channel", "thread", "user_id", "answer_ref", "question",
+    "standalone", "wording", "answer", "route", "outcome", "confidence", "llm_calls", "latency_ms", "citations",
+    "closest", "options", "choice", "chosen", "chosen_index", "answers", "gap",
+)  # fmt: skip
 _CHOSEN = (
     f"UPDATE {TABLE} SET choice = {{p}}, chosen = {{p}}, chosen_index = {{p}} "
     "WHERE session_key = {p} AND message_id = {p} AND outcome = 'clarified' AND choice IS NULL"

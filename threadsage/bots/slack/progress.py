@@ -98,9 +98,7 @@ class Placeholder:
     async def _settle(self) -> None:
         """No step is shown after this: one waiting for its time is dropped, one being shown is
         let finish (an update still in flight could land after the reply and hide it)."""
-        later, self._later = self._later, None
-        if later is None:
-            return
-        if not self._updating:
-            later.cancel()
-        await asyncio.gather(later, return_exceptions=True)
+        later = self._later
+        self.stop()
+        if later is not None:
+            await asyncio.gather(later, return_exceptions=True)

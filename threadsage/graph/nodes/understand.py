@@ -4,7 +4,6 @@ dates by their tools, then decide how to answer the rest."""
 from __future__ import annotations
 
 import logging
-from typing import Literal
 
 from langgraph.runtime import Runtime
 
@@ -36,13 +35,6 @@ async def understand(state: ConversationState, runtime: Runtime[BrainContext]) -
         return understood
     routed = await route({**state, **standalone}, runtime)  # `state` has what `begin` started
     return {**understood, **routed}
-
-
-def after_understanding(state: ConversationState) -> Literal["answered", "route", "routed"]:
-    """Answered by a tool, to be routed, or routed already (a route the turn set: `begin` clears it)."""
-    if state.get("route") == "tools":
-        return "answered"
-    return "routed" if state.get("route") else "route"
 
 
 async def contextualise(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
