@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import aiohttp
@@ -192,6 +193,8 @@ async def run(
             "worker_rss_mb": rss_after / workers,
             "cpu_ms_per_turn": {role: (cpu_after[role] - cpu_before[role]) / total for role in cpu_after},
             "bench_cpu_ms_per_turn": bench_cpu / total,
+            "slack_calls_per_turn": {m: n / total for m, n in Counter(method for method, _ in slack.calls).items()},
+            "model_calls_per_turn": len(llm.requests) / total,
         }
     finally:
         for served in processes:
@@ -239,6 +242,10 @@ async def main(counts: list[int], sessions: int, latency: float, rate: float, co
             + " | ".join(f"{cpu[k]:.1f}" for k in roles)
             + f" | {sum(cpu.values()):.1f} | {r['bench_cpu_ms_per_turn']:.1f} |"
         )
+    print("\nCalls a turn to the fake servers\n")
+    for r in rows:
+        slack_calls = ", ".join(f"{m} {n:.2f}" for m, n in sorted(r["slack_calls_per_turn"].items()))
+        print(f"- {r['workers']} workers: model {r['model_calls_per_turn']:.2f}; Slack {slack_calls}")
 
 
 if __name__ == "__main__":
