@@ -6,8 +6,8 @@ understand ────────────────────┬─ (a
                                          ├─ direct_reply (+ compose) ─────────────→ end
                                          ├─ fallback ─┬─ (web search on) web ─┬→ compose
                                          │            └──────────────────────┴→ fallback (+ compose)
-                                         ├─ fast_retrieval ─→ generate ─→ compose
-                                         ├─ standard_retrieval ───────→ generate ─┬→ judge ─┬→ compose
+                                         ├─ fast_retrieval ─→ generate (+ compose) → end
+                                         ├─ standard_retrieval ───────→ generate ─┬→ judge ─┬→ (+ compose) → end
                                          ├─ code_search ─→ retrieve ─┘            ├─────────┼→ rewrite → retrieve
                                          │                                        └─────────┴→ settle (+ compose)
                                          │       (generate reports the passages its answer relies on; none: no judge)
@@ -19,8 +19,9 @@ understand ────────────────────┬─ (a
 
 understand is begin → contextualise → tools in one step, and → route too when contextualise made no
 model call (a first question): a step is a checkpoint, and a step makes at most one model call.
-"(+ compose)", "(+ route)": the next function runs in the node's own step (`followed_by`); every
-path ends after compose; a clarification answered is routed again, to the same strategies.
+"(+ compose)", "(+ route)": the next function runs in the node's own step (`followed_by`; generate
+and judge compose when they finish the turn); every path ends after compose; a clarification
+answered is routed again, to the same strategies.
 """
 
 from __future__ import annotations
@@ -85,18 +86,23 @@ def after_understand(state: ConversationState, runtime: Runtime[BrainContext]) -
     return strategy(state, runtime) if route else "route"
 
 
-def followed_by(node: Callable[..., Any], then: Callable[..., Any]) -> Callable[..., Awaitable[dict[str, Any]]]:
-    """`node`, then `then` on the state it leaves, as one step: a step is a checkpoint, and one of
-    its own buys nothing where `node` makes no model call (a crash within the step repeats at
-    most `then`'s one). So: compose after a node that always ends the turn (direct_reply,
-    fallback, settle, synthesise), not after one whose outcome decides it (generate, judge); and
-    route after a clarification is answered."""
+def followed_by(
+    node: Callable[..., Any], then: Callable[..., Any], when: Callable[..., str] | None = None
+) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """`node`, then `then` on the state it leaves, as one step — with `when` (the node's outgoing
+    edge), only when it says "finish", which then maps to the end. A step is a checkpoint, and
+    one of its own buys nothing where `then` makes no model call (a crash within the step repeats
+    at most `node`'s one). So: compose after a node that ends the turn (direct_reply, fallback,
+    settle, synthesise; generate and judge when they finish it), and route after a clarification
+    is answered."""
     runtimes = [len(inspect.signature(f).parameters) > 1 for f in (node, then)]
 
     async def run(state: ConversationState, runtime: Runtime[BrainContext]) -> dict[str, Any]:
         update: dict[str, Any] = {}
         for function, takes_runtime in zip((node, then), runtimes, strict=True):
             current = {**state, **update}
+            if function is then and when is not None and when(current, runtime) != "finish":
+                break
             result = function(current, runtime) if takes_runtime else function(current)
             update = {**update, **(await result if inspect.isawaitable(result) else result)}
         return update
@@ -124,8 +130,8 @@ NODES: dict[str, Callable[..., Any]] = {
     "direct_reply": followed_by(direct_reply, compose),
     "fallback": followed_by(fallback, compose),
     "retrieve": retrieve,
-    "generate": generate,
-    "judge": judge,
+    "generate": followed_by(generate, compose, when=after_generate),
+    "judge": followed_by(judge, compose, when=after_judge),
     "rewrite": rewrite,
     "settle": followed_by(settle, compose),
     "web": web,
@@ -161,10 +167,10 @@ def build_graph(
     graph.add_conditional_edges(
         "generate",
         on_the_loop(after_generate),
-        {"judge": "judge", "finish": "compose", "rewrite": "rewrite", "settle": "settle"},
+        {"judge": "judge", "finish": END, "rewrite": "rewrite", "settle": "settle"},
     )
     graph.add_conditional_edges(
-        "judge", on_the_loop(after_judge), {"finish": "compose", "rewrite": "rewrite", "settle": "settle"}
+        "judge", on_the_loop(after_judge), {"finish": END, "rewrite": "rewrite", "settle": "settle"}
     )
     graph.add_edge("rewrite", "retrieve")
     graph.add_edge("settle", END)

@@ -46,6 +46,8 @@ POOL_SIZE = 10
 SCHEMA_LOCK = 0x7468726561647361  # the Postgres advisory lock key of table set-up ("threadsa")
 
 
+INPUT = "input"  # a skipped input checkpoint, in `StepWrites._skipped`
+MAX_SKIPPED = 10_000  # skipped checkpoints awaiting the next put (it follows within a step)
 KEPT_ALONE = frozenset({*WRITES_IDX_MAP, TASKS})  # an interrupt, a resume value, an error, a scheduled task, a Send
 
 
@@ -63,11 +65,17 @@ class StepWrites(BaseCheckpointSaver[str]):
     (LangGraph's `DeltaChannel`) would need them: the graph has none (tests/memory/test_checkpoints.py).
 
     For the same reason a run's input checkpoint (`source: "input"`) is not saved: it holds the
-    state before the input, which the thread's latest checkpoint already holds, and the input is
-    a write, saved with the next checkpoint (the input applied) a moment later. A process killed
-    in between has saved nothing of the turn: its redelivery runs it from the start, as a kill
-    before the input checkpoint did.
+    state before the input, which the thread's latest checkpoint already holds. Nor is the next,
+    the input applied (LangGraph's start task, which makes no model call): its new channel values
+    are saved with the checkpoint of the first node's step. A process killed before that has saved
+    nothing of the turn: its redelivery runs it from the start, repeating at most the first node's
+    one model call — what resuming from the input applied repeated too.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Skipped checkpoints by id: INPUT, or the channels given new values, for the next put to save.
+        self._skipped: dict[str, set[str] | str] = {}
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
@@ -84,10 +92,21 @@ class StepWrites(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        if metadata.get("source") == "input":
+        skipped = self._skipped.pop(str(config["configurable"].get("checkpoint_id")), None)
+        if metadata.get("source") == "input" or skipped == INPUT:
+            # the input, or the input applied (the put after the input): kept for the next put
+            self._skip(checkpoint["id"], INPUT if metadata.get("source") == "input" else set(new_versions))
             return saved_as(config, checkpoint)
+        if skipped:
+            versions = checkpoint["channel_versions"]
+            new_versions = {**{c: versions[c] for c in skipped if c in versions}, **new_versions}
         _forget_reads()
         return await super().aput(config, checkpoint, metadata, new_versions)
+
+    def _skip(self, checkpoint_id: str, carried: set[str] | str) -> None:
+        self._skipped[checkpoint_id] = carried
+        while len(self._skipped) > MAX_SKIPPED:  # left by runs that died between two puts
+            del self._skipped[next(iter(self._skipped))]
 
     async def adelete_thread(self, thread_id: str) -> None:
         _forget_reads()
