@@ -54,8 +54,8 @@ clean:
 LOCK        := deploy/requirements.lock
 LOCK_PYTHON ?= python3.11
 LOCK_DIR    := /tmp/threadsage-lock
-# Pins beyond pyproject.toml's ranges: streaq (the turn queue) at the version it was written for.
-LOCK_EXTRA  ?= streaq==7.2.0
+# Pins beyond pyproject.toml's ranges, if ever one is needed (`make lock LOCK_EXTRA='pkg==1.2'`).
+LOCK_EXTRA  ?=
 
 .PHONY: lock
 lock:
@@ -66,7 +66,7 @@ lock:
 	$(LOCK_DIR)/venv/bin/pip install --quiet --upgrade pip
 	$(LOCK_DIR)/venv/bin/pip install --quiet "$(LOCK_DIR)/src[otel]" $(LOCK_EXTRA)
 	{ echo "# Pinned dependencies of the Docker image (see Dockerfile). Do not edit by hand."; \
-	  echo "# Produced by \`make lock\`: a fresh Python 3.11 venv, \`pip install '.[otel]' $(LOCK_EXTRA)\`"; \
+	  echo "# Produced by \`make lock\`: a fresh Python 3.11 venv, \`pip install '.[otel]'$(if $(LOCK_EXTRA), $(LOCK_EXTRA))\`"; \
 	  echo "# (no \`local\` extra, so no torch), then \`pip freeze --exclude threadsage\`."; \
 	  echo "# Regenerate with \`make lock\` whenever the dependencies in pyproject.toml change."; \
 	  $(LOCK_DIR)/venv/bin/pip freeze --exclude threadsage; } > $(LOCK).tmp

@@ -205,7 +205,7 @@ async def run(
         with psycopg.connect(POSTGRES, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
         redis = Redis.from_url(REDIS)
-        keys = list(redis.scan_iter(match=f"*{schema}:*"))  # the queue's keys start "streaq:"
+        keys = list(redis.scan_iter(match=f"*{schema}:*"))
         if keys:
             redis.delete(*keys)
 

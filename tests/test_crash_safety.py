@@ -139,7 +139,7 @@ async def test_a_stopped_worker_hands_a_turn_longer_than_the_grace_back_to_anoth
     stopping, staying = asyncio.Event(), asyncio.Event()
     slow, other = Performer(seconds=30), Performer(seconds=0)
     leaving = TurnQueue(settings, slow, stopping)
-    leaving.worker.grace_period = 1
+    leaving.grace_period = 1
     try:
         async with TurnQueue(settings) as front:
             await front.put(Job("slack", "message", {"n": 1}, "slack:T:C:1"))

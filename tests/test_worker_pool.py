@@ -125,7 +125,7 @@ async def _drop_keys(prefix: str, url: str = "redis://127.0.0.1:6379/0") -> None
 
     redis = Redis.from_url(url)
     try:
-        keys = [key async for key in redis.scan_iter(match=f"*{prefix}*")]  # the queue's keys start "streaq:"
+        keys = [key async for key in redis.scan_iter(match=f"*{prefix}*")]
         if keys:
             await redis.delete(*keys)
     finally:

@@ -185,7 +185,7 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
             log.info("Telegram: webhook at POST /telegram/webhook, into the turn queue")
 
         async def ready() -> bool:
-            return await _answers(queue.worker.redis.ping())
+            return await _answers(queue.redis.ping())
 
         measuring = asyncio.create_task(_measure_periodically(queue))
         async with http_server(settings, routes + await console_routes(settings, stack), ready):

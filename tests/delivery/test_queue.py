@@ -25,7 +25,7 @@ async def settings() -> AsyncIterator[Settings]:
     prefix = f"test-queue-{uuid.uuid4().hex[:8]}:"
     yield Settings(REDIS_URL=REDIS_URL, THREADSAGE_REDIS_PREFIX=prefix, THREADSAGE_WORKER_CONCURRENCY=4, _env_file=None)
     redis = Redis.from_url(REDIS_URL)
-    keys = [key async for key in redis.scan_iter(match=f"*{prefix}*")]  # streaq's keys start "streaq:"
+    keys = [key async for key in redis.scan_iter(match=f"*{prefix}*")]
     if keys:
         await redis.delete(*keys)
     await redis.aclose()
