@@ -34,7 +34,7 @@ from threadsage.config import Settings
 from threadsage.console import console_routes
 from threadsage.delivery.jobs import Job, Performer
 from threadsage.delivery.outages import ServiceUnavailable, first_leaf
-from threadsage.delivery.queue import TurnQueue
+from threadsage.delivery.queue import TurnQueue, consumer_name
 from threadsage.http_thread import HomeLoop, http_server, on_home_loop
 from threadsage.memory.retention import prune_periodically
 from threadsage.redaction import redact_url
@@ -254,8 +254,9 @@ async def _run_queue(settings: Settings, performer: Performer, running: asyncio.
     """Run the queue's worker loop until `stop`; if Redis goes away, reconnect (with a growing
     pause) until it is back."""
     pause = 0.5
+    consumer = consumer_name()
     while not stop.is_set():
-        queue = TurnQueue(settings, performer, stop)
+        queue = TurnQueue(settings, performer, stop, consumer)
         measuring = asyncio.create_task(_measure_periodically(queue))
         try:
             await queue.run(on_started=running.set)

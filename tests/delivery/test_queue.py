@@ -100,3 +100,51 @@ async def test_an_outage_is_retried_and_a_failing_job_is_apologised_for_and_does
     await run_until(settings, performer, done, jobs)
     assert attempts == {"outage": [1, 2], "bug": [1], "after the bug": [1]}
     assert performer.given_up == ["bug"]  # the person hears of it
+
+
+async def test_a_drained_queue_leaves_nothing_behind(settings: Settings) -> None:
+    """Every job's entry acknowledged and deleted, its list gone, its tries forgotten, the depth
+    back to 0: nothing grows with the turns a queue has seen."""
+    done = asyncio.Event()
+    performed: list[str] = []
+
+    async def perform(job: Job) -> None:
+        performed.append(job.payload["n"])
+        if len(performed) == 20:
+            done.set()
+
+    jobs = [Job("slack", "message", {"n": f"{c}{i}"}, f"conversation-{c}") for i in range(4) for c in "abcde"]
+    await run_until(settings, Performer(perform), done, jobs)
+    assert sorted(performed) == sorted(job.payload["n"] for job in jobs)
+    redis = Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        keys = {key async for key in redis.scan_iter(match=f"{settings.redis_prefix}*")}
+        stream = f"{settings.redis_prefix}turns:ready"
+        assert keys == {stream, f"{settings.redis_prefix}turns:depth"}
+        assert await redis.xlen(stream) == 0 and (await redis.xpending(stream, "workers"))["pending"] == 0
+        assert await redis.get(f"{settings.redis_prefix}turns:depth") == "0"
+    finally:
+        await redis.aclose()
+
+
+async def test_a_turn_longer_than_the_timeout_is_renewed_not_taken_over(settings: Settings) -> None:
+    """A worker renews the entries it runs: a second worker does not take over a turn that runs
+    past THREADSAGE_TURN_TIMEOUT while its worker is alive."""
+    # one turn at a time: a worker busy with its turn takes none over (its own included)
+    settings = settings.model_copy(update={"turn_timeout": 5.0, "worker_concurrency": 1})
+    started: list[str] = []
+    done = asyncio.Event()
+
+    async def perform(job: Job) -> None:
+        started.append(job.payload["n"])
+        await asyncio.sleep(8)  # past the timeout, and past the next takeover round (every timeout / 4)
+        done.set()
+
+    other = asyncio.create_task(TurnQueue(settings, Performer(perform)).run())
+    try:
+        await run_until(settings, Performer(perform), done, [Job("slack", "message", {"n": "long"}, "a")])
+    finally:
+        other.cancel()
+        with suppress(asyncio.CancelledError):
+            await other
+    assert started == ["long"]

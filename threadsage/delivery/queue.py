@@ -55,9 +55,6 @@ log = logging.getLogger(__name__)
 GRACE_SECONDS = 30  # on stop, turns in flight get this long to finish, then are handed back
 GROUP = "workers"
 READ_BLOCK_MS = 1000  # a worker's blocking read returns this often to see whether it must stop
-# This process as a consumer of the stream: the same across reconnections, so that a worker whose
-# Redis went away takes back its own pending entries at once.
-CONSUMER = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 # KEYS: the conversation's jobs, the stream, the depth counter. ARGV: the job, the conversation.
 PUT = """
@@ -73,7 +70,8 @@ if not head then return false end
 return {head, redis.call('HINCRBY', KEYS[2], cjson.decode(head)['id'], 1)}
 """
 # KEYS: the conversation's jobs, the stream, the tries, the depth counter.
-# ARGV: the group, the entry, the job id (empty: the list was empty), the conversation.
+# ARGV: the group, the entry, the job id, the conversation. The job id is empty when the list was:
+# then a job queued since has an entry of its own.
 DONE = """
 local head = redis.call('LINDEX', KEYS[1], 0)
 if head and cjson.decode(head)['id'] == ARGV[3] then
@@ -83,7 +81,7 @@ end
 redis.call('HDEL', KEYS[3], ARGV[3])
 if redis.call('XACK', KEYS[2], ARGV[1], ARGV[2]) == 1 then
   redis.call('XDEL', KEYS[2], ARGV[2])
-  if redis.call('LLEN', KEYS[1]) > 0 then
+  if ARGV[3] ~= '' and redis.call('LLEN', KEYS[1]) > 0 then
     redis.call('XADD', KEYS[2], '*', 'conversation', ARGV[4])
   end
 end
@@ -114,8 +112,14 @@ class TurnQueue:
     (which connects by itself) on a queue made with a `performer` and the event that stops it."""
 
     def __init__(
-        self, settings: Settings, performer: Performer | None = None, stop: asyncio.Event | None = None
+        self,
+        settings: Settings,
+        performer: Performer | None = None,
+        stop: asyncio.Event | None = None,
+        consumer: str | None = None,
     ) -> None:
+        """`consumer`: the worker's name in the stream's group; give the same one to the queue a
+        worker makes after Redis went away, and it takes back its own pending entries at once."""
         if not settings.redis_url:
             raise ValueError("the turn queue needs REDIS_URL")
         self.redis = Redis.from_url(settings.redis_url, decode_responses=True)
@@ -125,6 +129,7 @@ class TurnQueue:
         self.grace_period: float = GRACE_SECONDS
         self._performer = performer
         self._stop = stop or asyncio.Event()
+        self.consumer = consumer or consumer_name()
         prefix = f"{settings.redis_prefix}turns:"
         self._stream, self._jobs, self._tries, self._depth = (prefix + k for k in ("ready", "jobs:", "tries", "depth"))
         self._put, self._take, self._done, self._hand_back, self._renew = (
@@ -199,7 +204,7 @@ class TurnQueue:
             if loop.time() >= next_claim:  # entries of workers that died or froze
                 next_claim = loop.time() + claim_every
                 claimed = await self.redis.xautoclaim(
-                    self._stream, GROUP, CONSUMER, int(self.timeout * 1000), "0-0", count=free
+                    self._stream, GROUP, self.consumer, int(self.timeout * 1000), "0-0", count=free
                 )
                 if claimed[1]:
                     log.info("taking over %d turns whose worker stopped", len(claimed[1]))
@@ -208,7 +213,7 @@ class TurnQueue:
             await self._start(await self._read(">", count=free, block=READ_BLOCK_MS))
 
     async def _read(self, start: str, count: int | None = None, block: int | None = None) -> list[Any]:
-        streams = await self.redis.xreadgroup(GROUP, CONSUMER, {self._stream: start}, count=count, block=block)
+        streams = await self.redis.xreadgroup(GROUP, self.consumer, {self._stream: start}, count=count, block=block)
         return cast(list[Any], streams)[0][1] if streams else []  # [[stream, entries]] (RESP2)
 
     async def _start(self, entries: list[Any]) -> None:
@@ -250,7 +255,7 @@ class TurnQueue:
             await asyncio.sleep(self.timeout * 0.3)
             try:
                 if self._running:
-                    await self._renew(keys=[self._stream], args=[GROUP, CONSUMER, *self._running])
+                    await self._renew(keys=[self._stream], args=[GROUP, self.consumer, *self._running])
             except redis.exceptions.RedisError as exc:  # the worker's loop notices Redis away too
                 log.warning("could not renew the turns in flight: %s", exc)
 
@@ -308,3 +313,8 @@ class TurnQueue:
             await self._performer.give_up(job)
         except Exception:  # the platform itself may be what failed
             log.warning("could not apologise for a job of %s", job.platform, exc_info=True)
+
+
+def consumer_name() -> str:
+    """A worker's name in the stream's group: its host, process and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
