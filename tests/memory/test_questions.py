@@ -169,3 +169,29 @@ async def test_the_day_counts_match_the_rows_with_votes_before_and_after_them(
     ]
     assert sum(int(r[5]) for r in kept) == 6 and sum(int(r[7]) for r in kept) == 1 and sum(int(r[8]) for r in kept) == 1
     assert early and early[0]["answer_ref"] == turn_ref("early")
+
+
+async def test_a_redelivered_turn_counts_the_votes_its_answer_got_meanwhile(
+    tmp_path: Path, database_url: str, handbook_kb
+) -> None:
+    """A first delivery posts its answer after writing its row, so nobody can have voted before
+    it; a redelivered turn's answer may have been shown (and voted on, the vote missing its row
+    being written): its record counts the votes in."""
+
+    async def votes(chat) -> list[tuple[int, int]]:
+        return [tuple(r) for r in await chat.recording.store.tables.fetch(f"SELECT up, down FROM {TABLE}")]
+
+    async with open_chat_service(settings_for(tmp_path, database_url), kb=handbook_kb) as chat:
+        assert chat.feedback is not None
+        turn = Turn("slack", SESSION, "U1", "m1", text="How do I rotate my VPN password?")
+        for attempt in (1, 2):
+            token = current_delivery.set(Delivery("job-1", attempt=attempt, final=False))
+            try:
+                [answer] = await chat.handle(turn)
+            finally:
+                current_delivery.reset(token)
+            assert answer.kind is ReplyKind.ANSWER
+            if attempt == 1:  # a vote its row's counts missed (written while the row was)
+                await chat.feedback.record(SESSION, turn_ref("m1"), "U2", 1)
+                assert await votes(chat) == [(0, 0)]
+        assert await votes(chat) == [(1, 0)]

@@ -17,6 +17,7 @@ from langgraph.types import Interrupt
 from threadsage.bots.tokens import turn_ref
 from threadsage.chat.replies import outcome_of, request_of
 from threadsage.chat.turns import Reply, Turn
+from threadsage.delivery.current import current_delivery
 from threadsage.memory.questions import Answered, QuestionStore, TurnRecord, outcome_of_turn
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ class Recording:
                 question,
                 turn.categories,
                 started=time.monotonic(),
+                redelivered=(delivery := current_delivery.get()) is not None and delivery.attempt > 1,
             )
 
     def ran(self, turn: Turn, state: dict[str, Any]) -> None:

@@ -126,7 +126,8 @@ _RECORD_POSTGRES = (
 )
 _ADD_SQLITE = _ADD.format(days=DAYS, day_ms=DAY_MS, rows=f"{TABLE} WHERE session_key = {{p}} AND message_id = {{p}}")
 # A vote that came while the row was being written: counted now, with its day (which `voted`
-# recounts), when the row's votes differ from the feedback's.
+# recounts), when the row's votes differ from the feedback's. Only for a redelivered turn: a
+# first delivery's answer is posted after its row is written, so nobody can have voted on it.
 _VOTES_SINCE = (
     f"UPDATE {TABLE} SET up = ({_COUNT} > 0), down = ({_COUNT} < 0) WHERE session_key = {{p}} AND "
     f"answer_ref = {{p}} AND (up <> ({_COUNT} > 0) OR down <> ({_COUNT} < 0))"
@@ -167,6 +168,7 @@ class TurnRecord:
     answered: Answered | None = None
     latency_ms: int = 0
     started: float = 0.0  # time.monotonic() when the turn began
+    redelivered: bool = False  # delivered again by the turn queue: its answer may have been shown
 
 
 class QuestionStore:
@@ -217,21 +219,22 @@ class QuestionStore:
             "answers": turn.answered.turn if turn.answered else None,
             "gap": 1 if turn.outcome in ("not_covered", "low_confidence") else 0,
         }
-        await self._insert(row)
+        await self._insert(row, turn.redelivered)
         if turn.answered is not None:
             answered = turn.answered
             how = "typed" if answered.option is None else "chosen"
             label = answered.label if text else None
             await self._choose(turn.session_key, answered.turn, how, label, answered.option)
 
-    async def _insert(self, row: dict[str, Any]) -> None:
-        """The turn's row and its place in the day's counts; a redelivered turn changes nothing."""
+    async def _insert(self, row: dict[str, Any], redelivered: bool) -> None:
+        """The turn's row and its place in the day's counts; a redelivered turn changes nothing
+        (but counts the votes its answer, shown by an earlier delivery, got meanwhile)."""
         params = [row[c] for c in COLUMNS] + [row["session_key"], row["answer_ref"]] * 3
         if not self.tables.sqlite:
             await self.tables.execute(_RECORD_POSTGRES, params)
         elif await self.tables.execute(_INSERT, params):
             await self.tables.execute(_ADD_SQLITE, (row["session_key"], row["message_id"]))
-        if await self.tables.execute(_VOTES_SINCE, (row["session_key"], row["answer_ref"]) * 5):
+        if redelivered and await self.tables.execute(_VOTES_SINCE, (row["session_key"], row["answer_ref"]) * 5):
             await self.voted(row["session_key"], row["answer_ref"])
 
     async def voted(self, session_key: str, answer_ref: str) -> bool:
