@@ -13,9 +13,8 @@ so the queue stays full). Reports per worker count:
 
 - turns/s: turns answered ÷ (last answer − first post);
 - ack p50/p99/max: signed event POST → HTTP 200 from the front-end, measured while the workers
-  are busy (it includes recording the turn in Redis), by a poster in a process of its own (in
-  this one, the fake servers' threads slowed what it measured: p99 up to ~110 ms in runs where
-  the front-end answered within 30);
+  are busy (it includes recording the turn in Redis), by a poster in a process of its own (the
+  fake servers' threads, in this one, must not delay what it times);
 - Postgres per session: growth of the schema's tables (`pg_total_relation_size`, checkpoints and
   feedback, indexes included) from before the load to after both turns of every session ÷ sessions;
 - worker RSS per session: growth of the workers' resident memory from before the load to after
