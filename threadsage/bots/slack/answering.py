@@ -50,7 +50,6 @@ class Answering:
             await shown.find()
             if question is not None:
                 turn = await question.latest(turn)  # edited before its turn began
-                await question.opened()
             replies = await self._run(turn, shown, on_accepted)
             for _ in range(MAX_EDITS):
                 edited = turn if question is None else await question.latest(turn)

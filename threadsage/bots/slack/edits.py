@@ -37,9 +37,6 @@ class Question:
     def _key(self) -> str:
         return f"slack-question:{self.channel}:{self.ts}"
 
-    async def opened(self) -> None:
-        await self.coordinator.remember(f"{self._key}:state", "open", TTL)
-
     async def answered(self) -> None:
         await self.coordinator.remember(f"{self._key}:state", "answered", TTL)
 
