@@ -127,6 +127,31 @@ async def test_a_drained_queue_leaves_nothing_behind(settings: Settings) -> None
         await redis.aclose()
 
 
+async def test_a_worker_that_stops_cleanly_leaves_the_group(settings: Settings) -> None:
+    """A worker stopped by its stop event, its turns done, takes its name out of the stream's
+    consumer group: restarts and deploys do not pile up names there."""
+    stop, performed = asyncio.Event(), asyncio.Event()
+
+    async def perform(job: Job) -> None:
+        performed.set()
+
+    async with TurnQueue(settings) as front:
+        await front.put(Job("slack", "message", {"n": "one"}, "a"))
+    worker = TurnQueue(settings, Performer(perform), stop)
+    running = asyncio.create_task(worker.run())
+    stream = f"{settings.redis_prefix}turns:ready"
+    redis = Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        await asyncio.wait_for(performed.wait(), 30)
+        consumers = [c["name"] for c in await redis.xinfo_consumers(stream, "workers")]
+        assert consumers == [worker.consumer]
+        stop.set()
+        await asyncio.wait_for(running, 30)
+        assert await redis.xinfo_consumers(stream, "workers") == []
+    finally:
+        await redis.aclose()
+
+
 async def test_a_turn_longer_than_the_timeout_is_renewed_not_taken_over(settings: Settings) -> None:
     """A worker renews the entries it runs: a second worker does not take over a turn that runs
     past THREADSAGE_TURN_TIMEOUT while its worker is alive."""

@@ -172,6 +172,7 @@ class TurnQueue:
             on_started()
             await self._take_until_stopped()
             await self._finish_or_hand_back()
+            await self._leave_the_group()
         finally:
             renewing.cancel()
             for task in self._running.values():
@@ -249,6 +250,13 @@ class TurnQueue:
                     keys=[self._jobs + conversation, self._stream, self._tries],
                     args=[GROUP, entry_id, job_id, conversation],
                 )
+
+    async def _leave_the_group(self) -> None:
+        """On a clean stop, with nothing of its own pending: the worker's name leaves the group, where
+        every worker ever started would otherwise stay listed (each start takes a new name)."""
+        mine = await self.redis.xpending_range(self._stream, GROUP, "-", "+", 1, consumername=self.consumer)
+        if not mine:
+            await self.redis.xgroup_delconsumer(self._stream, GROUP, self.consumer)
 
     async def _renew_periodically(self) -> None:
         while True:
