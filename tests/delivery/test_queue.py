@@ -152,6 +152,38 @@ async def test_a_worker_that_stops_cleanly_leaves_the_group(settings: Settings) 
         await redis.aclose()
 
 
+async def test_the_names_of_workers_gone_leave_the_group(settings: Settings) -> None:
+    """A name with nothing pending, idle for FORGOTTEN_AFTER turn timeouts (a worker that died,
+    its turns taken over), is taken out by a live worker's takeover round. (A live worker's own
+    name may go too while it waits with nothing pending; its next read brings it back.)"""
+    settings = settings.model_copy(update={"turn_timeout": 0.2})  # gone after 10 × 0.2 s idle
+    stream = f"{settings.redis_prefix}turns:ready"
+    redis = Redis.from_url(REDIS_URL, decode_responses=True)
+    stop, performed = asyncio.Event(), asyncio.Event()
+
+    async def perform(job: Job) -> None:
+        performed.set()
+
+    await redis.xgroup_create(stream, "workers", id="0", mkstream=True)
+    await redis.xgroup_createconsumer(stream, "workers", "host:1:dead")
+    running = asyncio.create_task(TurnQueue(settings, Performer(perform), stop).run())
+    try:
+        names: set[str] = {"host:1:dead"}
+        for _ in range(100):  # 10 s at most
+            names = {c["name"] for c in await redis.xinfo_consumers(stream, "workers")}
+            if "host:1:dead" not in names:
+                break
+            await asyncio.sleep(0.1)
+        assert "host:1:dead" not in names
+        async with TurnQueue(settings) as front:  # the live worker still takes turns
+            await front.put(Job("slack", "message", {"n": "after"}, "a"))
+        await asyncio.wait_for(performed.wait(), 10)
+    finally:
+        stop.set()
+        await asyncio.wait_for(running, 30)
+        await redis.aclose()
+
+
 async def test_a_turn_longer_than_the_timeout_is_renewed_not_taken_over(settings: Settings) -> None:
     """A worker renews the entries it runs: a second worker does not take over a turn that runs
     past THREADSAGE_TURN_TIMEOUT while its worker is alive."""

@@ -14,6 +14,8 @@ one ready, read by the workers as a consumer group.
   another worker (`XAUTOCLAIM`), which runs the same job again: the turn is taken over after the
   timeout (60 s by default), not after the many minutes queue libraries usually wait.
 - A worker that reconnects after Redis went away first takes back its own pending entries.
+- A worker's name leaves the group as it stops cleanly, or once idle for 10 turn timeouts with
+  nothing pending (it died): every start takes a new one, and none stays for ever.
 
 Delivery is therefore at-least-once, and it becomes exactly one answer through idempotency
 further in: platform messages and clicks are claimed by their delivery (a redelivery of the same
@@ -55,6 +57,7 @@ log = logging.getLogger(__name__)
 GRACE_SECONDS = 30  # on stop, turns in flight get this long to finish, then are handed back
 GROUP = "workers"
 READ_BLOCK_MS = 1000  # a worker's blocking read returns this often to see whether it must stop
+FORGOTTEN_AFTER = 10  # turn timeouts a name with nothing pending stays idle before it leaves the group
 
 # KEYS: the conversation's jobs, the stream, the depth counter. ARGV: the job, the conversation.
 PUT = """
@@ -95,6 +98,19 @@ if redis.call('XACK', KEYS[2], ARGV[1], ARGV[2]) == 1 then
   redis.call('XADD', KEYS[2], '*', 'conversation', ARGV[4])
 end
 """
+# KEYS: the stream. ARGV: the group, the least idle time (ms), a name (empty: any). The names in the
+# group with nothing pending and idle that long leave it — in one script, so that none reads an
+# entry between the look and the deletion (which would drop that entry from the pending list).
+FORGET = """
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local fields = {}
+  for i = 1, #consumer, 2 do fields[consumer[i]] = consumer[i + 1] end
+  if fields['pending'] == 0 and fields['idle'] >= tonumber(ARGV[2])
+     and (ARGV[3] == '' or fields['name'] == ARGV[3]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], fields['name'])
+  end
+end
+"""
 # KEYS: the stream. ARGV: the group, this consumer, the entries it runs. Their idle time reset,
 # those still its own (one taken over by another worker meanwhile stays the other's).
 RENEW = """
@@ -132,8 +148,8 @@ class TurnQueue:
         self.consumer = consumer or consumer_name()
         prefix = f"{settings.redis_prefix}turns:"
         self._stream, self._jobs, self._tries, self._depth = (prefix + k for k in ("ready", "jobs:", "tries", "depth"))
-        self._put, self._take, self._done, self._hand_back, self._renew = (
-            self.redis.register_script(s) for s in (PUT, TAKE, DONE, HAND_BACK, RENEW)
+        self._put, self._take, self._done, self._hand_back, self._renew, self._forget = (
+            self.redis.register_script(s) for s in (PUT, TAKE, DONE, HAND_BACK, RENEW, FORGET)
         )
         self._running: dict[str, asyncio.Task[None]] = {}  # by stream entry
         self._taken: dict[str, tuple[str, str]] = {}  # the conversation and job id of a running entry
@@ -172,7 +188,7 @@ class TurnQueue:
             on_started()
             await self._take_until_stopped()
             await self._finish_or_hand_back()
-            await self._leave_the_group()
+            await self._forget_names(0, self.consumer)  # its own, now that nothing of it is pending
         finally:
             renewing.cancel()
             for task in self._running.values():
@@ -202,8 +218,9 @@ class TurnQueue:
             if free <= 0:
                 await self._slot_or_stop()
                 continue
-            if loop.time() >= next_claim:  # entries of workers that died or froze
+            if loop.time() >= next_claim:  # names gone idle; entries of workers that died or froze
                 next_claim = loop.time() + claim_every
+                await self._forget_names(self.timeout * FORGOTTEN_AFTER)
                 claimed = await self.redis.xautoclaim(
                     self._stream, GROUP, self.consumer, int(self.timeout * 1000), "0-0", count=free
                 )
@@ -251,12 +268,10 @@ class TurnQueue:
                     args=[GROUP, entry_id, job_id, conversation],
                 )
 
-    async def _leave_the_group(self) -> None:
-        """On a clean stop, with nothing of its own pending: the worker's name leaves the group, where
-        every worker ever started would otherwise stay listed (each start takes a new name)."""
-        mine = await self.redis.xpending_range(self._stream, GROUP, "-", "+", 1, consumername=self.consumer)
-        if not mine:
-            await self.redis.xgroup_delconsumer(self._stream, GROUP, self.consumer)
+    async def _forget_names(self, idle_seconds: float, name: str = "") -> None:
+        """Take out of the group the names (`name`, or any) with nothing pending, idle at least
+        `idle_seconds`: each worker start takes a new name, and every one would otherwise stay."""
+        await self._forget(keys=[self._stream], args=[GROUP, int(idle_seconds * 1000), name])
 
     async def _renew_periodically(self) -> None:
         while True:
