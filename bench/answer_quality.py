@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python bench/answer_quality.py [--backend offline model] [--limit N] [--misses]
 
 Every question is a first turn in a new session through `ChatService.handle` (BM25 Milvus Lite
-knowledge base and SQLite checkpoints in a temporary directory); scoring: `threadsage/graph_evaluation.py`.
+knowledge base and SQLite checkpoints in a temporary directory); scoring: `threadsage/evaluation/conversations.py`.
 
 - GitLab handbook (../shared/eval/gitlab-handbook): each question subset.
 - The demo handbook: examples/handbook-questions.jsonl (clear questions; the ambiguous ones,
@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.openai_server import FakeOpenAI, user_text
-from threadsage.config import Settings
-from threadsage.evaluation import evaluation_corpus
-from threadsage.graph_evaluation import Tally, gitlab_items, handbook_items, run_set
-from threadsage.runtime import open_chat_service
+from threadsage.app.runtime import open_chat_service
+from threadsage.evaluation.conversations import Tally, gitlab_items, handbook_items, run_set
+from threadsage.evaluation.retrieval import evaluation_corpus
+from threadsage.settings.environment import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 GITLAB = (REPO.parent / "shared" / "eval" / "gitlab-handbook").resolve()

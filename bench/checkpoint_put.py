@@ -37,13 +37,13 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver  # noqa: E402
 
 from bench.turn_overhead import CLARIFY_FIRST  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
-from threadsage.adapters.attachments import MAX_ATTACHED_PASSAGES  # noqa: E402
-from threadsage.adapters.ingest import Ingestor  # noqa: E402
-from threadsage.adapters.knowledge import KnowledgeBase  # noqa: E402
+from threadsage.adapters.documents.attachments import MAX_ATTACHED_PASSAGES  # noqa: E402
+from threadsage.adapters.knowledge.base import KnowledgeBase  # noqa: E402
+from threadsage.app.runtime import open_chat_service  # noqa: E402
 from threadsage.chat import ClarificationAnswer, ReplyKind, Turn  # noqa: E402
-from threadsage.config import Settings  # noqa: E402
+from threadsage.ingestion.pipeline import Ingestor  # noqa: E402
 from threadsage.memory.checkpoints import OneStatementPut, PostgresSaver, _split, postgres_checkpointer  # noqa: E402
-from threadsage.runtime import open_chat_service  # noqa: E402
+from threadsage.settings.environment import Settings  # noqa: E402
 
 HANDBOOK = REPO / "examples" / "handbook"
 DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/test"

@@ -33,13 +33,13 @@ sys.path.insert(0, str(REPO))
 import psycopg  # noqa: E402
 from starlette.datastructures import QueryParams  # noqa: E402
 
-from threadsage.config import Settings  # noqa: E402
 from threadsage.console.filters import Filters  # noqa: E402
 from threadsage.console.queries import ConsoleData  # noqa: E402
 from threadsage.memory.checkpoints import open_checkpointer  # noqa: E402
-from threadsage.memory.feedback import FeedbackStore  # noqa: E402
-from threadsage.memory.questions import COLUMNS, DAY_MS, OUTCOMES, TABLE, QuestionStore  # noqa: E402
-from threadsage.memory.tables import Tables  # noqa: E402
+from threadsage.records.tables import Tables  # noqa: E402
+from threadsage.records.turns import COLUMNS, DAY_MS, OUTCOMES, TABLE, QuestionStore  # noqa: E402
+from threadsage.records.votes import FeedbackStore  # noqa: E402
+from threadsage.settings.environment import Settings  # noqa: E402
 
 DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/test"
 WORDS = [

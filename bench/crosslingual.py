@@ -7,7 +7,7 @@ Chinese about English pages (`zh→en`), and 3 asked in English about the Chines
 in the handbook without their English counterparts (`en→zh`). Each row also carries the question
 in the documents' language: searching with it (`translated`) is what a perfect query-translation
 step would reach, and `fused` = the question and that translation searched both and fused, as
-the bot does with a model (threadsage/adapters/translation.py): the same, with a perfect
+the bot does with a model (threadsage/adapters/questions/translation.py): the same, with a perfect
 translation. CMRC 2018 (../shared/eval/cmrc2018, a fixed sample) checks that plain Chinese
 retrieval does not suffer. Prints one Markdown table: recall@5 (MRR) per set and configuration.
 """
@@ -23,10 +23,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from threadsage.adapters.knowledge import Hit
-from threadsage.adapters.translation import fused
-from threadsage.config import Settings
-from threadsage.evaluation import RetrievalQuestion, evaluate, evaluation_corpus, load_questions
+from threadsage.adapters.knowledge.base import Hit
+from threadsage.adapters.questions.translation import fused
+from threadsage.evaluation.retrieval import RetrievalQuestion, evaluate, evaluation_corpus, load_questions
+from threadsage.settings.environment import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 HANDBOOK = REPO / "examples" / "handbook"

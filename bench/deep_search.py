@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 
 from tests.fakes.openai_server import FakeOpenAI
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import Turn
-from threadsage.config import Settings
-from threadsage.runtime import open_chat_service
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.settings.environment import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 EXPENSES = {"finance/expenses-lisbon.md", "finance/expenses-toronto.md"}

@@ -72,7 +72,7 @@ def log(message: str) -> None:
 
 
 def base_documents():
-    from threadsage.adapters.loaders import (
+    from threadsage.adapters.documents.loaders import (
         UnreadableDocument,
         discover_files,
         load_file,
@@ -89,7 +89,7 @@ def base_documents():
 
 
 def copy_of(document, n: int):
-    from threadsage.adapters.loaders import Document, Section
+    from threadsage.adapters.documents.loaders import Document, Section
 
     word = number_word(n)
     sections = list(document.sections)
@@ -108,7 +108,7 @@ def copy_of(document, n: int):
 def build_corpus(target: int) -> tuple[list, list[int]]:
     """Copies of the handbook pages until `target` chunks: whole copies while they fit, then
     pages of one more copy that do not overshoot. Returns the documents and their chunk counts."""
-    from threadsage.adapters.chunking import chunk_document
+    from threadsage.adapters.documents.chunking import chunk_document
 
     base = base_documents()
     documents: list = []
@@ -138,9 +138,9 @@ def build_corpus(target: int) -> tuple[list, list[int]]:
 
 
 def run_one(size: int, mode: str) -> dict:
-    from threadsage.adapters.ingest import Ingestor
-    from threadsage.adapters.knowledge import KnowledgeBase
-    from threadsage.config import Settings
+    from threadsage.adapters.knowledge.base import KnowledgeBase
+    from threadsage.ingestion.pipeline import Ingestor
+    from threadsage.settings.environment import Settings
 
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
@@ -159,7 +159,7 @@ def run_one(size: int, mode: str) -> dict:
     embedder = None
     load_s = 0.0
     if mode == "hybrid":
-        from threadsage.adapters.embeddings import LocalEmbedder
+        from threadsage.adapters.knowledge.embeddings import LocalEmbedder
 
         t = time.perf_counter()
         embedder = LocalEmbedder()

@@ -6,7 +6,7 @@
 Prints one table: file-level recall@5 (chunk-level in brackets) per subset and configuration,
 beside the plain-BM25 baseline of ../shared/eval/README.md (1,200-character chunks), then one of
 MRR. `--rerank lexical` orders the best `--pool` fused candidates with the no-model reranker
-(threadsage/adapters/rerank.py) and scores its top 5; `none` scores the fused top 5.
+(threadsage/adapters/reasoning/rerank.py) and scores its top 5; `none` scores the fused top 5.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from threadsage.adapters.knowledge import Hit, KnowledgeBase
-from threadsage.adapters.reasoning import passage
-from threadsage.adapters.rerank import LexicalReranker
-from threadsage.config import Settings
-from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
+from threadsage.adapters.knowledge.base import Hit, KnowledgeBase
+from threadsage.adapters.reasoning.base import passage
+from threadsage.adapters.reasoning.rerank import LexicalReranker
+from threadsage.evaluation.retrieval import evaluate, evaluation_corpus, load_questions
+from threadsage.settings.environment import Settings
 
 EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "gitlab-handbook"
 SUBSETS = [

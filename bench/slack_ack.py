@@ -3,7 +3,7 @@
     .venv/bin/python bench/slack_ack.py [--conversations 200] [--events 400] [--latency 0.3] [--one-loop]
 
 The real bolt app behind uvicorn served as `threadsage run` serves it (its own thread and event
-loop, `threadsage.http_thread`; --one-loop: on the turns' loop instead), the real slack_sdk client
+loop, `threadsage.http.thread`; --one-loop: on the turns' loop instead), the real slack_sdk client
 against the fake Slack Web API, the
 language-model back-end against the fake OpenAI server (each model call takes --latency seconds),
 the demo handbook in Milvus Lite. First --conversations mentions are sent at once (so that many
@@ -34,15 +34,15 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers  # noqa: E402
-from threadsage.adapters.ingest import Ingestor  # noqa: E402
-from threadsage.adapters.knowledge import KnowledgeBase  # noqa: E402
+from threadsage.adapters.knowledge.base import KnowledgeBase  # noqa: E402
+from threadsage.app.runtime import open_chat_service  # noqa: E402
 from threadsage.bots.slack import SlackBot  # noqa: E402
 from threadsage.bots.tokens import Signer, load_secret  # noqa: E402
-from threadsage.config import Settings  # noqa: E402
-from threadsage.http_thread import http_server  # noqa: E402
-from threadsage.memory.coordination import LocalCoordinator  # noqa: E402
-from threadsage.runtime import open_chat_service  # noqa: E402
-from threadsage.server import create_app  # noqa: E402
+from threadsage.delivery.coordination import LocalCoordinator  # noqa: E402
+from threadsage.http.server import create_app  # noqa: E402
+from threadsage.http.thread import http_server  # noqa: E402
+from threadsage.ingestion.pipeline import Ingestor  # noqa: E402
+from threadsage.settings.environment import Settings  # noqa: E402
 
 SECRET = "bench-signing-secret-0123456789ab"
 

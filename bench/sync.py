@@ -23,12 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.sources.fake_sites import FakeSite
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.config import Settings
-from threadsage.sources.connector import connector_for
-from threadsage.sources.engine import SyncEngine
-from threadsage.sources.spec import SourceSpec
-from threadsage.sources.state import StateStore
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.ingestion.connectors.base import connector_for
+from threadsage.ingestion.engine import SyncEngine
+from threadsage.ingestion.spec import SourceSpec
+from threadsage.ingestion.state import StateStore
+from threadsage.settings.environment import Settings
 
 WORDS = [
     "policy",

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.cli import app
-from threadsage.config import Settings, get_settings
+from threadsage.settings.environment import Settings, get_settings
 
 REPO = Path(__file__).resolve().parents[1]
 HANDBOOK = REPO / "examples" / "handbook"
@@ -48,7 +48,7 @@ POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
 @pytest.fixture(scope="session")
 def handbook_kb(tmp_path_factory: pytest.TempPathFactory):
     """The demo handbook in a BM25 knowledge base, shared read-only by the conversation tests."""
-    from threadsage.adapters.ingest import Ingestor
+    from threadsage.ingestion.pipeline import Ingestor
 
     settings = Settings(
         THREADSAGE_DATA_DIR=tmp_path_factory.mktemp("handbook-kb"), THREADSAGE_EMBEDDINGS="none", _env_file=None
@@ -66,7 +66,7 @@ HANDBOOK_SITE = "https://handbook.example.com/it/"
 def categorised_kb(tmp_path_factory: pytest.TempPathFactory):
     """The demo handbook with each folder its own category, the `it` folder published at
     HANDBOOK_SITE (its sources are links), shared read-only by the tests of hand-offs and links."""
-    from threadsage.adapters.ingest import Ingestor
+    from threadsage.ingestion.pipeline import Ingestor
 
     settings = Settings(
         THREADSAGE_DATA_DIR=tmp_path_factory.mktemp("categorised-kb"), THREADSAGE_EMBEDDINGS="none", _env_file=None
@@ -116,7 +116,7 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture(scope="session")
 def gitlab_kb(eval_dir: Path):
     """The GitLab handbook corpus in a BM25 knowledge base (read-only, shared)."""
-    from threadsage.evaluation import evaluation_corpus
+    from threadsage.evaluation.retrieval import evaluation_corpus
 
     with evaluation_corpus(
         Settings(THREADSAGE_EMBEDDINGS="none", _env_file=None), eval_dir / "gitlab-handbook" / "corpus"

@@ -13,8 +13,8 @@ from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
 from tests.graph.test_conversation import service
 from tests.graph.test_llm_back_end import llm_chat, route_to
 from tests.made_files import docx_bytes, pdf_bytes
-from threadsage.adapters.attachments import MB, Attachment, AttachmentReader, best_attached, too_big
-from threadsage.adapters.loaders import MAX_PDF_CHARS, MAX_PDF_PAGES
+from threadsage.adapters.documents.attachments import MB, Attachment, AttachmentReader, best_attached, too_big
+from threadsage.adapters.documents.loaders import MAX_PDF_CHARS, MAX_PDF_PAGES
 from threadsage.chat import EMPTY, STALE, ClarificationAnswer, ReplyKind, Turn
 from threadsage.i18n import say
 

@@ -16,7 +16,7 @@ from tests.graph.test_llm_back_end import QUESTION, llm_chat, route_to
 from threadsage.chat import APOLOGY, RATE_LIMITED, ReplyKind, Turn
 from threadsage.delivery.current import Delivery, current_delivery
 from threadsage.delivery.outages import ServiceUnavailable
-from threadsage.memory.redis_coordination import RedisCoordinator
+from threadsage.delivery.redis_coordination import RedisCoordinator
 
 TURN = Turn("test", "test:ws:chan:thread", "U1", "m1", text=QUESTION)
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from threadsage import config_reference
-from threadsage.config import Settings, env_names
+from threadsage.settings import reference as config_reference
+from threadsage.settings.environment import Settings, env_names
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -161,7 +161,7 @@ def test_every_setting_is_described() -> None:
 )
 def test_the_committed_reference_is_what_the_settings_generate(path: str, kind: str, render: Callable[[], str]) -> None:
     assert (REPO / path).read_text() == render(), (
-        f"{path} is out of date: python -m threadsage.config_reference {kind} > {path}"
+        f"{path} is out of date: python -m threadsage.settings.reference {kind} > {path}"
     )
 
 

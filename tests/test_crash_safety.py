@@ -27,9 +27,9 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
 from tests.served import Served, milvus_server, serve, slack_with_model
 from tests.test_worker_pool import QUESTION, SECRET, Stack, _drop_keys, deployed
-from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
 from threadsage.delivery.queue import TurnQueue
+from threadsage.settings.environment import Settings
 
 GRACE = 30  # seconds a stopping process gives the turns in flight
 

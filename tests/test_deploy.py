@@ -21,7 +21,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 from pydantic import SecretStr
 
-from threadsage.config import Settings, env_names
+from threadsage.settings.environment import Settings, env_names
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())

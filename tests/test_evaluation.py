@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from threadsage.adapters.knowledge import Hit
-from threadsage.config import Settings
-from threadsage.evaluation import (
+from threadsage.adapters.knowledge.base import Hit
+from threadsage.evaluation.retrieval import (
     RetrievalQuestion,
     evaluate,
     evaluation_corpus,
     load_questions,
     normalise,
 )
+from threadsage.settings.environment import Settings
 
 
 def test_gitlab_single_text_file_recall_at_5_with_bm25(settings: Settings, eval_dir: Path) -> None:

@@ -17,8 +17,8 @@ from starlette.routing import Route
 
 from tests.fakes.slack_api import FakeSlack
 from tests.served import serve
-from threadsage.http_limits import MAX_BODY_BYTES
-from threadsage.server import ReadinessCheck, create_app
+from threadsage.http.limits import MAX_BODY_BYTES
+from threadsage.http.server import ReadinessCheck, create_app
 
 CHUNK = 64 * 1024
 

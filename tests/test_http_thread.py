@@ -12,13 +12,13 @@ from pathlib import Path
 
 from tests.bots.slack_harness import CHANNEL, SECRET, TRAVEL, next_ts
 from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers
-from threadsage.bots.background import BackgroundTasks
+from threadsage.app.runtime import open_chat_service
 from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret
-from threadsage.config import Settings
-from threadsage.http_thread import HomeLoop, http_server
-from threadsage.memory.coordination import LocalCoordinator
-from threadsage.runtime import open_chat_service
+from threadsage.delivery.coordination import LocalCoordinator
+from threadsage.http.thread import HomeLoop, http_server
+from threadsage.settings.environment import Settings
+from threadsage.support.background import BackgroundTasks
 
 BUSY = 1.5  # seconds the turns' loop is held, as a burst of turns holds it
 

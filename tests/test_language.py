@@ -8,13 +8,13 @@ import string
 import pytest
 from pydantic import ValidationError
 
-from threadsage.adapters import prompts
-from threadsage.adapters.links import base_url_error, document_url
-from threadsage.adapters.markdown import parse_markdown
+from threadsage.adapters.documents.links import base_url_error, document_url
+from threadsage.adapters.documents.markdown import parse_markdown
+from threadsage.adapters.reasoning.llm import prompts
 from threadsage.chat.replies import not_covered
-from threadsage.config import Settings
-from threadsage.handoff import Contact, parse_handoff
 from threadsage.i18n import TABLES, language_of, language_of_code, say
+from threadsage.settings.environment import Settings
+from threadsage.support.handoff import Contact, parse_handoff
 
 
 @pytest.mark.parametrize(

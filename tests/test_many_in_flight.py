@@ -1,7 +1,7 @@
 """Five hundred conversations in flight in one process, against one Milvus Lite knowledge base: every
 turn ends with exactly one reply, and the run ends. (Under such load pymilvus' keep-alive pings
 made Milvus Lite's in-process gRPC server close the channel with GOAWAY `too_many_pings`, and a
-run hung: `threadsage/adapters/milvus_lite.py`, CLIENT_GRPC_OPTIONS.)"""
+run hung: `threadsage/adapters/knowledge/milvus_lite.py`, CLIENT_GRPC_OPTIONS.)"""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import asyncio
 from pathlib import Path
 
 from tests.conftest import HANDBOOK
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ReplyKind, Turn
-from threadsage.config import Settings
-from threadsage.runtime import open_chat_service
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.settings.environment import Settings
 
 IN_FLIGHT = 500
 QUESTIONS = [

@@ -25,11 +25,11 @@ from tests.graph.test_conversation import AMBIGUOUS, Conversation, only, service
 from tests.graph.test_llm_back_end import llm_chat, route_to
 from tests.served import serve
 from threadsage.chat import ACCEPTED, APOLOGY, STALE, ClarificationAnswer, ReplyKind, Turn
-from threadsage.config import Settings
-from threadsage.memory.coordination import LocalCoordinator
-from threadsage.observability import configure_logging
-from threadsage.redaction import REDACTED
-from threadsage.server import create_app
+from threadsage.delivery.coordination import LocalCoordinator
+from threadsage.http.server import create_app
+from threadsage.observability.redaction import REDACTED
+from threadsage.observability.telemetry import configure_logging
+from threadsage.settings.environment import Settings
 
 QUESTION = "Which cabin class may I book for a flight of 6 hours or more?"
 SLACK_TOKEN = "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx"
@@ -287,7 +287,7 @@ async def test_json_log_lines_carry_the_turn_and_no_user_text(tmp_path: Path, ha
         ("obs:ws:chan:logs", "m1", "INFO"),
         ("obs:ws:chan:logs", "m2", "INFO"),
     ]
-    assert handled[0]["logger"] == "threadsage.observability" and handled[1]["message"].startswith(
+    assert handled[0]["logger"] == "threadsage.observability.telemetry" and handled[1]["message"].startswith(
         "turn handled: error"
     )
     [failure] = [line for line in lines if "exc" in line]
@@ -333,7 +333,7 @@ async def test_text_log_lines_name_the_turn(tmp_path: Path, handbook_kb, configu
     async with service(tmp_path, "", handbook_kb) as chat:
         await Conversation(chat, "obs:ws:chan:text").say(QUESTION)
     [line] = [line for line in logs.getvalue().splitlines() if "turn handled" in line]
-    assert "INFO threadsage.observability [obs:ws:chan:text m1]: turn handled: answer" in line
+    assert "INFO threadsage.observability.telemetry [obs:ws:chan:text m1]: turn handled: answer" in line
 
 
 # --- a served process ----------------------------------------------------------------------

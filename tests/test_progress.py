@@ -8,9 +8,9 @@ from pathlib import Path
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.graph.test_llm_back_end import QUESTION, llm_chat, route_to
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ACCEPTED, ClarificationAnswer, Progress, Reply, ReplyKind, Step, Turn
-from threadsage.config import Settings
-from threadsage.runtime import open_chat_service
+from threadsage.settings.environment import Settings
 
 
 def turn(message_id: str, text: str | None = None, **extra) -> Turn:

@@ -14,7 +14,7 @@ import pytest
 
 from tests.served import serve
 from tests.test_observability import configure  # noqa: F401 - the fixture
-from threadsage.redaction import redact_url
+from threadsage.observability.redaction import redact_url
 
 PASSWORD = "s3cr3t-hunter2-pw"
 

@@ -24,12 +24,12 @@ from typing import Any
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, user_text
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
-from threadsage.config import Settings
 from threadsage.delivery.current import Delivery, current_delivery
 from threadsage.graph.build import build_graph
 from threadsage.memory.checkpoints import PostgresSaver
-from threadsage.runtime import open_chat_service
+from threadsage.settings.environment import Settings
 
 OPENING = "Is there a canteen?"  # answered first in every thread: a stale answer would show
 

@@ -7,7 +7,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from threadsage.retry_after import server_wait
+from threadsage.support.retry_after import server_wait
 
 
 @pytest.mark.parametrize(

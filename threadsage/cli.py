@@ -17,22 +17,22 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from threadsage.adapters.embeddings import EmbeddingsUnavailable, make_embedder
-from threadsage.adapters.ingest import Ingestor, IngestReport
-from threadsage.adapters.knowledge import KnowledgeBase, KnowledgeBaseError
-from threadsage.adapters.links import base_url_error
+from threadsage.adapters.documents.links import base_url_error
+from threadsage.adapters.knowledge.base import KnowledgeBase, KnowledgeBaseError
+from threadsage.adapters.knowledge.embeddings import EmbeddingsUnavailable, make_embedder
+from threadsage.app.hits import print_hits
+from threadsage.app.processes import configured_platforms, serve, serve_front_end, work
+from threadsage.app.runtime import open_chat_service
 from threadsage.bots.terminal import TerminalChat
-from threadsage.cli_hits import print_hits
-from threadsage.config import EmbeddingsKind, Settings, get_settings
 from threadsage.delivery.outages import ServiceUnavailable
-from threadsage.evaluation import evaluate, evaluation_corpus, load_questions
-from threadsage.launch import configured_platforms, serve, serve_front_end, work
-from threadsage.memory.ingestions import record_run
-from threadsage.observability import configure_console_logging, configure_logging
-from threadsage.redaction import redact
-from threadsage.runtime import open_chat_service
-from threadsage.sources.handoff import HandOverFailed, IngestInbox, hand_over
-from threadsage.sources.service import knowledge_upkeep
+from threadsage.evaluation.retrieval import evaluate, evaluation_corpus, load_questions
+from threadsage.ingestion.inbox import HandOverFailed, IngestInbox, hand_over
+from threadsage.ingestion.pipeline import Ingestor, IngestReport
+from threadsage.ingestion.service import knowledge_upkeep
+from threadsage.observability.redaction import redact
+from threadsage.observability.telemetry import configure_console_logging, configure_logging
+from threadsage.records.ingestions import record_run
+from threadsage.settings.environment import EmbeddingsKind, Settings, get_settings
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -273,9 +273,9 @@ def prune_checkpoints(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would go; delete nothing.")] = False,
 ) -> None:
     """Delete abandoned sessions and all but the latest checkpoint of live ones (feedback is kept)."""
-    from threadsage.memory import retention
+    from threadsage.app import retention
     from threadsage.memory.checkpoints import open_checkpointer
-    from threadsage.memory.pruning import PruneReport
+    from threadsage.memory.pruning.base import PruneReport
 
     try:
         age = retention.parse_age(older_than)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import itertools
 
-from threadsage.adapters.chunking import chunk_document, split_text
-from threadsage.adapters.loaders import Document, Section
+from threadsage.adapters.documents.chunking import chunk_document, split_text
+from threadsage.adapters.documents.loaders import Document, Section
 
 
 def document(*sections: Section) -> Document:

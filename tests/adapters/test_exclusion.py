@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from threadsage.adapters.exclusion import Exclusion, split_exclusion, without_excluded
-from threadsage.adapters.reasoning import Passage
+from threadsage.adapters.questions.exclusion import Exclusion, split_exclusion, without_excluded
+from threadsage.adapters.reasoning.base import Passage
 
 
 @pytest.mark.parametrize(

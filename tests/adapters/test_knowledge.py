@@ -10,10 +10,10 @@ import pytest
 
 from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAI
-from threadsage.adapters.embeddings import LocalEmbedder, OpenAIEmbedder
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase, KnowledgeBaseError
-from threadsage.config import Settings
+from threadsage.adapters.knowledge.base import KnowledgeBase, KnowledgeBaseError
+from threadsage.adapters.knowledge.embeddings import LocalEmbedder, OpenAIEmbedder
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.settings.environment import Settings
 
 
 def ingestor(kb: KnowledgeBase, chunk_chars: int = 1200) -> Ingestor:
@@ -180,7 +180,7 @@ def test_a_second_process_on_the_same_lite_file_is_told_why(settings: Settings, 
 
 async def test_no_categories_means_no_documents_not_all(kb) -> None:
     from tests.conftest import HANDBOOK
-    from threadsage.adapters.ingest import Ingestor
+    from threadsage.ingestion.pipeline import Ingestor
 
     assert Ingestor(kb, 1200, 200).ingest_paths([HANDBOOK]).ok
     assert await kb.search("password reset", k=5, categories=None)

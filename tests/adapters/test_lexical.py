@@ -1,4 +1,4 @@
-"""The embedded default's in-process BM25 (threadsage/adapters/lexical.py) through the knowledge
+"""The embedded default's in-process BM25 (threadsage/adapters/knowledge/lexical.py) through the knowledge
 base, on real Milvus Lite and real corpora: global statistics, atomic visibility, persistence."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from pathlib import Path
 from milvus_lite.analyzer.jieba_analyzer import JiebaAnalyzer
 
 from tests.conftest import HANDBOOK
-from threadsage.adapters.chunking import chunk_document
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.adapters.lexical import LexicalIndex
-from threadsage.adapters.loaders import load_file
-from threadsage.adapters.text import COMMONEST_WORDS, index_form, index_terms
-from threadsage.config import Settings
+from threadsage.adapters.documents.chunking import chunk_document
+from threadsage.adapters.documents.loaders import load_file
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge.lexical import LexicalIndex
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.settings.environment import Settings
+from threadsage.support.text import COMMONEST_WORDS, index_form, index_terms
 
 FACT = "The quarterly budget for team offsites is approved by the People Operations manager in Lisbon."
 

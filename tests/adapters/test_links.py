@@ -11,10 +11,10 @@ import pytest
 from pymilvus import MilvusClient
 
 from tests.conftest import HANDBOOK
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.adapters.knowledge_schema import URL_FIELD, collection_schema
-from threadsage.config import Settings
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge.schema import URL_FIELD, collection_schema
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.settings.environment import Settings
 
 SITE = "https://handbook.example.com/"
 WIKI = "https://wiki.example.com/it/vpn"

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HANDBOOK
-from threadsage.adapters.loaders import (
+from threadsage.adapters.documents.loaders import (
     UnreadableDocument,
     discover_files,
     load_file,

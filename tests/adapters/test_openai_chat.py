@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from tests.fakes.openai_server import Failure, FakeOpenAI, ToolCalls
-from threadsage.adapters.openai_chat import ModelError, OpenAIChat, forced, tool
+from threadsage.adapters.reasoning.llm.openai_chat import ModelError, OpenAIChat, forced, tool
 
 KEY = "sk-test-0123456789abcdefSECRET"
 ASK = [{"role": "system", "content": "Route the question."}, {"role": "user", "content": "Question: what?"}]

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fakes.http import JsonServer
-from threadsage.adapters.reasoning import Passage
-from threadsage.adapters.rerank import (
+from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoning.rerank import (
     EndpointReranker,
     LexicalReranker,
     RerankUnavailable,
@@ -21,7 +21,7 @@ from threadsage.adapters.rerank import (
     make_reranker,
     rerank,
 )
-from threadsage.config import Settings
+from threadsage.settings.environment import Settings
 
 QUERY = "how many days of leave do contractors get"
 

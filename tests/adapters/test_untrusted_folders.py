@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from tests.adapters.test_loaders import write
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.adapters.loaders import load_file
+from threadsage.adapters.documents.loaders import load_file
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.ingestion.pipeline import Ingestor
 
 CANARY = "hunter2-canary"
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -27,15 +27,15 @@ from tests.fakes.slack_api import (
     shortcut_body,
     signed_headers,
 )
-from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.app.runtime import open_chat_service
 from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.chat import ChatService
-from threadsage.config import Settings
 from threadsage.console import console_routes
-from threadsage.memory.coordination import LocalCoordinator
-from threadsage.runtime import open_chat_service
-from threadsage.server import create_app
+from threadsage.delivery.coordination import LocalCoordinator
+from threadsage.http.server import create_app
+from threadsage.settings.environment import Settings
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 CHANNEL = "C111"

@@ -16,7 +16,7 @@ from threadsage.bots.telegram.sending import answer_markdown
 from threadsage.bots.terminal import TerminalChat
 from threadsage.bots.tokens import Signer
 from threadsage.chat import Citation, Reply, ReplyKind, Turn
-from threadsage.config import Settings
+from threadsage.settings.environment import Settings
 
 
 def citation(number: int, title: str, heading: str, source: str, path: str) -> Citation:

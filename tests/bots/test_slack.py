@@ -24,15 +24,15 @@ from tests.bots.slack_harness import (
 )
 from tests.conftest import HANDBOOK
 from tests.fakes.slack_api import TEAM, FakeSlack, FakeSocketMode, event_body, signed_headers
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.app.runtime import open_chat_service
 from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret, turn_ref
 from threadsage.chat import APOLOGY, NOT_YOURS, STALE
-from threadsage.config import Settings
+from threadsage.delivery.coordination import LocalCoordinator
 from threadsage.i18n import say
-from threadsage.memory.coordination import LocalCoordinator
-from threadsage.runtime import open_chat_service
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.settings.environment import Settings
 
 
 async def test_mention_is_answered_in_a_thread_with_sources_and_feedback(slack: Harness) -> None:

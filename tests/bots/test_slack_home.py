@@ -9,9 +9,9 @@ from pathlib import Path
 from tests.bots.slack_harness import CHANNEL, Harness, running
 from tests.conftest import HANDBOOK
 from tests.fakes.slack_api import BOT_USER, FakeSlack, home_opened
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.config import Settings
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.settings.environment import Settings
 
 
 def texts(view: dict) -> str:

@@ -17,7 +17,7 @@ from tests.conftest import REPO
 from tests.fakes.slack_api import BOT_USER, home_opened
 from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer
-from threadsage.config import Settings
+from threadsage.settings.environment import Settings
 
 MANIFEST = REPO / "deploy" / "slack-app-manifest.yml"
 # A listener of "message" receives the message.* events subscribed to: one per kind of conversation.

@@ -24,15 +24,15 @@ from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_api import BOT, FakeBotAPI
 from tests.served import free_port
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.bots.telegram import TelegramBot, TelegramConfigError
 from threadsage.bots.tokens import Button, ButtonKind, Signer, load_secret, session_digest, turn_ref
 from threadsage.chat import APOLOGY, NOT_YOURS, STALE
-from threadsage.config import Settings
+from threadsage.http.server import create_app
 from threadsage.i18n import say
+from threadsage.ingestion.pipeline import Ingestor
 from threadsage.memory.sessions import session_key
-from threadsage.server import create_app
+from threadsage.settings.environment import Settings
 
 ANN = {"id": 123456789, "is_bot": False, "first_name": "Ann", "username": "annlee", "language_code": "en"}
 BOB = {"id": 222333444, "is_bot": False, "first_name": "Bob", "username": "bob"}

@@ -10,9 +10,9 @@ from tests.bots.test_telegram import ANN, BOB, GROUP, TRAVEL, exchange, new_mess
 from tests.conftest import HANDBOOK
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.made_files import docx_bytes, pdf_bytes
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.i18n import say
+from threadsage.ingestion.pipeline import Ingestor
 
 HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
 QUESTION = "What is the Heron pilot budget?"

@@ -10,8 +10,8 @@ from tests.bots.test_telegram import ANN, GROUP, TOKEN, mention
 from tests.fakes.telegram_api import FakeBotAPI
 from threadsage.bots.telegram import build_application
 from threadsage.bots.telegram.polling import poll_into
-from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
+from threadsage.settings.environment import Settings
 
 
 async def test_an_update_is_confirmed_only_once_the_queue_holds_it(tmp_path: Path) -> None:

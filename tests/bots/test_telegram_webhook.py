@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from threadsage.bots.telegram import TelegramWebhook
-from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
-from threadsage.server import create_app
+from threadsage.http.server import create_app
+from threadsage.settings.environment import Settings
 
 SECRET = "s3cret_Token-1"
 GOOD = {"X-Telegram-Bot-Api-Secret-Token": SECRET, "Content-Type": "application/json"}

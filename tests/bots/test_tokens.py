@@ -17,7 +17,7 @@ from threadsage.bots.tokens import (
     session_digest,
     turn_ref,
 )
-from threadsage.config import Settings
+from threadsage.settings.environment import Settings
 
 SESSION = "slack:T1:C1:1700000000.000100"
 signer = Signer(b"s" * 32)

@@ -18,8 +18,8 @@ from tests.bots.slack_harness import Harness, running
 from tests.conftest import HANDBOOK
 from tests.console.conftest import GAP, TOKEN, TRAVEL, ask_and_vote_down
 from tests.fakes.slack_api import FakeSlack
-from threadsage.memory.ingestions import IngestionLog
-from threadsage.sources.state import SourceStatus, StateStore
+from threadsage.ingestion.state import SourceStatus, StateStore
+from threadsage.records.ingestions import IngestionLog
 
 PAGES = ["/console", "/console/gaps", "/console/questions", "/console/clarifications", "/console/knowledge"]
 SCRIPTS = ["/console/api/overview", "/console/api/gaps", "/console/api/knowledge", "/console/export/questions.csv"]

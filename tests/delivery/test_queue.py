@@ -12,10 +12,10 @@ import pytest
 import redis.exceptions
 from redis.asyncio import Redis
 
-from threadsage.config import Settings
 from threadsage.delivery.current import current_delivery
 from threadsage.delivery.jobs import Job
 from threadsage.delivery.queue import TurnQueue
+from threadsage.settings.environment import Settings
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

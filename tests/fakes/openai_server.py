@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fakes.http import ServedFake
-from threadsage.adapters import prompts
+from threadsage.adapters.reasoning.llm import prompts
 
 TEXT_KINDS = {
     prompts.ANSWER: "answer",

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import REPO
-from threadsage.config import Settings
-from threadsage.graph_evaluation import gitlab_items, handbook_items, run_set
-from threadsage.runtime import open_chat_service
+from threadsage.app.runtime import open_chat_service
+from threadsage.evaluation.conversations import gitlab_items, handbook_items, run_set
+from threadsage.settings.environment import Settings
 
 
 def offline(tmp_path: Path) -> Settings:

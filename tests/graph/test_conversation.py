@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HANDBOOK
-from threadsage.adapters.ingest import Ingestor
-from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import (
     APOLOGY,
     EMPTY,
@@ -30,8 +30,8 @@ from threadsage.chat import (
     ReplyKind,
     Turn,
 )
-from threadsage.config import Settings
-from threadsage.runtime import open_chat_service
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.settings.environment import Settings
 
 AMBIGUOUS = "How do I reset my password?"
 
@@ -107,8 +107,8 @@ async def test_a_new_process_resumes_the_paused_thread(tmp_path: Path, backend: 
     script = f"""
 import asyncio, json
 from threadsage.chat import ClarificationAnswer, Turn
-from threadsage.config import Settings
-from threadsage.runtime import open_chat_service
+from threadsage.settings.environment import Settings
+from threadsage.app.runtime import open_chat_service
 
 async def main():
     async with open_chat_service(Settings()) as chat:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import Turn
-from threadsage.config import Settings
-from threadsage.runtime import open_chat_service
+from threadsage.settings.environment import Settings
 
 
 async def test_anaphora_follow_ups_cite_the_gold_file(tmp_path: Path, eval_dir: Path, gitlab_kb) -> None:

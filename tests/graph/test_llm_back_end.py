@@ -11,9 +11,9 @@ import pytest
 
 from tests.fakes.openai_server import Failure, FakeOpenAI, kind_of, user_text
 from tests.graph.test_conversation import Conversation, only
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import APOLOGY, BUSY, NO_DOCUMENTS, ChatService, ReplyKind, Turn
-from threadsage.config import Settings
-from threadsage.runtime import open_chat_service
+from threadsage.settings.environment import Settings
 
 QUESTION = "Which cabin class may I book for a flight of 6 hours or more?"
 # The code-search route keeps only passages with code: ask about some, rather than rely on a code
@@ -197,9 +197,9 @@ async def test_follow_up_is_contextualised_with_the_threads_history(tmp_path, ll
 async def test_document_excerpts_reach_the_model_fenced_as_data(tmp_path: Path, llm: FakeOpenAI, settings) -> None:
     """A document that tries to close its fence and give orders stays inside its excerpt, and
     every prompt that shows excerpts tells the model they are data."""
-    from threadsage.adapters.ingest import Ingestor
-    from threadsage.adapters.knowledge import KnowledgeBase
-    from threadsage.adapters.prompts import DATA_NOT_INSTRUCTIONS
+    from threadsage.adapters.knowledge.base import KnowledgeBase
+    from threadsage.adapters.reasoning.llm.prompts import DATA_NOT_INSTRUCTIONS
+    from threadsage.ingestion.pipeline import Ingestor
 
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from tests.conftest import REPO
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ReplyKind, Turn
-from threadsage.config import Settings
-from threadsage.runtime import open_chat_service
+from threadsage.settings.environment import Settings
 
 QUESTIONS = [
     json.loads(line)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.graph.test_conversation import Conversation, only, service
-from threadsage.adapters.offline import OfflineReasoner
+from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.chat import ReplyKind
 
 

@@ -28,7 +28,6 @@ from psycopg.rows import dict_row
 from tests.fakes.openai_server import FakeOpenAI
 from tests.graph.test_llm_back_end import QUESTION, llm_chat, route_to
 from threadsage.chat import ClarificationAnswer, ReplyKind, Turn
-from threadsage.config import Settings
 from threadsage.graph.build import build_graph
 from threadsage.memory import checkpoints
 from threadsage.memory.checkpoints import (
@@ -37,8 +36,9 @@ from threadsage.memory.checkpoints import (
     open_checkpointer,
     postgres_checkpointer,
 )
-from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.sessions import thread_id
+from threadsage.records.votes import FeedbackStore
+from threadsage.settings.environment import Settings
 
 
 async def test_workers_starting_together_on_a_new_database_set_it_up_once(pg_url: str) -> None:

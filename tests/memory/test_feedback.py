@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from threadsage.config import Settings
 from threadsage.memory.checkpoints import open_checkpointer
-from threadsage.memory.feedback import FeedbackStore
+from threadsage.records.votes import FeedbackStore
+from threadsage.settings.environment import Settings
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

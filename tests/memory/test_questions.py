@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from starlette.datastructures import QueryParams
 
+from threadsage.app.retention import prune_periodically
+from threadsage.app.runtime import open_chat_service
 from threadsage.bots.tokens import turn_ref
 from threadsage.chat import ClarificationAnswer, ReplyKind, Turn
-from threadsage.config import Settings
 from threadsage.console.filters import Filters
 from threadsage.console.queries import ConsoleData
 from threadsage.delivery.current import Delivery, current_delivery
-from threadsage.memory.questions import DAY_MS, DAYS, TABLE
-from threadsage.memory.retention import prune_periodically
-from threadsage.runtime import open_chat_service
+from threadsage.records.turns import DAY_MS, DAYS, TABLE
+from threadsage.settings.environment import Settings
 
 AMBIGUOUS = "How do I reset my password?"
 SESSION = "slack:T1:C9:1710000000.000001"

@@ -12,12 +12,12 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.graph.test_conversation import AMBIGUOUS, Conversation, only
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ReplyKind
-from threadsage.config import Settings
+from threadsage.delivery.coordination import LocalCoordinator
 from threadsage.delivery.current import Delivery, current_delivery
-from threadsage.memory.coordination import LocalCoordinator
-from threadsage.memory.redis_coordination import RedisCoordinator
-from threadsage.runtime import open_chat_service
+from threadsage.delivery.redis_coordination import RedisCoordinator
+from threadsage.settings.environment import Settings
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HANDBOOK
+from threadsage.app.retention import parse_age, prune, prune_periodically
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
-from threadsage.config import Settings
-from threadsage.memory.pruning import PruneReport
-from threadsage.memory.pruning_postgres import PostgresPruner
-from threadsage.memory.pruning_sqlite import SQLitePruner
-from threadsage.memory.retention import parse_age, prune, prune_periodically
+from threadsage.memory.pruning.base import PruneReport
+from threadsage.memory.pruning.postgres import PostgresPruner
+from threadsage.memory.pruning.sqlite import SQLitePruner
 from threadsage.memory.sessions import thread_id
-from threadsage.runtime import open_chat_service
+from threadsage.settings.environment import Settings
 
 AMBIGUOUS = "How do I reset my password?"
 RATE_LIMIT = "What is the rate limit per API key for the Tidewater API?"

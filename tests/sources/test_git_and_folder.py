@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from threadsage.config import Settings
-from threadsage.sources.connector import connector_for
-from threadsage.sources.engine import SyncEngine
-from threadsage.sources.spec import SourcesFileError, load_sources
-from threadsage.sources.state import StateStore
+from threadsage.ingestion.connectors.base import connector_for
+from threadsage.ingestion.engine import SyncEngine
+from threadsage.ingestion.spec import SourcesFileError, load_sources
+from threadsage.ingestion.state import StateStore
+from threadsage.settings.environment import Settings
 
 
 def git(repo: Path, *args: str) -> None:

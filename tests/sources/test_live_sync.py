@@ -11,11 +11,11 @@ import uuid
 from pathlib import Path
 
 from tests.sources.fake_sites import FakeSite
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ChatService, ReplyKind, Turn
-from threadsage.config import Settings
-from threadsage.runtime import open_chat_service
-from threadsage.sources.service import knowledge_upkeep
-from threadsage.sources.state import StateStore
+from threadsage.ingestion.service import knowledge_upkeep
+from threadsage.ingestion.state import StateStore
+from threadsage.settings.environment import Settings
 
 
 async def ask(chat: ChatService, question: str) -> tuple[str, list[str]]:

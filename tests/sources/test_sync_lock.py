@@ -14,10 +14,10 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.config import Settings
-from threadsage.sources.service import knowledge_upkeep
-from threadsage.sources.state import StateStore
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.ingestion.service import knowledge_upkeep
+from threadsage.ingestion.state import StateStore
+from threadsage.settings.environment import Settings
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

@@ -12,12 +12,12 @@ import pytest
 from pydantic import SecretStr
 
 from tests.sources.fake_sites import FakeConfluence, FakeSite, WikiPage
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.config import Settings
-from threadsage.sources.connector import connector_for
-from threadsage.sources.engine import SyncEngine
-from threadsage.sources.spec import SourceSpec
-from threadsage.sources.state import SourceStatus, StateStore
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.ingestion.connectors.base import connector_for
+from threadsage.ingestion.engine import SyncEngine
+from threadsage.ingestion.spec import SourceSpec
+from threadsage.ingestion.state import SourceStatus, StateStore
+from threadsage.settings.environment import Settings
 
 
 def engine(kb: KnowledgeBase, tmp_path: Path) -> SyncEngine:

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from threadsage.config import Settings
+from threadsage.settings.environment import Settings
 from threadsage.tools.dates import Calendar, DateError, answer_date_question, resolve, working_days_between
 
 MONDAY = date(2026, 6, 1)

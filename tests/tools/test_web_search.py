@@ -11,11 +11,11 @@ from tests.fakes.openai_server import FakeOpenAI, user_text
 from tests.fakes.web_search import FakeWebSearch
 from tests.graph.test_conversation import Conversation, only
 from tests.graph.test_llm_back_end import llm_chat, route_to
+from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ReplyKind
-from threadsage.config import Settings
 from threadsage.graph.nodes.tools import WEB_LABEL
 from threadsage.i18n import say
-from threadsage.runtime import open_chat_service
+from threadsage.settings.environment import Settings
 from threadsage.tools.web import SearXNG, Tavily
 
 OUT_OF_SCOPE = "Who won the football world cup in 1998?"

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 
 from threadsage.chat import Reply
-from threadsage.config import Settings
 from threadsage.graph.state import Citation
 from threadsage.i18n import say
+from threadsage.settings.environment import Settings
 
 LOW_CONFIDENCE = say("low_confidence")  # in English; `say("low_confidence", reply.language)` for a reply
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\](){}<>#+\-.!|~&])")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from threadsage.config import Settings
-from threadsage.private_files import private_dir, write_once
+from threadsage.settings.environment import Settings
+from threadsage.support.private_files import private_dir, write_once
 
 VERSION = "1"
 MAC_BYTES = 8

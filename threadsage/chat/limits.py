@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from threadsage.chat.turns import IDEMPOTENCY_TTL, Turn
+from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.current import current_delivery
-from threadsage.memory.coordination import Coordinator
 
 
 async def allowed(coordinator: Coordinator, turn: Turn, per_minute: int) -> bool:

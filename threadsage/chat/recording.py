@@ -1,4 +1,4 @@
-"""The chat service's side of the turn record (`threadsage.memory.questions`): what it learns of
+"""The chat service's side of the turn record (`threadsage.records.turns`): what it learns of
 each turn in flight — the graph's final state, the clarification answered — gathered under the
 turn's (session, message) and written once when the turn ends. Without a store it does nothing.
 
@@ -18,7 +18,7 @@ from threadsage.bots.tokens import turn_ref
 from threadsage.chat.replies import outcome_of, request_of
 from threadsage.chat.turns import Reply, Turn
 from threadsage.delivery.current import current_delivery
-from threadsage.memory.questions import Answered, QuestionStore, TurnRecord, outcome_of_turn
+from threadsage.records.turns import Answered, QuestionStore, TurnRecord, outcome_of_turn
 
 log = logging.getLogger(__name__)
 

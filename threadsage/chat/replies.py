@@ -13,12 +13,12 @@ from typing import Any, cast
 
 from langgraph.types import Interrupt, StateSnapshot
 
-from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.chat.turns import Choice, Reply, ReplyKind, fixed_notice
 from threadsage.graph.state import ClarificationRequest
-from threadsage.handoff import Contact, Handoff
 from threadsage.i18n import language_of
-from threadsage.observability import ERRORS
+from threadsage.observability.telemetry import ERRORS
+from threadsage.support.handoff import Contact, Handoff
 
 log = logging.getLogger(__name__)
 

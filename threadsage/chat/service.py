@@ -26,8 +26,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 
-from threadsage.adapters.attachments import AttachmentReader, files_read
-from threadsage.adapters.reasoning import ModelBusy, Passage
+from threadsage.adapters.documents.attachments import AttachmentReader, files_read
+from threadsage.adapters.reasoning.base import ModelBusy, Passage
 from threadsage.chat.limits import allowed
 from threadsage.chat.recording import Recording
 from threadsage.chat.redelivery import given_before
@@ -43,17 +43,17 @@ from threadsage.chat.turns import (
     fixed_notice,
     notice,
 )
+from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import run_reporting
-from threadsage.handoff import Handoff
 from threadsage.i18n import DEFAULT, Language, language_of
 from threadsage.memory.checkpoints import reading_once
-from threadsage.memory.coordination import Coordinator
-from threadsage.memory.feedback import FeedbackStore
 from threadsage.memory.sessions import thread_id
-from threadsage.observability import CLARIFICATIONS, ERRORS, TurnScope, turn_scope
+from threadsage.observability.telemetry import CLARIFICATIONS, ERRORS, TurnScope, turn_scope
+from threadsage.records.votes import FeedbackStore
+from threadsage.support.handoff import Handoff
 
 log = logging.getLogger(__name__)
 

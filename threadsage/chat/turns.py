@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
 
-from threadsage.adapters.attachments import Attachment
+from threadsage.adapters.documents.attachments import Attachment
 from threadsage.graph.state import Citation
 from threadsage.graph.steps import Step
-from threadsage.handoff import Contact
 from threadsage.i18n import DEFAULT, Language, language_of, say
+from threadsage.support.handoff import Contact
 
 MAX_QUESTION_CHARS = 4000
 IDEMPOTENCY_TTL = 24 * 3600.0

@@ -10,17 +10,17 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from starlette.routing import Route
 
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.config import Settings
+from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.console.auth import ConsoleAuth
 from threadsage.console.knowledge import knowledge_info
 from threadsage.console.queries import ConsoleData
 from threadsage.console.routes import Console
 from threadsage.memory.checkpoints import open_checkpointer
-from threadsage.memory.feedback import FeedbackStore
-from threadsage.memory.ingestions import IngestionLog
-from threadsage.memory.questions import QuestionStore
-from threadsage.memory.tables import Tables
+from threadsage.records.ingestions import IngestionLog
+from threadsage.records.tables import Tables
+from threadsage.records.turns import QuestionStore
+from threadsage.records.votes import FeedbackStore
+from threadsage.settings.environment import Settings
 
 log = logging.getLogger(__name__)
 

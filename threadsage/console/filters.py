@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from starlette.datastructures import QueryParams
 
-from threadsage.memory.questions import OUTCOMES
+from threadsage.records.turns import OUTCOMES
 
 DAY_MS = 86_400_000
 RANGES = (1, 7, 30, 90, 365)

@@ -12,11 +12,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import PurePosixPath
 from typing import Any
 
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.config import Settings
-from threadsage.memory.ingestions import IngestionLog
-from threadsage.sources.spec import load_sources
-from threadsage.sources.state import StateStore
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.ingestion.spec import load_sources
+from threadsage.ingestion.state import StateStore
+from threadsage.records.ingestions import IngestionLog
+from threadsage.settings.environment import Settings
 
 KnowledgeInfo = Callable[[], Awaitable[dict[str, Any]]]
 CACHE_SECONDS = 60.0
@@ -48,7 +48,7 @@ def knowledge_info(settings: Settings, kb: KnowledgeBase | None, ingestions: Ing
 
 def synced_sources(settings: Settings) -> list[dict[str, Any]]:
     """Each live-synced source (`THREADSAGE_SOURCES`) with what its last sync left: when, the
-    summary, and the documents that failed (`threadsage.sources.state`)."""
+    summary, and the documents that failed (`threadsage.ingestion.state`)."""
     if settings.sources is None:
         return []
     try:

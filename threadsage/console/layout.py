@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from html import escape
 
 from threadsage.console.filters import RANGES, Filters
-from threadsage.memory.questions import OUTCOMES
+from threadsage.records.turns import OUTCOMES
 
 VIEWS = (
     ("overview", "Overview", "/console"),

@@ -1,7 +1,7 @@
 """What the console's views read from the recorded turns, narrowed by the filters and bounded
 (LIMIT). The votes are counted into each turn's row when given (`QuestionStore.voted`), so no
 list joins the feedback table; aggregates run in the database on the indexes of
-`threadsage.memory.questions`. docs/performance.md has the timings on 100 000 turns."""
+`threadsage.records.turns`. docs/performance.md has the timings on 100 000 turns."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from threadsage.console.filters import Filters
-from threadsage.memory.questions import DAYS, TABLE
-from threadsage.memory.tables import Tables
+from threadsage.records.tables import Tables
+from threadsage.records.turns import DAYS, TABLE
 
 LIST_LIMIT = 200
 EXPORT_LIMIT = 100_000

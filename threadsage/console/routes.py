@@ -21,7 +21,7 @@ from threadsage.console.filters import Filters
 from threadsage.console.knowledge import KnowledgeInfo
 from threadsage.console.layout import SECURITY_HEADERS, VIEWS, filter_bar, page
 from threadsage.console.queries import EXPORT_LIMIT, ConsoleData
-from threadsage.memory.questions import TABLE
+from threadsage.records.turns import TABLE
 
 log = logging.getLogger(__name__)
 Endpoint = Callable[[Request], Awaitable[Response]]

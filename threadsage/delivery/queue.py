@@ -46,11 +46,11 @@ from typing import Any, cast
 import redis.exceptions
 from redis.asyncio import Redis
 
-from threadsage.config import Settings
 from threadsage.delivery.current import Delivery, current_delivery
 from threadsage.delivery.jobs import Job, Performer
 from threadsage.delivery.outages import first_leaf, retried_by_the_queue
-from threadsage.observability import ERRORS, QUEUE_DEPTH, QUEUE_OLDEST
+from threadsage.observability.telemetry import ERRORS, QUEUE_DEPTH, QUEUE_OLDEST
+from threadsage.settings.environment import Settings
 
 log = logging.getLogger(__name__)
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.adapters.reasoning import Reasoner
-from threadsage.adapters.rerank import Reranker
-from threadsage.adapters.translation import QueryTranslator
-from threadsage.config import Settings
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.questions.translation import QueryTranslator
+from threadsage.adapters.reasoning.base import Reasoner
+from threadsage.adapters.reasoning.rerank import Reranker
+from threadsage.settings.environment import Settings
 from threadsage.tools.toolbox import Toolbox
 
 

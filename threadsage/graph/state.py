@@ -14,9 +14,9 @@ from typing import Annotated, Literal, NotRequired, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
-from threadsage.adapters.attachments import keep_attached
-from threadsage.adapters.reasoning import Intent, Passage
-from threadsage.adapters.research import Finding
+from threadsage.adapters.documents.attachments import keep_attached
+from threadsage.adapters.reasoning.base import Intent, Passage
+from threadsage.adapters.reasoning.research import Finding
 
 Strategy = Literal[
     "direct_reply",

@@ -39,8 +39,8 @@ from psycopg.rows import DictRow, dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from threadsage.config import Settings
-from threadsage.private_files import private_dir, private_file
+from threadsage.settings.environment import Settings
+from threadsage.support.private_files import private_dir, private_file
 
 POOL_SIZE = 10
 SCHEMA_LOCK = 0x7468726561647361  # the Postgres advisory lock key of table set-up ("threadsa")

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from threadsage.adapters.openai_chat import Completion, Message, forced
+from threadsage.adapters.reasoning.llm.openai_chat import Completion, Message, forced
 from threadsage.tools.calculator import CalculationError, calculate, formatted
 from threadsage.tools.dates import Calendar, DateError, answer_date_question
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from threadsage.config import Settings
 from threadsage.i18n import DEFAULT, Language
+from threadsage.settings.environment import Settings
 from threadsage.tools.calculator import CalculationError, calculate, formatted
 from threadsage.tools.dates import Calendar, DateError, answer_date_question
 from threadsage.tools.web import SearXNG, Tavily, WebSearch

@@ -32,8 +32,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from starlette.routing import Route
 
-from threadsage.adapters.attachments import MB
-from threadsage.bots.background import BackgroundTasks
+from threadsage.adapters.documents.attachments import MB
 from threadsage.bots.slack.access import command_is_external, is_external, person_team
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.asking import Asking, parse_ask, question_text
@@ -47,11 +46,12 @@ from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.texts import unescaped
 from threadsage.bots.tokens import Signer
 from threadsage.chat import ChatService, Turn
-from threadsage.config import Settings
+from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Job
-from threadsage.http_thread import HomeLoop
+from threadsage.http.thread import HomeLoop
 from threadsage.i18n import Language, language_of, say
-from threadsage.memory.coordination import Coordinator
+from threadsage.settings.environment import Settings
+from threadsage.support.background import BackgroundTasks
 
 log = logging.getLogger(__name__)
 

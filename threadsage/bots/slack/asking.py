@@ -28,9 +28,9 @@ from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import QUESTION_EVENT, SlackSender
 from threadsage.bots.slack.texts import escaped, unescaped
 from threadsage.chat import ChatService, Turn
-from threadsage.config import Settings
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import language_of, say
+from threadsage.settings.environment import Settings
 
 if TYPE_CHECKING:
     from threadsage.bots.slack.answering import Answering

@@ -16,8 +16,8 @@ from threadsage.bots.slack.places import Place, place_of_click
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
 from threadsage.chat import ChatService, ClarificationAnswer, Turn
-from threadsage.config import Settings
 from threadsage.i18n import Language, language_of, say
+from threadsage.settings.environment import Settings
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any
 from threadsage.bots.slack.asking import question_text
 from threadsage.bots.slack.places import place_of_message
 from threadsage.chat import Turn
-from threadsage.memory.coordination import Coordinator
+from threadsage.delivery.coordination import Coordinator
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from threadsage.adapters.attachments import Attachment, not_fetched, readable_as, too_big, unsupported
+from threadsage.adapters.documents.attachments import Attachment, not_fetched, readable_as, too_big, unsupported
 
 log = logging.getLogger(__name__)
 

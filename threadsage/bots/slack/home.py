@@ -21,9 +21,9 @@ from threadsage.bots.slack.blocks import context, section
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.texts import escaped
 from threadsage.chat import ChatService
-from threadsage.config import Settings
+from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import Language, language_of, say
-from threadsage.memory.coordination import Coordinator
+from threadsage.settings.environment import Settings
 
 RECENT = 5
 RECENT_TTL = 30 * 24 * 3600.0

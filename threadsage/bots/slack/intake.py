@@ -21,8 +21,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from threadsage.bots.background import BackgroundTasks
-from threadsage.http_thread import HomeLoop
+from threadsage.http.thread import HomeLoop
+from threadsage.support.background import BackgroundTasks
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def events_route(
     """
 
     async def events(request: Request) -> Response:
-        body = await request.body()  # at most 1 MiB (threadsage.http_limits)
+        body = await request.body()  # at most 1 MiB (threadsage.http.limits)
         if not _signed(verifier, body, request):
             return JSONResponse({"error": "invalid request"}, status_code=401)
         if ack_first is not None and _is_event_callback(body):

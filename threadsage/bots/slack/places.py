@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from threadsage.bots.replies import place_categories
-from threadsage.config import Settings
 from threadsage.memory.sessions import session_key
+from threadsage.settings.environment import Settings
 
 
 @dataclass(frozen=True)

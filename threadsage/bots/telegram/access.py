@@ -25,9 +25,9 @@ from threadsage.bots.telegram.application import TelegramConfigError
 from threadsage.bots.telegram.chains import ReplyChains
 from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_of
 from threadsage.bots.telegram.texts import message_language
-from threadsage.config import Settings
+from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import say
-from threadsage.memory.coordination import Coordinator
+from threadsage.settings.environment import Settings
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from typing import Any, TypeAlias
 from telegram import LinkPreviewOptions, Update
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes, Defaults, ExtBot, JobQueue
 
-from threadsage.config import Settings
+from threadsage.settings.environment import Settings
 
 ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
 

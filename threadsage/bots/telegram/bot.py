@@ -29,7 +29,7 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, TypeHandler, filters
 
-from threadsage.adapters.attachments import MB
+from threadsage.adapters.documents.attachments import MB
 from threadsage.bots.coverage import coverage_lines
 from threadsage.bots.replies import place_categories
 from threadsage.bots.telegram.access import Gate, TelegramAccess
@@ -41,11 +41,11 @@ from threadsage.bots.telegram.texts import message_language, person_language
 from threadsage.bots.telegram.webhook import TelegramWebhook
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret
 from threadsage.chat import ACCEPTED, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
-from threadsage.config import Settings
+from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Job
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import say
-from threadsage.memory.coordination import Coordinator
+from threadsage.settings.environment import Settings
 
 log = logging.getLogger(__name__)
 

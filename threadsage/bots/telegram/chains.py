@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from telegram import Bot, Message, MessageEntity
 from telegram.constants import ChatType
 
-from threadsage.memory.coordination import Coordinator
+from threadsage.delivery.coordination import Coordinator
 from threadsage.memory.sessions import session_key
 
 REMEMBERED_FOR = 30 * 24 * 3600.0  # seconds a bot message's session is known

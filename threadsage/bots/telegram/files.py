@@ -11,7 +11,7 @@ import logging
 from telegram import Message
 from telegram.error import BadRequest, TelegramError
 
-from threadsage.adapters.attachments import MB, Attachment, not_fetched, readable_as, too_big, unsupported
+from threadsage.adapters.documents.attachments import MB, Attachment, not_fetched, readable_as, too_big, unsupported
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from threadsage.bots.replies import handoff_markdown, source_markdown
 from threadsage.bots.telegram.chains import ReplyChains
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest, turn_ref
 from threadsage.chat import Choice, Reply, ReplyKind
+from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.current import current_delivery
 from threadsage.i18n import say
-from threadsage.memory.coordination import Coordinator
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from starlette.routing import Route
 from telegram import Bot, Update
 
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfigError
-from threadsage.config import Settings
 from threadsage.delivery.jobs import Job
+from threadsage.settings.environment import Settings
 
 WEBHOOK_PATH = "/telegram/webhook"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"

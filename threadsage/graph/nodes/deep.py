@@ -16,8 +16,8 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning import Reasoner
-from threadsage.adapters.research import Finding, Researcher, cites_finding, in_pool, kept_for, pooled
+from threadsage.adapters.reasoning.base import Reasoner
+from threadsage.adapters.reasoning.research import Finding, Researcher, cites_finding, in_pool, kept_for, pooled
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.nodes.evidence import search
@@ -29,13 +29,13 @@ STEP_K = 4  # passages searched per step
 
 def researcher(reasoner: Reasoner) -> Researcher:
     """The deep-search side of the reasoning back-end."""
-    from threadsage.adapters.offline import OfflineReasoner
-    from threadsage.adapters.offline_research import OfflineResearcher
+    from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
+    from threadsage.adapters.reasoning.offline.research import OfflineResearcher
 
     if isinstance(reasoner, OfflineReasoner):
         return OfflineResearcher(reasoner)
-    from threadsage.adapters.llm import LLMReasoner
-    from threadsage.adapters.llm_research import LLMResearcher
+    from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
+    from threadsage.adapters.reasoning.llm.research import LLMResearcher
 
     if isinstance(reasoner, LLMReasoner):
         return LLMResearcher(reasoner)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from threadsage.adapters.attachments import best_attached, with_attached
-from threadsage.adapters.reasoning import Passage, passage
+from threadsage.adapters.documents.attachments import best_attached, with_attached
+from threadsage.adapters.reasoning.base import Passage, passage
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning import Passage
-from threadsage.adapters.rerank import rerank
+from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoning.rerank import rerank
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.nodes.evidence import search

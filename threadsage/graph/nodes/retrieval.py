@@ -13,8 +13,8 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.exclusion import split_exclusion, without_excluded
-from threadsage.adapters.reasoning import GroundedAnswer, Passage, cited, renumbered
+from threadsage.adapters.questions.exclusion import split_exclusion, without_excluded
+from threadsage.adapters.reasoning.base import GroundedAnswer, Passage, cited, renumbered
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.nodes.evidence import search

@@ -10,7 +10,7 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning import CITATION, Reasoner
+from threadsage.adapters.reasoning.base import CITATION, Reasoner
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.state import ConversationState
@@ -58,10 +58,10 @@ def after_web(state: ConversationState) -> Literal["answered", "fallback"]:
 async def web_answer(reasoner: Reasoner, question: str, results: list[WebResult]) -> tuple[str, bool]:
     """The labelled answer, its [n] turned into [web n], the sources listed as links; and whether a
     model wrote it (the offline back-end lists the results' own words)."""
-    from threadsage.adapters.llm import LLMReasoner
+    from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
 
     if isinstance(reasoner, LLMReasoner):
-        from threadsage.adapters import prompts
+        from threadsage.adapters.reasoning.llm import prompts
 
         numbered = "\n\n".join(
             f"[{n}] {r.title} ({r.url})\n<result>\n{prompts.unfenced(r.content)}\n</result>"

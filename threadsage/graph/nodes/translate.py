@@ -1,5 +1,5 @@
 """The route's first search, across languages: the question as asked and, when it is not in the
-documents' language, its translation, fused by reciprocal rank (threadsage/adapters/translation.py
+documents' language, its translation, fused by reciprocal rank (threadsage/adapters/questions/translation.py
 says when and why). Later hops search with both queries joined, so a rewrite or a rerank pool
 does not fall back to words the documents do not use.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from threadsage.adapters.reasoning import Passage
-from threadsage.adapters.translation import fused
+from threadsage.adapters.questions.translation import fused
+from threadsage.adapters.reasoning.base import Passage
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.nodes.evidence import search

@@ -7,8 +7,8 @@ import logging
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.exclusion import split_exclusion, without_excluded
-from threadsage.adapters.reasoning import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage_label
+from threadsage.adapters.questions.exclusion import split_exclusion, without_excluded
+from threadsage.adapters.reasoning.base import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage_label
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.graph.nodes.begin import begin
 from threadsage.graph.nodes.common import calls, history, traced

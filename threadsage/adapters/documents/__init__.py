@@ -1,0 +1,1 @@
+"""Documents: bytes → sections → chunks (Markdown, HTML, Word, PDF, attachments)."""

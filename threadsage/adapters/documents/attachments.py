@@ -1,0 +1,179 @@
+"""Files attached to a question: read by the ingestion loaders, chunked, kept in that session only.
+
+An attachment is context for the conversation it was sent in, never part of the shared knowledge
+base: its passages live in the session's graph state and are matched against each question with
+the project's own analyzer (a small BM25 over the attached chunks), beside the knowledge base's
+hits. Citations name the file as it was sent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from threadsage.adapters.documents.chunking import chunk_document
+from threadsage.adapters.documents.loaders import (
+    MAX_PDF_CHARS,
+    MAX_PDF_PAGES,
+    SUPPORTED_SUFFIXES,
+    Document,
+    DocumentTooLong,
+    UnreadableDocument,
+    clean_text,
+    content_hash,
+    parse_bytes,
+)
+from threadsage.adapters.reasoning.base import Passage
+from threadsage.i18n import Explained, Language, Text, listed, say
+from threadsage.support.text import term_set, terms
+
+MB = 1024 * 1024
+MAX_NAME_CHARS = 120
+MAX_ATTACHED_PASSAGES = 400  # per session; the oldest files' passages go first
+SOURCE_PREFIX = "attachment:"  # the source of an attached file's passages (never a path in the knowledge base)
+SUFFIX_OF_TYPE = {
+    "application/pdf": ".pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
+    "text/markdown": ".md",
+    "text/x-markdown": ".md",
+    "text/plain": ".txt",
+    "text/html": ".html",
+}
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file sent with a question. A front-end that could not fetch it (too big to download, the
+    platform refused) sends it without content and says why in `problem` (put into words in the
+    asker's language by the chat service)."""
+
+    name: str
+    content: bytes
+    media_type: str = ""
+    problem: Text | None = None
+
+
+class Unusable(Explained):
+    """Why a file sent with a question could not be used."""
+
+
+def too_big(name: str, size: int, limit: int) -> Text:
+    return Text("file_too_big", {"name": display_name(name), "size": f"{size / MB:.1f}", "limit": f"{limit / MB:g}"})
+
+
+def unsupported(name: str) -> Text:
+    return Text("file_unsupported", {"name": display_name(name)})
+
+
+def readable_as(name: str, media_type: str) -> str | None:
+    """The name the loaders read a file by (its own, or one with the suffix its media type says),
+    or None for a type they cannot read — known before anything is downloaded."""
+    name = display_name(name)
+    if PurePosixPath(name).suffix.lower() in SUPPORTED_SUFFIXES:
+        return name
+    suffix = SUFFIX_OF_TYPE.get(media_type.split(";")[0].strip().lower())
+    return name + suffix if suffix else None
+
+
+def not_fetched(name: str) -> Text:
+    return Text("file_not_fetched", {"name": display_name(name)})
+
+
+def files_read(passages: Sequence[Passage], language: Language) -> str:
+    """What the bot says to files sent without a question."""
+    names = list(dict.fromkeys(f"“{p['path']}”" for p in passages))
+    return say("files_read_one" if len(names) == 1 else "files_read_many", language, names=listed(names, language))
+
+
+def display_name(name: str) -> str:
+    """The file's own name, without any folder part or control characters, of a sane length."""
+    base = clean_text(PurePosixPath(name.replace("\\", "/")).name).strip() or "attachment"
+    return base if len(base) <= MAX_NAME_CHARS else base[: MAX_NAME_CHARS - 1] + "…"
+
+
+@dataclass(frozen=True)
+class AttachmentReader:
+    max_bytes: int = 10 * MB
+    chunk_chars: int = 1200
+    chunk_overlap: int = 200
+
+    def read(self, attachments: Sequence[Attachment], language: Language) -> tuple[list[Passage], list[str]]:
+        """The attachments' passages, and a message (in `language`) for each file that could not
+        be used. Blocking (parsing a PDF takes a while): run it in a thread."""
+        passages: list[Passage] = []
+        problems: list[str] = []
+        for attachment in attachments:
+            try:
+                passages.extend(self._passages(attachment))
+            except Unusable as exc:
+                problems.append(exc.text.render(language))
+        return passages, problems
+
+    def _passages(self, attachment: Attachment) -> list[Passage]:
+        name = display_name(attachment.name)
+        if attachment.problem is not None:
+            raise Unusable.saying(attachment.problem)
+        if len(attachment.content) > self.max_bytes:
+            raise Unusable.saying(too_big(name, len(attachment.content), self.max_bytes))
+        parse_as = readable_as(name, attachment.media_type)
+        if parse_as is None:
+            raise Unusable.saying(unsupported(name))
+        try:
+            title, sections = parse_bytes(attachment.content, parse_as)
+        except DocumentTooLong as exc:
+            raise Unusable("file_too_long", name=name, pages=MAX_PDF_PAGES, chars=f"{MAX_PDF_CHARS:,}") from exc
+        except UnreadableDocument as exc:  # its reason is the parser's, in English
+            raise Unusable("file_unreadable", name=name, reason=exc) from exc
+        digest = content_hash(attachment.content)
+        document = Document(f"{SOURCE_PREFIX}{name}", name, title, sections, digest)
+        return [
+            Passage(
+                id=f"attached-{digest[:16]}-{chunk.index:05d}",
+                path=name,
+                source=document.source,
+                title=title,
+                heading=chunk.heading,
+                text=chunk.text,
+                score=0.0,
+            )
+            for chunk in chunk_document(document, self.chunk_chars, self.chunk_overlap)
+        ]
+
+
+def keep_attached(kept: list[Passage] | None, new: list[Passage] | None) -> list[Passage]:
+    """The session's attached passages (a graph-state reducer): new files join, a file sent again
+    is not doubled, and past `MAX_ATTACHED_PASSAGES` the oldest go."""
+    merged = {p["id"]: p for p in [*(kept or []), *(new or [])]}
+    return list(merged.values())[-MAX_ATTACHED_PASSAGES:]
+
+
+def best_attached(query: str, attached: Sequence[Passage], k: int, paths: Sequence[str] | None = None) -> list[Passage]:
+    """The `k` attached passages that match `query` best (BM25 over the attached chunks, with the
+    analyzer the offline back-end uses), each with its score; none that share no term with it."""
+    wanted = term_set(query)
+    pool = [p for p in attached if not paths or p["path"] in paths]
+    if not wanted or not pool or k <= 0:
+        return []
+    counts = [Counter(terms("\n".join((p["title"], p["heading"], p["text"])))) for p in pool]
+    average = sum(sum(c.values()) for c in counts) / len(counts) or 1.0
+    frequency = Counter(term for c in counts for term in wanted if term in c)
+    scored = []
+    for p, c in zip(pool, counts, strict=True):
+        length = sum(c.values())
+        score = 0.0
+        for term in wanted & c.keys():
+            idf = math.log(1 + (len(pool) - frequency[term] + 0.5) / (frequency[term] + 0.5))
+            score += idf * c[term] * 2.2 / (c[term] + 1.2 * (0.25 + 0.75 * length / average))
+        if score > 0:
+            scored.append(Passage(**{**p, "score": round(score, 4)}))
+    return sorted(scored, key=lambda p: -p["score"])[:k]
+
+
+def with_attached(hits: list[Passage], attached: list[Passage], k: int) -> list[Passage]:
+    """Evidence from both: the best attached passages first (the person sent the file for this
+    conversation), up to half of `k`, then the knowledge base's hits."""
+    mine = attached[: max(1, k // 2)]
+    return [*mine, *(h for h in hits if h["id"] not in {p["id"] for p in mine})][:k]

@@ -1,0 +1,1 @@
+"""The knowledge store: Milvus (Lite or server), BM25, embeddings, and how a search is fused."""

@@ -1,0 +1,109 @@
+"""When does a question need asking back? Read off the retrieved evidence, without a model.
+
+Two signs, either suffices:
+- the best passages of different documents answer the question about equally well, are named by
+  its words, and the question names nothing that tells them apart ("reset my password": the VPN
+  page and the e-mail page both have a "Resetting your password" section);
+- *sibling sections*: two documents of the same kind (their titles share words: "Expenses policy –
+  Lisbon office", "Expenses policy – Toronto office") each have a section under the same heading
+  that matches the question nearly as well as the best passage, and the question names neither
+  side ("What is the daily meal allowance?"), and each section holds half of the question's terms
+  (a shared "What you can claim" is no reason to ask about a project budget). This one holds even
+  when a summary page that mentions both ranks first — the summary is where people get the wrong
+  one of the two numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from threadsage.adapters.documents.attachments import SOURCE_PREFIX
+from threadsage.adapters.reasoning.base import MAX_OPTION_CHARS, Passage, passage_label
+from threadsage.support.text import term_set
+
+# Another document is a real alternative when its best passage scores at least this share of the top.
+CLOSE_SCORE_RATIO = 0.6
+MAX_OPTIONS = 3
+SIBLING_COVERAGE = 0.5  # each sibling section must answer the question, not merely share a heading
+
+
+def passage_terms(p: Passage) -> frozenset[str]:
+    return term_set(f"{p['title']} {p['heading']} {p['text']}")
+
+
+def names(p: Passage) -> frozenset[str]:
+    """The terms a passage is named by: its document title and heading path."""
+    return term_set(f"{p['title']} {p['heading']}")
+
+
+def option(p: Passage) -> str:
+    label = passage_label(p)
+    return label if len(label) <= MAX_OPTION_CHARS else label[: MAX_OPTION_CHARS - 1].rstrip() + "…"
+
+
+def alternatives(query: frozenset[str], evidence: Sequence[Passage]) -> list[Passage]:
+    """The passages to offer as options (2–3), or [] when the question is clear enough."""
+    if not evidence or _answered_by_a_file(query, evidence):
+        return []
+    return _indistinguishable_documents(query, evidence) or _sibling_sections(query, evidence)
+
+
+def _answered_by_a_file(query: frozenset[str], evidence: Sequence[Passage]) -> bool:
+    """A file attached in this conversation that holds every term of the question answers it:
+    the person sent it for this, so documents that match too are no reason to ask back. (Its
+    score is ranked among the attached passages only, so it cannot be compared with theirs.)"""
+    return any(p["source"].startswith(SOURCE_PREFIX) and query <= passage_terms(p) for p in evidence)
+
+
+def _best_per_document(evidence: Sequence[Passage]) -> list[Passage]:
+    best: dict[str, Passage] = {}
+    for p in evidence:
+        best.setdefault(p["path"], p)
+    return list(best.values())
+
+
+def _indistinguishable_documents(query: frozenset[str], evidence: Sequence[Passage]) -> list[Passage]:
+    """The best passage of each document that answers the question as well as the top one and
+    that the question gives no means to tell apart from it."""
+    top, *others = _best_per_document(evidence)
+    top_covered = query & passage_terms(top)
+    top_names = names(top)
+    if not query & top_names:
+        return []  # the best match merely mentions the topic; nothing to choose between
+    chosen = [top]
+    for other in others:
+        if other["score"] < CLOSE_SCORE_RATIO * top["score"]:
+            break
+        other_names = names(other)
+        about_the_question = bool(query & other_names)
+        names_one_side = query & (top_names ^ other_names)
+        if about_the_question and top_covered <= passage_terms(other) and not names_one_side:
+            chosen.append(other)
+    return chosen[:MAX_OPTIONS] if len(chosen) >= 2 else []
+
+
+def _sibling_sections(query: frozenset[str], evidence: Sequence[Passage]) -> list[Passage]:
+    """Sections of the same heading in sibling documents, close in score to the best passage and
+    holding half of the question's terms or more, that the question does not tell apart."""
+    floor = CLOSE_SCORE_RATIO * evidence[0]["score"]
+    close = [
+        p
+        for p in evidence
+        if p["score"] >= floor
+        and p["heading"].strip()
+        and len(query & passage_terms(p)) >= SIBLING_COVERAGE * len(query)
+    ]
+    for i, first in enumerate(close):
+        heading = first["heading"].strip().lower()
+        group = [first]
+        for other in close[i + 1 :]:
+            if other["path"] in {p["path"] for p in group} or other["heading"].strip().lower() != heading:
+                continue
+            titles = [term_set(p["title"]) for p in (*group, other)]
+            shared = frozenset.intersection(*titles)
+            telling = frozenset.union(*titles) - shared  # what sets the documents apart
+            if shared and not query & telling:
+                group.append(other)
+        if len(group) >= 2:
+            return group[:MAX_OPTIONS]
+    return []

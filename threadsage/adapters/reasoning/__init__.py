@@ -1,0 +1,1 @@
+"""Reasoning: the back-end interface beside its two implementations, `llm/` and `offline/`."""

@@ -1,0 +1,1 @@
+"""The language-model back-end: prompts, structured calls, deep search's steps."""

@@ -1,0 +1,1 @@
+"""The offline back-end: deterministic, no network; extractive answers."""

@@ -1,0 +1,163 @@
+"""The composition root: settings in, a ready `ChatService` out.
+
+Opens the knowledge base, the reasoning back-end and the checkpointer, and compiles the graph
+once for the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from threadsage.adapters.documents.attachments import MB, AttachmentReader
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge.embeddings import make_embedder
+from threadsage.adapters.questions.translation import make_translator
+from threadsage.adapters.reasoning.base import Reasoner
+from threadsage.adapters.reasoning.rerank import make_reranker
+from threadsage.chat import ChatService
+from threadsage.chat.recording import Recording
+from threadsage.delivery.coordination import Coordinator, LocalCoordinator
+from threadsage.graph.build import build_graph
+from threadsage.graph.context import BrainContext, Policy
+from threadsage.memory.checkpoints import open_checkpointer
+from threadsage.records.turns import Closest, QuestionStore
+from threadsage.records.votes import FeedbackStore
+from threadsage.settings.environment import Settings
+from threadsage.support import text
+from threadsage.support.handoff import parse_handoff
+from threadsage.tools.toolbox import Toolbox
+
+
+@asynccontextmanager
+async def open_chat_service(
+    settings: Settings,
+    kb: KnowledgeBase | None = None,
+    coordinator: Coordinator | None = None,
+    check_redis: bool = True,
+) -> AsyncIterator[ChatService]:
+    """The service on `settings`, with the knowledge base and coordinator given (shared with the
+    front-ends) or its own. `check_redis`: fail at once when `REDIS_URL` does not answer. A worker
+    passes False: its queue loop waits for Redis, and the coordinator connects when first used."""
+    own_kb = kb is None
+    kb = kb or KnowledgeBase.open(settings, make_embedder(settings))
+    await asyncio.to_thread(warm_up, kb)
+    try:
+        async with AsyncExitStack() as stack:
+            checkpointer = await stack.enter_async_context(open_checkpointer(settings))
+            if coordinator is None:
+                coordinator = await stack.enter_async_context(open_coordinator(settings, check_redis))
+            reasoner = await stack.enter_async_context(open_reasoner(settings, coordinator))
+            feedback = FeedbackStore(checkpointer)
+            await feedback.setup()
+            questions = QuestionStore(checkpointer, settings.record_questions, closest_in(kb))
+            await questions.setup()
+            yield ChatService(
+                build_graph(checkpointer),
+                BrainContext(
+                    kb=kb,
+                    reasoner=reasoner,
+                    policy=Policy.from_settings(settings),
+                    tools=Toolbox.from_settings(settings),
+                    reranker=make_reranker(settings, reasoner),
+                    translator=make_translator(settings, reasoner),
+                ),
+                coordinator,
+                feedback=feedback,
+                anyone_may_answer=settings.anyone_may_answer,
+                rate_limit_per_minute=settings.rate_limit_per_minute,
+                description=await describe(settings, kb, reasoner),
+                attachments=AttachmentReader(
+                    int(settings.max_attachment_mb * MB), settings.chunk_chars, settings.chunk_overlap
+                ),
+                progress=settings.openai_api_key is not None,  # the offline back-end answers in milliseconds
+                handoff=parse_handoff(settings.handoff),
+                recording=Recording(questions),
+            )
+    finally:
+        if own_kb:
+            kb.close()
+
+
+async def describe(settings: Settings, kb: KnowledgeBase, reasoner: Reasoner) -> str:
+    """What a service runs on, in one line for banners and logs."""
+    chunks = await asyncio.to_thread(kb.count)
+    search = f"{kb.embedder.name} + BM25 hybrid" if kb.embedder else "BM25"
+    checkpoints = "Postgres" if settings.database_url else f"SQLite under {settings.data_dir}"
+    return f"reasoning: {reasoner.name}; search: {search} over {chunks} chunks; memory: {checkpoints}"
+
+
+def closest_in(kb: KnowledgeBase) -> Closest:
+    """For a question nothing answered: the passage the knowledge base ranks first, where the
+    handbook's keepers would start looking."""
+
+    async def closest(query: str, categories: Sequence[str] | None) -> dict[str, Any] | None:
+        hits = await kb.search(query, 1, categories)
+        return {"title": hits[0].title, "path": hits[0].path, "score": round(hits[0].score, 3)} if hits else None
+
+    return closest
+
+
+@asynccontextmanager
+async def open_reasoner(settings: Settings, coordinator: Coordinator) -> AsyncIterator[Reasoner]:
+    """The language model when `OPENAI_API_KEY` is set (within the process-wide budget of model
+    calls per minute, when one is set), otherwise the offline back-end. The model's HTTP session
+    closes on the way out."""
+    if settings.openai_api_key is None:
+        from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
+
+        yield OfflineReasoner()
+        return
+    from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
+
+    limit = settings.max_model_calls_per_minute
+
+    async def budget() -> bool:
+        return await coordinator.allow("model-calls", limit, 60.0)
+
+    reasoner = LLMReasoner(settings, budget if limit else None)
+    try:
+        yield reasoner
+    finally:
+        await reasoner.aclose()
+
+
+def warm_up(kb: KnowledgeBase) -> None:
+    """Pay the one-time costs before the first turn instead of during it: jieba's dictionary and
+    pymilvus' lazy scipy import (on the first search) each hold the interpreter for about a
+    second — measured as a 1.5 s stall of every Slack acknowledgement in flight.
+
+    Then what was loaded so far (modules, jieba's dictionary, the clients: about 330,000 objects)
+    is frozen out of the garbage collector's reach: it lives as long as the process, yet every full
+    collection walked it, holding the interpreter meanwhile — with 300 turns in flight, 12 full
+    collections of up to 433 ms (2.8 s in all) stalled every thread, the HTTP one included (single
+    Slack acks at 310 ms); frozen, up to 237 ms (1.3 s in all), acks at p99 13 ms. Only once per
+    process: a process that opens chat services again and again (the test suite) would otherwise
+    freeze each one's leftovers for good."""
+    text.warm_up()
+    kb.search_blocking("warm up", 1)
+    if gc.get_freeze_count() == 0:
+        gc.collect()
+        gc.freeze()
+
+
+@asynccontextmanager
+async def open_coordinator(settings: Settings, check: bool = True) -> AsyncIterator[Coordinator]:
+    """Redis when `REDIS_URL` is set (several processes), otherwise in-process."""
+    if not settings.redis_url:
+        yield LocalCoordinator()
+        return
+    from redis.asyncio import Redis
+
+    from threadsage.delivery.redis_coordination import RedisCoordinator
+
+    redis = Redis.from_url(settings.redis_url)
+    try:
+        if check:
+            await redis.ping()
+        yield RedisCoordinator(redis, prefix=settings.redis_prefix)
+    finally:
+        await redis.aclose()

@@ -1,0 +1,1 @@
+"""Evaluation: retrieval (recall@k, MRR) and whole conversations through the chat service."""

@@ -1,0 +1,1 @@
+"""Connectors: each kind of source (folder, web site, Confluence, git) behind one interface."""

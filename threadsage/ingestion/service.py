@@ -1,0 +1,193 @@
+"""The running bot's upkeep of its knowledge: each source of `THREADSAGE_SOURCES` synced on its
+schedule (a folder also on every change seen by `watchfiles`), and, on Milvus Lite, the ingest
+requests `threadsage ingest` hands over (`handoff.py`).
+
+With `REDIS_URL`, only the process holding a Redis lock syncs (a `serve` + worker deployment
+has several processes); another takes over within `SOURCES_LOCK_SECONDS` of its holder's death,
+and at once (its next try, a quarter of that) when the holder stops cleanly and releases it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.ingestion.connectors.base import Connector, connector_for
+from threadsage.ingestion.connectors.folder import FolderConnector
+from threadsage.ingestion.engine import SyncEngine
+from threadsage.ingestion.inbox import IngestInbox
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.ingestion.spec import SourceSpec, load_sources
+from threadsage.ingestion.state import StateStore
+from threadsage.settings.environment import Settings
+
+if TYPE_CHECKING:
+    from redis.asyncio.lock import Lock
+
+log = logging.getLogger(__name__)
+
+INBOX_POLL = 0.5
+
+
+async def keep_knowledge(settings: Settings, kb: KnowledgeBase, stop: asyncio.Event) -> None:
+    """Until `stop`: sync the sources, answer handed-over ingests. Never raises: a broken
+    sources file is logged, the bot answers anyway."""
+    writing = asyncio.Lock()
+    store = StateStore(settings.data_dir / "sources")
+    engine = SyncEngine(kb, store, settings.chunk_chars, settings.chunk_overlap, writing)
+    tasks = []
+    if settings.sources:
+        try:
+            specs = load_sources(settings.sources)
+        except ValueError as exc:
+            log.error("live sync is off: %s", exc)
+            specs = []
+        if specs:
+            tasks.append(asyncio.create_task(_sync_while_leading(settings, engine, specs, stop)))
+    if not settings.milvus_uri:
+        tasks.append(asyncio.create_task(_answer_inbox(settings, engine, stop)))
+    for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+        if isinstance(outcome, Exception):
+            log.error("live sync stopped: %s", outcome, exc_info=outcome)
+
+
+@asynccontextmanager
+async def knowledge_upkeep(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[None]:
+    """`keep_knowledge` in the background while inside; on leaving, a sync in flight is cancelled
+    (after its writes, see `SyncEngine.sync`) before the knowledge base is closed."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(keep_knowledge(settings, kb, stop), name="knowledge-upkeep")
+    try:
+        yield
+    finally:
+        stop.set()
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+
+
+async def sync_sources(engine: SyncEngine, connectors: list[Connector], stop: asyncio.Event) -> None:
+    """Each source on its own schedule until `stop`; a folder also wakes on its changes."""
+    wakes = [asyncio.Event() for _ in connectors]
+
+    async def on_stop() -> None:
+        await stop.wait()
+        for wake in wakes:
+            wake.set()
+
+    async with asyncio.TaskGroup() as group:
+        group.create_task(on_stop())
+        for connector, wake in zip(connectors, wakes, strict=True):
+            group.create_task(_every(engine, connector, wake, stop))
+            if isinstance(connector, FolderConnector):
+                group.create_task(_watch(connector, wake, stop))
+
+
+async def _every(engine: SyncEngine, connector: Connector, wake: asyncio.Event, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        wake.clear()
+        await engine.sync(connector)
+        with suppress(TimeoutError):
+            await asyncio.wait_for(wake.wait(), connector.spec.interval)
+
+
+async def _watch(connector: FolderConnector, wake: asyncio.Event, stop: asyncio.Event) -> None:
+    try:
+        async for _ in connector.watch(stop):
+            wake.set()
+    except (OSError, RuntimeError) as exc:  # a folder that is not there yet: its sync reports it
+        log.warning("source %s: not watching %s: %s", connector.spec.name, connector.root, exc)
+
+
+async def _sync_while_leading(
+    settings: Settings, engine: SyncEngine, specs: list[SourceSpec], stop: asyncio.Event
+) -> None:
+    connectors = [connector_for(spec, settings) for spec in specs]
+    log.info("live sync of %d sources: %s", len(specs), ", ".join(s.name for s in specs))
+    if not settings.redis_url:
+        await sync_sources(engine, connectors, stop)
+        return
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(settings.redis_url)
+    ttl = settings.sources_lock_seconds
+    try:
+        while not stop.is_set():
+            lock = redis.lock(f"{settings.redis_prefix}sources-sync", timeout=ttl, thread_local=False)
+            try:
+                leading = await lock.acquire(blocking=False)
+            except Exception as exc:  # noqa: BLE001 - Redis away: try again later
+                log.warning("live sync waits for Redis: %s", exc)
+                leading = False
+            if leading:
+                log.info("this process syncs the sources (pid %d)", os.getpid())
+                await _lead(lock, ttl, lambda done: sync_sources(engine, connectors, done), stop)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), ttl / 4)
+    finally:
+        await redis.aclose()
+
+
+async def _lead(lock: Lock, ttl: float, work: Callable[[asyncio.Event], Awaitable[None]], stop: asyncio.Event) -> None:
+    """Run `work` while the lock is renewed; stop it when the lock is lost or at `stop`."""
+    done = asyncio.Event()
+
+    async def renew() -> None:
+        while not done.is_set():
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), ttl / 3)
+            if stop.is_set():
+                break
+            try:
+                await lock.reacquire()
+            except Exception as exc:  # noqa: BLE001 - lost or Redis away: another process may lead
+                log.warning("live sync: lost the sources lock (%s)", exc)
+                break
+        done.set()
+
+    renewing = asyncio.create_task(renew())
+    try:
+        await work(done)
+    finally:  # also when the process stops (cancelled): released, another process leads at once
+        done.set()
+        renewing.cancel()
+        with suppress(Exception, asyncio.CancelledError):
+            await renewing
+        with suppress(Exception):
+            await lock.release()
+
+
+async def _answer_inbox(settings: Settings, engine: SyncEngine, stop: asyncio.Event) -> None:
+    inbox = IngestInbox(settings.data_dir)
+    inbox.open()
+    try:
+        while not stop.is_set():
+            for ident, request in inbox.requests():
+                async with engine.writing:
+                    result = await asyncio.to_thread(_ingest_request, settings, engine.kb, request)
+                inbox.answer(ident, result)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), INBOX_POLL)
+    finally:
+        inbox.close()
+
+
+def _ingest_request(settings: Settings, kb: KnowledgeBase, request: dict[str, Any]) -> dict[str, Any]:
+    try:
+        paths = [Path(str(p)) for p in request.get("paths", [])]
+        report = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths(
+            paths,
+            category=str(request.get("category", "")),
+            prune=bool(request.get("prune")),
+            base_url=str(request.get("base_url", "")),
+        )
+    except Exception as exc:  # noqa: BLE001 - told to the waiting command, the bot goes on
+        return {"ok": False, "error": str(exc)}
+    return {"report": asdict(report)}

@@ -1,0 +1,1 @@
+"""Pruning old conversations, per checkpoint store."""

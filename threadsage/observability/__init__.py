@@ -1,0 +1,1 @@
+"""Logs, metrics and traces; secrets scrubbed from all of them."""

@@ -1,0 +1,1 @@
+"""Settings: the environment contract (pydantic-settings), its sections, and the generated reference."""

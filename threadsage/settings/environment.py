@@ -1,0 +1,121 @@
+"""Settings: the one place where the environment contract lives.
+
+Every value comes from the environment (or a `.env` file in the working directory). A setting is read
+from `THREADSAGE_` + its name in capitals (`data_dir` ← `THREADSAGE_DATA_DIR`), except the standard
+names shared with other tools (`DATABASE_URL`, `SLACK_BOT_TOKEN`, …), which the environment contract
+in the design notes fixes. The descriptions are the operator's reference: docs/configuration.md and
+`.env.example` are generated from them (`threadsage/settings/reference.py`). The fields of each area
+are declared in threadsage/settings/sections.py, only to keep modules short; `Settings` inherits
+them all and is the one thing to import.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from threadsage.i18n import DEFAULT, Language
+from threadsage.settings.sections import (
+    AccessSettings,
+    DocumentSettings,
+    ModelSettings,
+    PlatformSettings,
+    RetrievalSettings,
+    StorageSettings,
+    section,
+)
+from threadsage.settings.sections import EmbeddingsKind as EmbeddingsKind
+from threadsage.settings.sections import RerankKind as RerankKind
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+ENV_PREFIX = "THREADSAGE_"
+
+
+# Pydantic takes the fields of the farthest base first: the areas are listed last to first so that
+# the reference shows them in reading order (storage first), then the fields declared here.
+class Settings(
+    DocumentSettings,
+    AccessSettings,
+    PlatformSettings,
+    RetrievalSettings,
+    ModelSettings,
+    StorageSettings,
+    BaseSettings,
+):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        validate_by_name=True,
+        validate_by_alias=True,
+    )
+
+    log_format: Literal["json", "text"] = Field(
+        "json",
+        description="`json`: one object per line; `text`: `time level logger [session turn]: message`",
+        json_schema_extra=section("Logs (the terminal chat keeps a quiet console)"),
+    )
+    log_level: LogLevel = Field(
+        "INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`; `DEBUG` also logs what users wrote"
+    )
+    document_languages: list[Language] = Field(
+        default_factory=lambda: [DEFAULT],
+        description="Languages the documents are written in, JSON list (`en`, `zh`). With a language model, a question "
+        'in another language is also searched in translation (one router-model call); e.g. `["en", "zh"]`',
+        json_schema_extra=section("Questions in another language than the documents"),
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_variable_names(cls, data: Any) -> Any:
+        """`Settings(THREADSAGE_DATA_DIR=…)` means `Settings(data_dir=…)`: callers may name a setting as
+        the environment does (the standard names are aliases, so only the prefixed ones need this)."""
+        if not isinstance(data, dict):
+            return data
+        fields = {variable: name for name, variable in env_names().items() if variable.startswith(ENV_PREFIX)}
+        renamed = {fields[key.upper()]: value for key, value in data.items() if key.upper() in fields}
+        return {key: value for key, value in data.items() if key.upper() not in fields} | renamed
+
+    @model_validator(mode="after")
+    def _known_timezone(self) -> Settings:
+        """An unknown time zone fails at once, not at the first date question."""
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"THREADSAGE_TIMEZONE={self.timezone!r} is not an IANA time zone") from None
+        return self
+
+    def categories_for(self, channel: str) -> tuple[str, ...] | None:
+        """The knowledge categories a channel (or a DM, channel "") may read: None = every one,
+        () = none. Access control: once a channel map exists, a place it does not name sees only
+        the default categories — nothing when there are none — never everything."""
+        if channel and channel in self.channel_categories:
+            return tuple(self.channel_categories[channel])
+        if self.default_categories or self.channel_categories:
+            return tuple(self.default_categories)
+        return None
+
+    @property
+    def milvus_lite_path(self) -> Path:
+        """The Milvus Lite file used when `MILVUS_URI` is unset."""
+        return self.data_dir / "milvus.db"
+
+
+@lru_cache(maxsize=1)
+def env_names() -> dict[str, str]:
+    """Each setting's environment variable, by field name."""
+    return {
+        name: field.validation_alias if isinstance(field.validation_alias, str) else ENV_PREFIX + name.upper()
+        for name, field in Settings.model_fields.items()
+    }
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
