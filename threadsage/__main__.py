@@ -1,0 +1,5 @@
+"""`python -m threadsage` is the `threadsage` command."""
+
+from threadsage.cli import app
+
+app()
