@@ -192,7 +192,7 @@ class ChatService:
         if snapshot.values.get("turn_id") == turn.message_id:
             return None
         pending = pending_of(snapshot)
-        refusal = self._refuseanswer_reply(turn, pending)
+        refusal = self._refusal_of_clarification_answer(turn, pending)
         if refusal is not None:
             return refusal
         assert pending is not None
@@ -213,7 +213,7 @@ class ChatService:
         pending = pending_of(snapshot)
         if turn.answer is not None:
             # Checked again: a typed answer may have answered the question meanwhile.
-            refusal = self._refuseanswer_reply(turn, pending)
+            refusal = self._refusal_of_clarification_answer(turn, pending)
             if refusal is not None:
                 return [refusal]
             assert pending is not None
@@ -281,7 +281,9 @@ class ChatService:
         CLARIFICATIONS.labels(platform, "abandoned").inc()
         await self.recording.abandoned(session_key, pending)
 
-    def _refuseanswer_reply(self, turn: Turn, pending: Interrupt | None) -> Reply | None:
+    def _refusal_of_clarification_answer(self, turn: Turn, pending: Interrupt | None) -> Reply | None:
+        """The notice refusing `turn`'s answer to a clarification (one no longer pending, another
+        asker's, an option it did not offer), or None to accept it."""
         answer = turn.answer
         assert answer is not None
         language = _language(turn, pending)
