@@ -66,7 +66,7 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
     signer = Signer(load_secret(settings))
     routes: list[Route] = []  # served from the HTTP thread: Slack's reaches this loop itself, the others
     main_loop = MainLoopBridge()  # through `on_main_loop`
-    bots = ByPlatform()
+    bots = BotsByPlatform()
     async with AsyncExitStack() as stack:
         coordinator = await stack.enter_async_context(open_coordinator(settings))
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
@@ -200,7 +200,7 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
     the queue; a worker that dies instead has its turns taken over after THREADSAGE_TURN_TIMEOUT."""
     stop = _stop_on_signals()
     signer = Signer(load_secret(settings))
-    bots = ByPlatform()
+    bots = BotsByPlatform()
     async with AsyncExitStack() as stack:
         coordinator = await stack.enter_async_context(open_coordinator(settings, check=False))
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
@@ -226,7 +226,7 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
         await pruning
 
 
-class ByPlatform:
+class BotsByPlatform:
     """A worker's performer: each job to the bot of its platform."""
 
     def __init__(self) -> None:
