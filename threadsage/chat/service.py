@@ -30,7 +30,7 @@ from threadsage.adapters.documents.attachments import AttachmentReader, files_re
 from threadsage.adapters.reasoning.base import ModelBusy, Passage
 from threadsage.chat.limits import allowed
 from threadsage.chat.recording import Recording
-from threadsage.chat.redelivery import given_before
+from threadsage.chat.redelivery import replies_already_given
 from threadsage.chat.replies import answered, clarification_reply, outcome_of, pending_of, request_of
 from threadsage.chat.turns import (
     ACCEPTED,
@@ -204,7 +204,7 @@ class ChatService:
     async def _under_lock(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         snapshot = await self.graph.aget_state(config)
         if snapshot.values.get("turn_id") == turn.message_id:  # this very turn again: see `redelivery`
-            given = await given_before(turn.message_id, snapshot, self.handoff, self.context.kb)
+            given = await replies_already_given(turn.message_id, snapshot, self.handoff, self.context.kb)
             if given is None:
                 return await self._run(None, config, turn, language_of(snapshot.values.get("question")))
             replies, ended = given
