@@ -6,7 +6,8 @@ savers, on the real Postgres (a schema of the test's own) and on a SQLite file.
 checkpoint (nor the next, the input applied) nor a write to a state channel on its own
 (docs/decisions.md, "Every graph step is checkpointed, in one transaction"). They are held to the
 rest of the suite: the tests that need what they leave out are named below, and exactly those
-fail. SQLite's runs once more inside `reading_once`, whose cache must give what the database gives.
+fail. SQLite's runs once more inside `caching_latest_checkpoints`, whose cache must give what the
+database gives.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import CapabilityReport
 
-from threadsage.memory.checkpoints import open_checkpointer, postgres_checkpointer, reading_once
+from threadsage.memory.checkpoints import caching_latest_checkpoints, open_checkpointer, postgres_checkpointer
 from threadsage.memory.langgraph_internals import OneStatementPut
 from threadsage.settings.environment import Settings
 
@@ -107,11 +108,11 @@ async def test_our_savers_pass_the_suite_but_for_what_step_writes_leaves_out(
     assert failed(report) == left_out({*BASE, "prune"} if database_url else BASE)
 
 
-async def test_inside_reading_once_the_saver_reads_what_the_database_holds(tmp_path: Path) -> None:
+async def test_caching_latest_checkpoints_gives_what_the_database_holds(tmp_path: Path) -> None:
     """The cache is `StepWrites`', the same above either database: SQLite's is the quicker."""
     settings = Settings(THREADSAGE_DATA_DIR=tmp_path, DATABASE_URL=None, _env_file=None)
-    with reading_once():
-        report = await conformance("threadsage, reading once", lambda: open_checkpointer(settings))
+    with caching_latest_checkpoints():
+        report = await conformance("threadsage, caching latest checkpoints", lambda: open_checkpointer(settings))
     assert failed(report) == left_out(BASE)
 
 

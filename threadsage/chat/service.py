@@ -49,7 +49,7 @@ from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import run_reporting
 from threadsage.i18n import DEFAULT, Language, language_of
-from threadsage.memory.checkpoints import reading_once
+from threadsage.memory.checkpoints import caching_latest_checkpoints
 from threadsage.memory.sessions import thread_id
 from threadsage.observability.telemetry import CLARIFICATIONS, ERRORS, TurnScope, turn_scope
 from threadsage.records.votes import FeedbackStore
@@ -155,7 +155,7 @@ class ChatService:
 
     async def _locked(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         async with self.coordinator.session_lock(turn.session_key):
-            with reading_once():
+            with caching_latest_checkpoints():
                 if text or turn.answer is not None:
                     return await self._under_lock(turn, text, config, attached)
                 return await self._keep_files(turn, config, attached)  # only files: kept for the questions that follow

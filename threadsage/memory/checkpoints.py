@@ -7,7 +7,7 @@ and its blobs are one statement, not one a row (`PostgresSaver`, by `OneStatemen
 langgraph_internals.py, the one module that uses LangGraph's private API): seven saves a turn made
 the saver's statements a tenth of a worker's CPU. Either way the rows are LangGraph's, as its own
 saver writes them. Under a session's lock a turn reads its thread's latest checkpoint once
-(`reading_once`), not once for the chat service and again for LangGraph.
+(`caching_latest_checkpoints`), not once for the chat service and again for LangGraph.
 """
 
 from __future__ import annotations
@@ -108,7 +108,8 @@ class StepWrites(BaseCheckpointSaver[str]):
         await super().adelete_thread(thread_id)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Within `reading_once`, a thread's latest checkpoint comes from the database once."""
+        """Within `caching_latest_checkpoints`, a thread's latest checkpoint comes from the database
+        once."""
         reads = _reads.get()
         configurable = config["configurable"]
         if reads is None or configurable.get("checkpoint_id"):
@@ -119,12 +120,12 @@ class StepWrites(BaseCheckpointSaver[str]):
         return reads[thread]
 
 
-# The latest checkpoints read in the current `reading_once` scope, by (thread, namespace).
+# The latest checkpoints read in the current `caching_latest_checkpoints` scope, by (thread, namespace).
 _reads: ContextVar[dict[tuple[str, str], CheckpointTuple | None] | None] = ContextVar("threadsage_reads", default=None)
 
 
 @contextmanager
-def reading_once() -> Iterator[None]:
+def caching_latest_checkpoints() -> Iterator[None]:
     """A scope (a turn, under its session's lock) in which a thread's latest checkpoint is read
     from the database once, until a write: the chat service reads it to tell what the turn is (a
     redelivery, the answer to a pending clarification), then LangGraph reads it again to run —
