@@ -1,13 +1,14 @@
 """The HTTP server on a thread and event loop of its own, so that acknowledgements never wait.
 
 Turns run on the process's main event loop; with hundreds in flight, a callback there waits
-behind hundreds of others (measured: a burst of 200 Slack events at once, ack p99 207 ms with the
-server on that loop). On its own loop, a request waits only for the interpreter, which a busy
-thread hands over every few milliseconds. What an endpoint needs of the main loop (the bots, the
-turn queue, the readiness checks: their connections belong to that loop) it reaches through
-`MainLoopBridge`, which is a plain `await` when both are the same loop (tests serving on theirs).
-The interpreter is shared all the same: the server runs on uvloop with httptools, and hands work
-to the main loop once per burst, so that a burst of 200 events is acknowledged in about 20 ms.
+behind hundreds of others (a burst of Slack events then waits too long for its acknowledgements:
+docs/performance.md, "A burst of 200 events in `threadsage run` (issue 16)"). On its own loop, a
+request waits only for the interpreter, which a busy thread hands over every few milliseconds.
+What an endpoint needs of the main loop (the bots, the turn queue, the readiness checks: their
+connections belong to that loop) it reaches through `MainLoopBridge`, which is a plain `await`
+when both are the same loop (tests serving on theirs). The interpreter is shared all the same: the
+server runs on uvloop with httptools, and hands work to the main loop once per burst rather than
+once per event (the same section).
 """
 
 from __future__ import annotations

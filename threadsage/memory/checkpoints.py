@@ -5,7 +5,8 @@ any process with the same database can resume it. A step's own writes are saved 
 checkpoint, not before it in a transaction of their own (`StepWrites`). In Postgres a checkpoint
 and its blobs are one statement, not one a row (`PostgresSaver`, by `OneStatementPut` in
 langgraph_internals.py, the one module that uses LangGraph's private API): seven saves a turn made
-the saver's statements a tenth of a worker's CPU. Either way the rows are LangGraph's, as its own
+the saver's statements a large share of a worker's CPU (docs/performance.md, "The worker pool
+after issue 16"). Either way the rows are LangGraph's, as its own
 saver writes them. Under a session's lock a turn reads its thread's latest checkpoint once
 (`caching_latest_checkpoints`), not once for the chat service and again for LangGraph.
 """
@@ -52,8 +53,8 @@ class StepWrites(BaseCheckpointSaver[str]):
 
     LangGraph saves each finished task's writes at once so that, in a step of several tasks run in
     parallel, a crash does not lose the finished ones; every step of this graph has one task, and
-    its checkpoint follows at once. A standard turn went from 11 transactions to 6 (measured in
-    docs/performance.md). A process killed between a node's end and its checkpoint's commit runs
+    its checkpoint follows at once: about half the transactions of a turn (docs/performance.md,
+    "A cheaper turn (issue 16)"). A process killed between a node's end and its checkpoint's commit runs
     that node again, a window the size of one commit, as before: then it was between the node's
     end and its writes' commit. Writes that no checkpoint holds (an interrupt, a resume value, an
     error, a Send) are saved at once as before. Channels that rebuild their value from saved writes

@@ -67,10 +67,11 @@ class OneStatementPut(AsyncPostgresSaver):
     same, made by LangGraph's own helpers (`_dump_blobs`, the metadata, the `Jsonb` columns) and
     statements, with the same conflicts ignored or updated, so LangGraph's reads, the pruning and
     databases saved before read them as before (tests/memory/test_checkpoints.py); the blobs and
-    their checkpoint still commit together. A put's blobs take ~5 µs of CPU to serialise (a few KB;
-    the most a session keeps, 400 attached passages, 0.1-0.4 ms) and their hop to a thread and
-    back cost 75-160 µs, so no thread. A put's CPU, in five runs of bench/checkpoint_put.py: the
-    client's 470-780 µs → 280-430 (-40 %), the Postgres backend's 380-560 → 310-450 (-12 to -20 %).
+    their checkpoint still commit together. A put's blobs (a few KB) serialise in less CPU than
+    their hop to a thread and back would cost, so no thread. The client's and the Postgres
+    backend's CPU a put, before and after, measured by bench/checkpoint_put.py: see
+    docs/performance.md, "Issue 16, continued: fewer steps, fewer round trips, fewer thread hops",
+    "One checkpoint statement".
     """
 
     async def aput(
@@ -118,7 +119,8 @@ BLOB_ROW = "(%s, %s, %s, %s, %s, %s)"  # the one row of LangGraph's UPSERT_CHECK
 def put_sql(blobs: int) -> str:
     """A checkpoint and its `blobs` blobs in one statement: LangGraph's UPSERT_CHECKPOINT_BLOBS_SQL
     with a row a blob, then its UPSERT_CHECKPOINTS_SQL. Rows rather than arrays to `unnest`: psycopg
-    adapts lists in Python, ~85 µs of the client's CPU a put more, and ~40 of the server's. (Were
+    adapts lists in Python, more CPU a put for the client and the server (docs/performance.md, the
+    same section as `OneStatementPut`'s). (Were
     LangGraph's row written otherwise, the statement would keep one row and psycopg refuse a put of
     two blobs or more: the tests would fail.)"""
     if not blobs:

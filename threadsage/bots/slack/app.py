@@ -94,7 +94,7 @@ class SlackBot:
         self.dispatch = dispatch or self._work_here
         self._queueing = dispatch is not None
         # One HTTP session for every Web API call: slack_sdk otherwise opens a session (and builds
-        # a TLS context, ~10 ms of CPU on the event loop) per call, which shows in ack latency.
+        # a TLS context, CPU on the event loop) per call, which shows in ack latency (docs/performance.md, "Slack").
         self._session = aiohttp.ClientSession()
         self.client = client or AsyncWebClient(
             token=settings.slack_bot_token.get_secret_value(),
