@@ -42,7 +42,8 @@ from threadsage.adapters.knowledge.base import KnowledgeBase  # noqa: E402
 from threadsage.app.runtime import open_chat_service  # noqa: E402
 from threadsage.chat import ClarificationAnswer, ReplyKind, Turn  # noqa: E402
 from threadsage.ingestion.pipeline import Ingestor  # noqa: E402
-from threadsage.memory.checkpoints import OneStatementPut, PostgresSaver, _split, postgres_checkpointer  # noqa: E402
+from threadsage.memory.checkpoints import PostgresSaver, postgres_checkpointer  # noqa: E402
+from threadsage.memory.langgraph_internals import OneStatementPut, split_channel_values  # noqa: E402
 from threadsage.settings.environment import Settings  # noqa: E402
 
 HANDBOOK = REPO / "examples" / "handbook"
@@ -169,7 +170,7 @@ class Serialising:
 async def serialising(saver: PostgresSaver, turns: list[list[Put]], chunk_chars: int) -> Serialising:
     args = []
     for config, checkpoint, _, versions in (put for turn in turns for put in turn):
-        _, values = _split(checkpoint["channel_values"])
+        _, values = split_channel_values(checkpoint["channel_values"])
         versions = {k: v for k, v in versions.items() if k in values}
         args.append(("t", config["configurable"]["checkpoint_ns"], values, versions))
     rounds = 200
@@ -200,7 +201,7 @@ async def serialising(saver: PostgresSaver, turns: list[list[Put]], chunk_chars:
 
 def _primitives(part: dict[str, Any]) -> dict[str, Any]:
     """What of a config's part a put reads (the rest is LangGraph's runtime objects)."""
-    return _split(part)[0]
+    return split_channel_values(part)[0]
 
 
 async def main_async(args: argparse.Namespace) -> tuple[list[Row], list[list[Put]], Serialising]:

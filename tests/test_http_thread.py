@@ -16,7 +16,7 @@ from threadsage.app.runtime import open_chat_service
 from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.delivery.coordination import LocalCoordinator
-from threadsage.http.thread import HomeLoop, http_server
+from threadsage.http.thread import MainLoopBridge, http_server
 from threadsage.settings.environment import Settings
 from threadsage.support.background import BackgroundTasks
 
@@ -93,7 +93,7 @@ async def test_an_event_is_acknowledged_while_the_turns_loop_is_busy_and_answere
 
 
 async def test_works_from_the_http_thread_start_once_in_order_and_together_after_a_burst() -> None:
-    home = HomeLoop(quiet=0.2, at_most=2.0)
+    main_loop = MainLoopBridge(quiet=0.2, at_most=2.0)
     tasks = BackgroundTasks()
     queued = 0
     started: list[tuple[int, int]] = []  # each work, and how many had been queued when it started
@@ -104,7 +104,7 @@ async def test_works_from_the_http_thread_start_once_in_order_and_together_after
     async def burst() -> None:  # on a loop of its own, as the HTTP thread's
         nonlocal queued
         for n in range(20):
-            home.start(tasks, work(n), "work")
+            main_loop.start(tasks, work(n), "work")
             queued += 1
             if n == 9:
                 await asyncio.sleep(0.05)  # a pause shorter than `quiet`: still the same burst
@@ -116,7 +116,7 @@ async def test_works_from_the_http_thread_start_once_in_order_and_together_after
 
 
 async def test_a_steady_stream_is_handed_over_without_waiting_for_a_quiet_moment() -> None:
-    home = HomeLoop(quiet=0.1, at_most=0.3)
+    main_loop = MainLoopBridge(quiet=0.1, at_most=0.3)
     tasks = BackgroundTasks()
     started: list[float] = []
 
@@ -126,7 +126,7 @@ async def test_a_steady_stream_is_handed_over_without_waiting_for_a_quiet_moment
     async def stream() -> float:
         began = time.monotonic()
         while time.monotonic() - began < 1.5:
-            home.start(tasks, work(), "work")
+            main_loop.start(tasks, work(), "work")
             await asyncio.sleep(0.02)
         await asyncio.sleep(0.5)
         return began

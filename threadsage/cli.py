@@ -217,7 +217,8 @@ def worker() -> None:
     (needs REDIS_URL; run as many as you need)."""
     settings = _queue_settings()
     configure_logging(settings)
-    os.nice(settings.worker_niceness)  # measured: ack p99 497 → 31 ms beside 4 busy workers (docs/performance.md)
+    # the front-end's acks go first (docs/performance.md, "The worker pool after issue 16")
+    os.nice(settings.worker_niceness)
     with knowledge_base(settings) as kb:
         try:
             asyncio.run(work(settings, configured_platforms(settings), kb=kb))

@@ -22,7 +22,6 @@ from langgraph.checkpoint.base import (
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg.rows import dict_row
 
 from tests.fakes.openai_server import FakeOpenAI
@@ -30,12 +29,8 @@ from tests.graph.test_llm_back_end import QUESTION, llm_chat, route_to
 from threadsage.chat import ClarificationAnswer, ReplyKind, Turn
 from threadsage.graph.build import build_graph
 from threadsage.memory import checkpoints
-from threadsage.memory.checkpoints import (
-    OneStatementPut,
-    StepWrites,
-    open_checkpointer,
-    postgres_checkpointer,
-)
+from threadsage.memory.checkpoints import StepWrites, open_checkpointer, postgres_checkpointer
+from threadsage.memory.langgraph_internals import DeltaSnapshot, OneStatementPut
 from threadsage.memory.sessions import thread_id
 from threadsage.records.votes import FeedbackStore
 from threadsage.settings.environment import Settings
@@ -240,7 +235,7 @@ async def test_a_checkpoint_saved_again_is_updated_as_langgraph_updates_it(pg_ur
 
 async def test_a_delta_channel_snapshot_is_refused(pg_url: str) -> None:
     """`StepWrites` does not keep the writes a `DeltaChannel` is rebuilt from."""
-    checkpoint = {**empty_checkpoint(), "channel_values": {"log": _DeltaSnapshot(["a"])}}
+    checkpoint = {**empty_checkpoint(), "channel_values": {"log": DeltaSnapshot(["a"])}}
     async with postgres_checkpointer(pg_url) as saver:
         with pytest.raises(NotImplementedError, match="DeltaChannel"):
             await saver.aput({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, checkpoint, {}, {"log": "1"})

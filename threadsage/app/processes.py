@@ -36,7 +36,7 @@ from threadsage.console import console_routes
 from threadsage.delivery.jobs import Job, Performer
 from threadsage.delivery.outages import ServiceUnavailable, first_leaf
 from threadsage.delivery.queue import TurnQueue, consumer_name
-from threadsage.http.thread import HomeLoop, http_server, on_home_loop
+from threadsage.http.thread import MainLoopBridge, http_server, on_main_loop
 from threadsage.ingestion.service import knowledge_upkeep
 from threadsage.observability.redaction import redact_url
 from threadsage.settings.environment import Settings
@@ -65,8 +65,8 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
     stop = _stop_on_signals()
     signer = Signer(load_secret(settings))
     routes: list[Route] = []  # served from the HTTP thread: Slack's reaches this loop itself, the others
-    home = HomeLoop()  # through `on_home_loop`
-    bots = ByPlatform()
+    main_loop = MainLoopBridge()  # through `on_main_loop`
+    bots = BotsByPlatform()
     async with AsyncExitStack() as stack:
         coordinator = await stack.enter_async_context(open_coordinator(settings))
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
@@ -106,10 +106,10 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
             bots.add("telegram", telegram)
             if queue is not None:
                 routes += [
-                    on_home_loop(home, r) for r in await _telegram_into(queue, telegram.app.bot, settings, stack)
+                    on_main_loop(main_loop, r) for r in await _telegram_into(queue, telegram.app.bot, settings, stack)
                 ]
             elif telegram.webhook is not None:
-                routes.append(on_home_loop(home, telegram.webhook_route()))
+                routes.append(on_main_loop(main_loop, telegram.webhook_route()))
         running = asyncio.Event()
 
         async def ready() -> bool:
@@ -181,7 +181,7 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
         if telegram is not None:
             bot = await stack.enter_async_context(build_application(settings, polling=False).bot)
             await telegram.register(bot)
-            routes.append(on_home_loop(HomeLoop(), telegram.route()))
+            routes.append(on_main_loop(MainLoopBridge(), telegram.route()))
             log.info("Telegram: webhook at POST /telegram/webhook, into the turn queue")
 
         async def ready() -> bool:
@@ -200,7 +200,7 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
     the queue; a worker that dies instead has its turns taken over after THREADSAGE_TURN_TIMEOUT."""
     stop = _stop_on_signals()
     signer = Signer(load_secret(settings))
-    bots = ByPlatform()
+    bots = BotsByPlatform()
     async with AsyncExitStack() as stack:
         coordinator = await stack.enter_async_context(open_coordinator(settings, check=False))
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
@@ -226,7 +226,7 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
         await pruning
 
 
-class ByPlatform:
+class BotsByPlatform:
     """A worker's performer: each job to the bot of its platform."""
 
     def __init__(self) -> None:

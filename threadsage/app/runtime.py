@@ -128,13 +128,13 @@ async def open_reasoner(settings: Settings, coordinator: Coordinator) -> AsyncIt
 def warm_up(kb: KnowledgeBase) -> None:
     """Pay the one-time costs before the first turn instead of during it: jieba's dictionary and
     pymilvus' lazy scipy import (on the first search) each hold the interpreter for about a
-    second — measured as a 1.5 s stall of every Slack acknowledgement in flight.
+    second, stalling every Slack acknowledgement in flight.
 
     Then what was loaded so far (modules, jieba's dictionary, the clients: about 330,000 objects)
     is frozen out of the garbage collector's reach: it lives as long as the process, yet every full
-    collection walked it, holding the interpreter meanwhile — with 300 turns in flight, 12 full
-    collections of up to 433 ms (2.8 s in all) stalled every thread, the HTTP one included (single
-    Slack acks at 310 ms); frozen, up to 237 ms (1.3 s in all), acks at p99 13 ms. Only once per
+    collection walked it, holding the interpreter meanwhile: with hundreds of turns in flight, the
+    collections stalled every thread, the HTTP one included (docs/performance.md, "A burst of 200
+    events in `threadsage run` (issue 16)", "The stalls were the garbage collector"). Only once per
     process: a process that opens chat services again and again (the test suite) would otherwise
     freeze each one's leftovers for good."""
     text.warm_up()

@@ -23,7 +23,7 @@ from threadsage.support.handoff import Handoff
 log = logging.getLogger(__name__)
 
 
-async def given_before(
+async def replies_already_given(
     turn_id: str, snapshot: StateSnapshot, handoff: Handoff, kb: KnowledgeBase
 ) -> tuple[list[Reply], dict[str, Any]] | None:
     """The replies turn `turn_id` gave when it finished or asked back, and the state its run

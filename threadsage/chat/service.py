@@ -30,7 +30,7 @@ from threadsage.adapters.documents.attachments import AttachmentReader, files_re
 from threadsage.adapters.reasoning.base import ModelBusy, Passage
 from threadsage.chat.limits import allowed
 from threadsage.chat.recording import Recording
-from threadsage.chat.redelivery import given_before
+from threadsage.chat.redelivery import replies_already_given
 from threadsage.chat.replies import answered, clarification_reply, outcome_of, pending_of, request_of
 from threadsage.chat.turns import (
     ACCEPTED,
@@ -49,7 +49,7 @@ from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import run_reporting
 from threadsage.i18n import DEFAULT, Language, language_of
-from threadsage.memory.checkpoints import reading_once
+from threadsage.memory.checkpoints import caching_latest_checkpoints
 from threadsage.memory.sessions import thread_id
 from threadsage.observability.telemetry import CLARIFICATIONS, ERRORS, TurnScope, turn_scope
 from threadsage.records.votes import FeedbackStore
@@ -155,7 +155,7 @@ class ChatService:
 
     async def _locked(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         async with self.coordinator.session_lock(turn.session_key):
-            with reading_once():
+            with caching_latest_checkpoints():
                 if text or turn.answer is not None:
                     return await self._under_lock(turn, text, config, attached)
                 return await self._keep_files(turn, config, attached)  # only files: kept for the questions that follow
@@ -192,7 +192,7 @@ class ChatService:
         if snapshot.values.get("turn_id") == turn.message_id:
             return None
         pending = pending_of(snapshot)
-        refusal = self._refuseanswer_reply(turn, pending)
+        refusal = self._refusal_of_clarification_answer(turn, pending)
         if refusal is not None:
             return refusal
         assert pending is not None
@@ -204,7 +204,7 @@ class ChatService:
     async def _under_lock(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         snapshot = await self.graph.aget_state(config)
         if snapshot.values.get("turn_id") == turn.message_id:  # this very turn again: see `redelivery`
-            given = await given_before(turn.message_id, snapshot, self.handoff, self.context.kb)
+            given = await replies_already_given(turn.message_id, snapshot, self.handoff, self.context.kb)
             if given is None:
                 return await self._run(None, config, turn, language_of(snapshot.values.get("question")))
             replies, ended = given
@@ -213,7 +213,7 @@ class ChatService:
         pending = pending_of(snapshot)
         if turn.answer is not None:
             # Checked again: a typed answer may have answered the question meanwhile.
-            refusal = self._refuseanswer_reply(turn, pending)
+            refusal = self._refusal_of_clarification_answer(turn, pending)
             if refusal is not None:
                 return [refusal]
             assert pending is not None
@@ -281,7 +281,9 @@ class ChatService:
         CLARIFICATIONS.labels(platform, "abandoned").inc()
         await self.recording.abandoned(session_key, pending)
 
-    def _refuseanswer_reply(self, turn: Turn, pending: Interrupt | None) -> Reply | None:
+    def _refusal_of_clarification_answer(self, turn: Turn, pending: Interrupt | None) -> Reply | None:
+        """The notice refusing `turn`'s answer to a clarification (one no longer pending, another
+        asker's, an option it did not offer), or None to accept it."""
         answer = turn.answer
         assert answer is not None
         language = _language(turn, pending)

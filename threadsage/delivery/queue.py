@@ -25,8 +25,9 @@ produced; and before posting, the Slack bot looks for the parts it already poste
 in their message metadata) while the Telegram bot records each reply before sending it.
 
 Why not a task-queue library: streaq did this with job dependencies for the order, at ~35 Redis
-commands a turn between front-end and worker and a tenth of a worker's CPU; here a turn costs
-four round trips (docs/performance.md).
+commands a turn between front-end and worker; here a turn costs four round trips (the CPU of
+each: docs/performance.md, "Issue 16, further: a turn queue of our own, three checkpoints a
+standard turn").
 """
 
 from __future__ import annotations

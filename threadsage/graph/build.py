@@ -59,10 +59,11 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def on_the_loop(function: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+def async_edge(function: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     """A conditional edge's function as a coroutine function. LangGraph runs a plain function of a
-    graph run with `ainvoke` in a thread: a hop per call (with the nodes', five on a standard turn,
-    ~5% of a worker's CPU in a profile) for work of microseconds that never waits."""
+    graph run with `ainvoke` in a thread: a hop per call, for work that never waits, and the hops
+    showed in a worker's profile (docs/performance.md, "Issue 16, continued: fewer steps, fewer
+    round trips, fewer thread hops", "No thread per plain function")."""
 
     @wraps(function)
     async def run(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -152,25 +153,25 @@ def build_graph(
 
     graph.add_edge(START, "understand")
     graph.add_conditional_edges(
-        "understand", on_the_loop(after_understand), {"answered": "compose", "route": "route", **STRATEGIES}
+        "understand", async_edge(after_understand), {"answered": "compose", "route": "route", **STRATEGIES}
     )
-    graph.add_conditional_edges("route", on_the_loop(strategy), STRATEGIES)
-    graph.add_conditional_edges("clarify", on_the_loop(strategy), STRATEGIES)
-    graph.add_conditional_edges("plan", on_the_loop(next_step), {"execute": "execute", "synthesise": "synthesise"})
+    graph.add_conditional_edges("route", async_edge(strategy), STRATEGIES)
+    graph.add_conditional_edges("clarify", async_edge(strategy), STRATEGIES)
+    graph.add_conditional_edges("plan", async_edge(next_step), {"execute": "execute", "synthesise": "synthesise"})
     graph.add_conditional_edges(
-        "execute", on_the_loop(after_execute), {"execute": "execute", "replan": "replan", "synthesise": "synthesise"}
+        "execute", async_edge(after_execute), {"execute": "execute", "replan": "replan", "synthesise": "synthesise"}
     )
-    graph.add_conditional_edges("replan", on_the_loop(next_step), {"execute": "execute", "synthesise": "synthesise"})
+    graph.add_conditional_edges("replan", async_edge(next_step), {"execute": "execute", "synthesise": "synthesise"})
     graph.add_edge("synthesise", END)
-    graph.add_conditional_edges("web", on_the_loop(after_web), {"answered": "compose", "fallback": "fallback"})
+    graph.add_conditional_edges("web", async_edge(after_web), {"answered": "compose", "fallback": "fallback"})
     graph.add_edge("retrieve", "generate")
     graph.add_conditional_edges(
         "generate",
-        on_the_loop(after_generate),
+        async_edge(after_generate),
         {"judge": "judge", "finish": END, "rewrite": "rewrite", "settle": "settle"},
     )
     graph.add_conditional_edges(
-        "judge", on_the_loop(after_judge), {"finish": END, "rewrite": "rewrite", "settle": "settle"}
+        "judge", async_edge(after_judge), {"finish": END, "rewrite": "rewrite", "settle": "settle"}
     )
     graph.add_edge("rewrite", "retrieve")
     graph.add_edge("settle", END)

@@ -1,13 +1,14 @@
 """The HTTP server on a thread and event loop of its own, so that acknowledgements never wait.
 
 Turns run on the process's main event loop; with hundreds in flight, a callback there waits
-behind hundreds of others (measured: a burst of 200 Slack events at once, ack p99 207 ms with the
-server on that loop). On its own loop, a request waits only for the interpreter, which a busy
-thread hands over every few milliseconds. What an endpoint needs of the main loop (the bots, the
-turn queue, the readiness checks: their connections belong to that loop) it reaches through
-`HomeLoop`, which is a plain `await` when both are the same loop (tests serving on theirs).
-The interpreter is shared all the same: the server runs on uvloop with httptools, and hands work
-to the main loop once per burst, so that a burst of 200 events is acknowledged in about 20 ms.
+behind hundreds of others (a burst of Slack events then waits too long for its acknowledgements:
+docs/performance.md, "A burst of 200 events in `threadsage run` (issue 16)"). On its own loop, a
+request waits only for the interpreter, which a busy thread hands over every few milliseconds.
+What an endpoint needs of the main loop (the bots, the turn queue, the readiness checks: their
+connections belong to that loop) it reaches through `MainLoopBridge`, which is a plain `await`
+when both are the same loop (tests serving on theirs). The interpreter is shared all the same: the
+server runs on uvloop with httptools, and hands work to the main loop once per burst rather than
+once per event (the same section).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class HomeLoop:
-    """The event loop a component was started on (by default: the one running now)."""
+class MainLoopBridge:
+    """Runs work on the main event loop (the one a component was started on; by default the loop
+    running now) from the HTTP thread's loop."""
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop | None = None, quiet: float = 0.002, at_most: float = 0.05
@@ -48,16 +50,16 @@ class HomeLoop:
         self._first = self._last = 0.0  # when the waiting batch began, and when it last grew
 
     async def run(self, work: Coroutine[Any, Any, T]) -> T:
-        """`work` on the home loop, awaited from whichever loop calls."""
+        """`work` on the main loop, awaited from whichever loop calls."""
         if asyncio.get_running_loop() is self.loop:
             return await work
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self.loop))
 
     def start(self, tasks: BackgroundTasks, work: Coroutine[Any, Any, object], name: str) -> None:
-        """`work` as a background task of the home loop, not awaited: started in call order. From
+        """`work` as a background task of the main loop, not awaited: started in call order. From
         another loop, works wait there until `quiet` passes without another (at most `at_most`)
         and are then handed over together: woken once per burst rather than once per work, the
-        home loop (and the turns it starts) does not take the interpreter from the thread that is
+        main loop (and the turns it starts) does not take the interpreter from the thread that is
         still acknowledging the rest of the burst (issue 16)."""
         try:
             caller = asyncio.get_running_loop()
@@ -85,20 +87,20 @@ class HomeLoop:
         self.loop.call_soon_threadsafe(self.start_waiting)
 
     def start_waiting(self) -> None:
-        """Start the works `start` has queued, in order; on the home loop (also before waiting
+        """Start the works `start` has queued, in order; on the main loop (also before waiting
         for a component's tasks, so that none acknowledged a moment ago is left out)."""
         while self._waiting:
             tasks, work, name = self._waiting.popleft()
             tasks.spawn(work, name)
 
 
-def on_home_loop(home: HomeLoop, route: Route) -> Route:
-    """`route` with its endpoint run on `home`; the body is read first, here (where the request's
+def on_main_loop(main_loop: MainLoopBridge, route: Route) -> Route:
+    """`route` with its endpoint run on `main_loop`; the body is read first, here (where the request's
     stream lives), and Starlette keeps it for the endpoint."""
 
     async def endpoint(request: Request) -> Response:
         await request.body()
-        response: Response = await home.run(route.endpoint(request))
+        response: Response = await main_loop.run(route.endpoint(request))
         return response
 
     return Route(route.path, endpoint, methods=sorted(route.methods or ()))
@@ -110,13 +112,13 @@ async def http_server(
 ) -> AsyncIterator[None]:
     """/healthz, /readyz, /metrics and the given routes on THREADSAGE_HTTP_PORT while inside,
     served from a thread of their own; `ready` is asked on the caller's loop."""
-    home = HomeLoop()
+    main_loop = MainLoopBridge()
 
     async def readiness() -> bool:
         return True if ready is None else await ready()
 
     async def ready_at_home() -> bool:
-        return await home.run(readiness())
+        return await main_loop.run(readiness())
 
     config = uvicorn.Config(
         create_app(routes, ready_at_home),

@@ -3,10 +3,12 @@
 Every step of a conversation is checkpointed, so a paused clarification survives a restart and
 any process with the same database can resume it. A step's own writes are saved with its
 checkpoint, not before it in a transaction of their own (`StepWrites`). In Postgres a checkpoint
-and its blobs are one statement, not one a row (`PostgresSaver`): seven saves a turn made the
-saver's statements a tenth of a worker's CPU. Either way the rows are LangGraph's, as its own
+and its blobs are one statement, not one a row (`PostgresSaver`, by `OneStatementPut` in
+langgraph_internals.py, the one module that uses LangGraph's private API): seven saves a turn made
+the saver's statements a large share of a worker's CPU (docs/performance.md, "The worker pool
+after issue 16"). Either way the rows are LangGraph's, as its own
 saver writes them. Under a session's lock a turn reads its thread's latest checkpoint once
-(`reading_once`), not once for the chat service and again for LangGraph.
+(`caching_latest_checkpoints`), not once for the chat service and again for LangGraph.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
-from functools import cache
-from itertools import chain
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -27,18 +27,14 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    get_serializable_checkpoint_metadata,
 )
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.checkpoint.postgres.base import UPSERT_CHECKPOINT_BLOBS_SQL, UPSERT_CHECKPOINTS_SQL
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.constants import TASKS
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow, dict_row
-from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from threadsage.memory.langgraph_internals import OneStatementPut, saved_as
 from threadsage.settings.environment import Settings
 from threadsage.support.private_files import private_dir, private_file
 
@@ -57,8 +53,8 @@ class StepWrites(BaseCheckpointSaver[str]):
 
     LangGraph saves each finished task's writes at once so that, in a step of several tasks run in
     parallel, a crash does not lose the finished ones; every step of this graph has one task, and
-    its checkpoint follows at once. A standard turn went from 11 transactions to 6 (measured in
-    docs/performance.md). A process killed between a node's end and its checkpoint's commit runs
+    its checkpoint follows at once: about half the transactions of a turn (docs/performance.md,
+    "A cheaper turn (issue 16)"). A process killed between a node's end and its checkpoint's commit runs
     that node again, a window the size of one commit, as before: then it was between the node's
     end and its writes' commit. Writes that no checkpoint holds (an interrupt, a resume value, an
     error, a Send) are saved at once as before. Channels that rebuild their value from saved writes
@@ -113,7 +109,8 @@ class StepWrites(BaseCheckpointSaver[str]):
         await super().adelete_thread(thread_id)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Within `reading_once`, a thread's latest checkpoint comes from the database once."""
+        """Within `caching_latest_checkpoints`, a thread's latest checkpoint comes from the database
+        once."""
         reads = _reads.get()
         configurable = config["configurable"]
         if reads is None or configurable.get("checkpoint_id"):
@@ -124,12 +121,12 @@ class StepWrites(BaseCheckpointSaver[str]):
         return reads[thread]
 
 
-# The latest checkpoints read in the current `reading_once` scope, by (thread, namespace).
+# The latest checkpoints read in the current `caching_latest_checkpoints` scope, by (thread, namespace).
 _reads: ContextVar[dict[tuple[str, str], CheckpointTuple | None] | None] = ContextVar("threadsage_reads", default=None)
 
 
 @contextmanager
-def reading_once() -> Iterator[None]:
+def caching_latest_checkpoints() -> Iterator[None]:
     """A scope (a turn, under its session's lock) in which a thread's latest checkpoint is read
     from the database once, until a write: the chat service reads it to tell what the turn is (a
     redelivery, the answer to a pending clarification), then LangGraph reads it again to run —
@@ -146,91 +143,6 @@ def _forget_reads() -> None:
     reads = _reads.get()
     if reads:
         reads.clear()
-
-
-class OneStatementPut(AsyncPostgresSaver):
-    """LangGraph's Postgres saver, each checkpoint saved in one statement (`put_sql`), its blobs
-    serialised on the event loop.
-
-    LangGraph's `aput` serialises the blobs in a thread, then sends in a pipeline one `INSERT` a
-    blob (19 a standard turn) and one for the checkpoint, 7 times a turn. Here the rows are the
-    same, made by LangGraph's own helpers (`_dump_blobs`, the metadata, the `Jsonb` columns) and
-    statements, with the same conflicts ignored or updated, so LangGraph's reads, the pruning and
-    databases saved before read them as before (tests/memory/test_checkpoints.py); the blobs and
-    their checkpoint still commit together. A put's blobs take ~5 µs of CPU to serialise (a few KB;
-    the most a session keeps, 400 attached passages, 0.1-0.4 ms) and their hop to a thread and
-    back cost 75-160 µs, so no thread. A put's CPU, in five runs of bench/checkpoint_put.py: the
-    client's 470-780 µs → 280-430 (-40 %), the Postgres backend's 380-560 → 310-450 (-12 to -20 %).
-    """
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        configurable = config["configurable"]
-        thread_id, checkpoint_ns = configurable["thread_id"], configurable["checkpoint_ns"]
-        inline, values = _split(checkpoint["channel_values"])
-        versions = {channel: version for channel, version in new_versions.items() if channel in values}
-        blobs = self._dump_blobs(thread_id, checkpoint_ns, values, versions)
-        params = (
-            *chain.from_iterable(blobs),
-            thread_id,
-            checkpoint_ns,
-            checkpoint["id"],
-            configurable.get("checkpoint_id"),  # its parent's
-            Jsonb({**checkpoint, "channel_values": inline}),
-            Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
-        )
-        async with self._cursor() as cur:
-            await cur.execute(put_sql(len(blobs)), params)
-        return saved_as(config, checkpoint)
-
-
-def saved_as(config: RunnableConfig, checkpoint: Checkpoint) -> RunnableConfig:
-    """What a saver's `aput` returns: the thread's config naming `checkpoint`, the next one's parent."""
-    configurable = config["configurable"]
-    return {
-        "configurable": {
-            "thread_id": configurable["thread_id"],
-            "checkpoint_ns": configurable.get("checkpoint_ns", ""),
-            "checkpoint_id": checkpoint["id"],
-        }
-    }
-
-
-BLOB_ROW = "(%s, %s, %s, %s, %s, %s)"  # the one row of LangGraph's UPSERT_CHECKPOINT_BLOBS_SQL
-
-
-@cache
-def put_sql(blobs: int) -> str:
-    """A checkpoint and its `blobs` blobs in one statement: LangGraph's UPSERT_CHECKPOINT_BLOBS_SQL
-    with a row a blob, then its UPSERT_CHECKPOINTS_SQL. Rows rather than arrays to `unnest`: psycopg
-    adapts lists in Python, ~85 µs of the client's CPU a put more, and ~40 of the server's. (Were
-    LangGraph's row written otherwise, the statement would keep one row and psycopg refuse a put of
-    two blobs or more: the tests would fail.)"""
-    if not blobs:
-        return UPSERT_CHECKPOINTS_SQL
-    insert = UPSERT_CHECKPOINT_BLOBS_SQL.replace(BLOB_ROW, ", ".join([BLOB_ROW] * blobs))
-    return f"WITH blobs AS ({insert}) {UPSERT_CHECKPOINTS_SQL}"
-
-
-def _split(channel_values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The values a checkpoint's row holds (None and primitives) and those saved as blobs, as
-    LangGraph's `aput` splits them. A `DeltaChannel`'s snapshot is refused: `StepWrites` does not
-    keep the writes such a channel is rebuilt from."""
-    inline: dict[str, Any] = {}
-    blobs: dict[str, Any] = {}
-    for channel, value in channel_values.items():
-        if isinstance(value, _DeltaSnapshot):
-            raise NotImplementedError(f"channel {channel!r} is a DeltaChannel, which StepWrites does not support")
-        if value is None or isinstance(value, str | int | float | bool):
-            inline[channel] = value
-        else:
-            blobs[channel] = value
-    return inline, blobs
 
 
 class PostgresSaver(StepWrites, OneStatementPut):

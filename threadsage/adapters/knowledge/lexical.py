@@ -1,9 +1,10 @@
 """BM25 in this process for the embedded default: a tantivy index beside the Milvus Lite file.
 
 Why not Milvus Lite's own BM25: it scores in pure Python over whole posting lists (search time
-grows linearly, ~210 ms p95 at 50k chunks) and keeps BM25 statistics per storage segment, so a
-file ingested alone after a large ingest scores so low that its own facts are not found. Tantivy
-(compiled, well kept) ranks with statistics over the whole index, in well under a millisecond.
+grows linearly with the index) and keeps BM25 statistics per storage segment, so a file ingested
+alone after a large ingest scores so low that its own facts are not found. Tantivy (compiled, well
+kept) ranks with statistics over the whole index, and fast (the figures before and after:
+docs/performance.md, "Ingestion and search speed").
 
 What it holds: per chunk, the terms BM25 counts (`text.index_terms`, the same analysis Milvus's
 analyzer applied), plus what a search hit shows and what ingestion compares (source, content

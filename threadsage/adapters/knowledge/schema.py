@@ -9,7 +9,7 @@ field holds a one-entry placeholder and costs next to nothing.
 Jieba segments Chinese into words and leaves Latin words whole; it is the one tokenizer that both
 Milvus Lite and Milvus server offer for mixed English/Chinese text. The analyzer drops the
 commonest of the project's stop words (`text.COMMONEST_WORDS`) from the BM25 statistics: with no
-stop words at all a search took about five times as long (measured on the GitLab handbook).
+stop words at all a search took much longer (docs/performance.md, "Ingestion and search speed").
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 The Markdown is parsed, not rewritten with regular expressions: pulldown-cmark's event stream (through
 pyromark) is laid out for each platform, escaping all text and writing only the markup we choose.
 Why pyromark rather than markdown-it-py (already installed through rich): markdown-it-py, pure Python,
-needs 20 to 80 µs per character on bracket- or emphasis-dense text (100 kB of "[*" took over 8 s, the
-whole event loop stalled), while pulldown-cmark is built for linear time (the same input: about 0.15 s).
+slows down badly on bracket- or emphasis-dense text, stalling the whole event loop, while pulldown-cmark
+is built for linear time (docs/performance.md, "Crash safety and hostile input").
 
 Links are live only for http(s) and mailto targets; when a link's text differs from its target, the
 target's host follows the text, so a link cannot pretend to lead elsewhere. Other schemes (tg:,

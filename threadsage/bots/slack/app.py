@@ -48,7 +48,7 @@ from threadsage.bots.tokens import Signer
 from threadsage.chat import ChatService, Turn
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Job
-from threadsage.http.thread import HomeLoop
+from threadsage.http.thread import MainLoopBridge
 from threadsage.i18n import Language, language_of, say
 from threadsage.settings.environment import Settings
 from threadsage.support.background import BackgroundTasks
@@ -90,11 +90,11 @@ class SlackBot:
         self.own_teams: frozenset[str] = frozenset()  # the bot's workspace and organisation, from auth.test
         self.bot_user = ""  # the bot's user id, from auth.test
         self.tasks = BackgroundTasks()
-        self.loop: HomeLoop | None = None  # the loop it runs on, from `running`
+        self.loop: MainLoopBridge | None = None  # the loop it runs on, from `running`
         self.dispatch = dispatch or self._work_here
         self._queueing = dispatch is not None
         # One HTTP session for every Web API call: slack_sdk otherwise opens a session (and builds
-        # a TLS context, ~10 ms of CPU on the event loop) per call, which shows in ack latency.
+        # a TLS context, CPU on the event loop) per call, which shows in ack latency (docs/performance.md, "Slack").
         self._session = aiohttp.ClientSession()
         self.client = client or AsyncWebClient(
             token=settings.slack_bot_token.get_secret_value(),
@@ -133,7 +133,7 @@ class SlackBot:
     async def running(self) -> AsyncIterator[SlackBot]:
         """Check the token once at start-up (a refused one fails here, clearly), and on the way
         out finish the turns in flight and close the HTTP session."""
-        self.loop = HomeLoop()
+        self.loop = MainLoopBridge()
         try:
             identity = await self._identity()
             self.own_teams = frozenset(filter(None, (identity.get("team_id"), identity.get("enterprise_id"))))

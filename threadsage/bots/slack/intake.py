@@ -21,16 +21,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from threadsage.http.thread import HomeLoop
+from threadsage.http.thread import MainLoopBridge
 from threadsage.support.background import BackgroundTasks
 
 log = logging.getLogger(__name__)
 
 
 def events_route(
-    app: AsyncApp, verifier: SignatureVerifier, home: HomeLoop, ack_first: BackgroundTasks | None
+    app: AsyncApp, verifier: SignatureVerifier, main_loop: MainLoopBridge, ack_first: BackgroundTasks | None
 ) -> Route:
-    """POST /slack/events for the Events API and interactivity, bolt running on `home`. With
+    """POST /slack/events for the Events API and interactivity, bolt running on `main_loop`. With
     `ack_first` (the tasks of a bot that answers in this process), a signed event is acknowledged
     at once and dispatched to bolt as one of those tasks (bolt's request is built there too, off
     the HTTP thread): the answer to an event is always an empty 200, and an error of bolt's is
@@ -44,7 +44,7 @@ def events_route(
             return JSONResponse({"error": "invalid request"}, status_code=401)
         if ack_first is not None and _is_event_callback(body):
             query = request.scope["query_string"].decode("latin-1")
-            home.start(ack_first, _dispatch(app, body, query, request.headers), "slack-event")
+            main_loop.start(ack_first, _dispatch(app, body, query, request.headers), "slack-event")
             return Response(status_code=200)
         try:
             bolt_request = to_async_bolt_request(request, body)
@@ -52,7 +52,7 @@ def events_route(
             return JSONResponse({"error": "malformed payload"}, status_code=400)
         if not _is_payload(bolt_request.body):
             return JSONResponse({"error": "malformed payload"}, status_code=400)
-        return to_starlette_response(await home.run(app.async_dispatch(bolt_request)))
+        return to_starlette_response(await main_loop.run(app.async_dispatch(bolt_request)))
 
     return Route("/slack/events", events, methods=["POST"])
 

@@ -5,7 +5,7 @@ it answers; so it answers only the chats an operator listed — a person's id al
 chat, a group's id everyone in that group, there — or anyone, when the list says `*`. A listed
 person is refused in an unlisted group: everyone in a group reads the answers.
 
-Refused updates stop at the gate, a handler in group -1 that raises `ApplicationHandlerStop`
+Refused updates stop at `StopDisallowedChats`, a handler in group -1 that raises `ApplicationHandlerStop`
 (python-telegram-bot's way of ending an update's processing): no chat service, no model call.
 Whoever addresses the bot there is told, once, their ids and that an operator must allow them —
 remembered by the coordinator, so once across processes and (with Redis) restarts. /start and
@@ -76,7 +76,7 @@ def _chat_id(entry: str) -> int:
         ) from None
 
 
-class Gate:
+class StopDisallowedChats:
     """The callback of a `TypeHandler(Update)` in group -1: lets allowed updates through, and
     ends every other one's processing, after saying why to whoever addressed the bot."""
 

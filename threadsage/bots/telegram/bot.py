@@ -32,7 +32,7 @@ from telegram.ext import CallbackQueryHandler, CommandHandler, ContextTypes, Mes
 from threadsage.adapters.documents.attachments import MB
 from threadsage.bots.coverage import coverage_lines
 from threadsage.bots.replies import place_categories
-from threadsage.bots.telegram.access import Gate, TelegramAccess
+from threadsage.bots.telegram.access import StopDisallowedChats, TelegramAccess
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfigError, build_application
 from threadsage.bots.telegram.chains import ReplyChains, private_key
 from threadsage.bots.telegram.files import TelegramFiles
@@ -86,7 +86,7 @@ class TelegramBot:
         self.webhook = TelegramWebhook(settings, self._process_here) if self.webhook_url else None
         self.chains = ReplyChains(self.app.bot, coordinator)
         self.send = TelegramSender(self.app.bot, self.signer, coordinator, self.chains)
-        self.gate = Gate(self.access, coordinator, self.send, self.chains)
+        self.stop_disallowed = StopDisallowedChats(self.access, coordinator, self.send, self.chains)
         self.files = TelegramFiles(int(settings.max_attachment_mb * MB))
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
@@ -156,7 +156,7 @@ class TelegramBot:
     # --- handlers --------------------------------------------------------------------------
 
     def _add_handlers(self) -> None:
-        self.app.add_handler(TypeHandler(Update, self.gate), group=-1)  # refused updates stop there
+        self.app.add_handler(TypeHandler(Update, self.stop_disallowed), group=-1)  # refused updates stop there
         people = filters.UpdateType.MESSAGE & _FromPerson()  # new messages only: edits are ignored
         private, groups = filters.ChatType.PRIVATE, filters.ChatType.GROUPS
         questions = (filters.TEXT & ~filters.COMMAND) | filters.Document.ALL | filters.PHOTO  # files: the caption asks

@@ -1,6 +1,6 @@
 """The language-model back-end: any OpenAI-compatible endpoint, through our own small client
-(threadsage/adapters/reasoning/llm/openai_chat.py): one structured call cost 3.7-4.0 ms of event-loop CPU through
-langchain-openai, 0.15-0.2 ms through it, and a turn makes 3-4.
+(threadsage/adapters/reasoning/llm/openai_chat.py), which costs a fraction of langchain-openai's event-loop CPU
+a call (see its docstring).
 
 Routing and judging use structured output (a forced function call, the most widely supported form
 among compatible servers) on the router model, which may be a cheaper one (`THREADSAGE_ROUTER_MODEL`);

@@ -1,9 +1,10 @@
 """A small async client for OpenAI's Chat Completions API (`POST {base_url}/chat/completions`).
 
-One structured call (a forced function call, parsed with its schema) costs 3.7-4.0 ms of
-event-loop CPU through langchain-openai's `with_structured_output(...).ainvoke`, 1.3 ms through
-the `openai` SDK, 0.15-0.2 ms as an aiohttp POST, `json` and a pydantic validation — and a turn
-makes 3-4 of them. This is the last, with what the SDK did that we rely on: a timeout per request,
+One structured call (a forced function call, parsed with its schema) costs many times more
+event-loop CPU through langchain-openai's `with_structured_output(...).ainvoke`, or through the
+`openai` SDK, than as an aiohttp POST, `json` and a pydantic validation — and a turn makes several
+(docs/performance.md, "A cheaper turn (issue 16)", "Model calls through our own client"). This is
+the last, with what the SDK did that we rely on: a timeout per request,
 retries with exponential backoff and jitter on connection errors, timeouts, 408, 409, 429 and 5xx
 (a `Retry-After` within reason is honoured), and one error type whose message never holds the key.
 """
