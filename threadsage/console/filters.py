@@ -72,16 +72,21 @@ class Filters:
 
     def query(self, **changes: str) -> str:
         """This filter set as a query string, with `changes` applied ("" drops a key)."""
+        start, end = self.dates()
         values = {
             "days": str(self.days) if self.days else "",
-            "start": "" if self.days else _day(self.start_ms),
-            "end": "" if self.days else _day(self.end_ms - 1),
+            "start": start,
+            "end": end,
             "platform": self.platform,
             "channel": self.channel,
             "outcome": self.outcome,
             "people": "1" if self.people else "",
         } | changes
         return urlencode({k: v for k, v in values.items() if v})
+
+    def dates(self) -> tuple[str, str]:
+        """The explicit first and last day (ISO), or "" for either that is open or a range in days."""
+        return ("", "") if self.days else (_day(self.start_ms), _day(self.end_ms - 1))
 
     def day_range(self) -> range:
         """The days (counted from the epoch, UTC) the range covers, for the charts' x axis."""

@@ -11,17 +11,17 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from threadsage.console import views
 from threadsage.console.auth import ConsoleAuth
 from threadsage.console.exports import QUESTION_FIELDS, csv_text, turn_cells
-from threadsage.console.filters import Filters
+from threadsage.console.filters import RANGES, Filters
 from threadsage.console.knowledge import KnowledgeInfo
-from threadsage.console.layout import SECURITY_HEADERS, VIEWS, filter_bar, page
+from threadsage.console.layout import SECURITY_HEADERS, VIEWS, html
 from threadsage.console.queries import EXPORT_LIMIT, ConsoleData
-from threadsage.records.turns import TABLE
+from threadsage.records.turns import OUTCOMES, TABLE
 
 log = logging.getLogger(__name__)
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -49,7 +49,7 @@ class Console:
     async def sign_in_page(self, request: Request) -> Response:
         if self.auth.allows(request):
             return _redirect("/console")
-        return _html(views.sign_in(next_path=_local(request.query_params.get("next", ""))))
+        return _sign_in_page(request, _local(request.query_params.get("next", "")))
 
     async def sign_in(self, request: Request) -> Response:
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
@@ -58,7 +58,7 @@ class Console:
             log.warning(
                 "console: a sign-in with a wrong password from %s", request.client.host if request.client else "?"
             )
-            return _html(views.sign_in("That is not the console password.", next_path), 401)
+            return _sign_in_page(request, next_path, "That is not the console password.", 401)
         response = _redirect(next_path)
         self.auth.sign_in(response, request)
         return response
@@ -73,28 +73,36 @@ class Console:
     async def view(self, request: Request) -> Response:
         name = request.path_params.get("view", "overview")
         if name not in TITLES:
-            return _html(page("Not found", '<p>No such view. <a href="/console">Overview</a></p>', "overview"), 404)
-        filters = Filters.parse(request.query_params)
+            return html(
+                request, "message.html", 404, title="Not found", current="overview", message="No such view.",
+                back="/console", back_label="Overview", error=False,
+            )  # fmt: skip
         if name == "knowledge":
-            return _html(page(TITLES[name], views.knowledge(await self.knowledge()), name))
-        body = await self._body(name, filters)
+            info = await self.knowledge()
+            return html(request, "knowledge.html", title=TITLES[name], current=name, **views.knowledge(info))
+        filters = Filters.parse(request.query_params)
         places = await self._places(filters)
-        bar = filter_bar(filters, request.url.path, sorted({p for p, _ in places}), sorted({c for _, c in places}))
-        export = (
-            f'<p class="actions"><a href="/console/export/{name}.csv?{filters.query()}" download>Export CSV</a></p>'
-            if name in LISTS
-            else ""
-        )
-        return _html(page(TITLES[name], bar + export + body, name))
-
-    async def _body(self, name: str, filters: Filters) -> str:
+        context: dict[str, Any] = {
+            "title": TITLES[name],
+            "current": name,
+            "filters": filters,
+            "action": request.url.path,
+            "platforms": sorted({p for p, _ in places}),
+            "channels": sorted({c for _, c in places}),
+            "ranges": RANGES,
+            "outcomes": OUTCOMES,
+            "export": name in LISTS,
+        }
         if name == "overview":
-            return views.overview(await self.data.overview(filters), filters)
-        if name == "gaps":
-            return views.gaps(await self.data.gaps(filters), filters)
-        if name == "clarifications":
-            return views.clarifications(await self.data.clarifications(filters), filters)
-        return views.questions(await self.data.turns(filters), filters)
+            context |= views.overview(await self.data.overview(filters), filters)
+        elif name == "gaps":
+            context["groups"] = await self.data.gaps(filters)
+        elif name == "clarifications":
+            rows = await self.data.clarifications(filters)
+            context |= {"rows": rows, "summary": views.clarification_summary(rows)}
+        else:
+            context["turns"] = await self.data.turns(filters)
+        return html(request, f"{name}.html", **context)
 
     async def _places(self, filters: Filters) -> list[tuple[str, str]]:
         where, params = dataclasses.replace(filters, platform="", channel="", outcome="").where()
@@ -171,8 +179,8 @@ class Console:
         return checked
 
 
-def _html(body: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(body, status, headers=SECURITY_HEADERS)
+def _sign_in_page(request: Request, next_path: str, error: str = "", status: int = 200) -> Response:
+    return html(request, "signin.html", status, title="Sign in", current="", next_path=next_path, error=error)
 
 
 def _redirect(path: str) -> Response:
