@@ -5,7 +5,6 @@ token (401 without one). Nothing but the sign-in page answers before the check."
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -15,7 +14,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from threadsage.console import views
-from threadsage.console.auth import ConsoleAuth
+from threadsage.console.auth import ConsoleAuth, TooManyAttempts
 from threadsage.console.exports import QUESTION_FIELDS, csv_text, turn_cells
 from threadsage.console.filters import RANGES, Filters
 from threadsage.console.knowledge import KnowledgeInfo
@@ -23,7 +22,6 @@ from threadsage.console.layout import SECURITY_HEADERS, VIEWS, html
 from threadsage.console.queries import EXPORT_LIMIT, ConsoleData
 from threadsage.records.turns import OUTCOMES, TABLE
 
-log = logging.getLogger(__name__)
 Endpoint = Callable[[Request], Awaitable[Response]]
 TITLES = {key: name for key, name, _ in VIEWS}
 LISTS = ("questions", "gaps", "clarifications")
@@ -47,25 +45,29 @@ class Console:
     # --- signing in ------------------------------------------------------------------------
 
     async def sign_in_page(self, request: Request) -> Response:
-        if self.auth.allows(request):
-            return _redirect("/console")
-        return _sign_in_page(request, _local(request.query_params.get("next", "")))
+        next_path = _local(request.query_params.get("next", ""))
+        try:
+            if await self.auth.allows(request):
+                return _redirect("/console")
+        except TooManyAttempts as refused:
+            return _sign_in_page(request, next_path, f"{refused}.", 429, refused.retry_after)
+        return _sign_in_page(request, next_path)
 
     async def sign_in(self, request: Request) -> Response:
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         token, next_path = form.get("token", [""])[0], _local(form.get("next", [""])[0])
-        if not self.auth.matches(token):
-            log.warning(
-                "console: a sign-in with a wrong password from %s", request.client.host if request.client else "?"
-            )
-            return _sign_in_page(request, next_path, "That is not the console password.", 401)
+        try:
+            if not self.auth.password(request, token):
+                return _sign_in_page(request, next_path, "That is not the console password.", 401)
+        except TooManyAttempts as refused:
+            return _sign_in_page(request, next_path, f"{refused}.", 429, refused.retry_after)
         response = _redirect(next_path)
-        self.auth.sign_in(response, request)
+        await self.auth.sign_in(response, request)
         return response
 
     async def sign_out(self, request: Request) -> Response:
         response = _redirect("/console/signin")
-        self.auth.sign_out(response, request)
+        await self.auth.sign_out(response, request)
         return response
 
     # --- views -----------------------------------------------------------------------------
@@ -160,7 +162,11 @@ class Console:
 
     def _page(self, endpoint: Endpoint) -> Endpoint:
         async def checked(request: Request) -> Response:
-            if not self.auth.allows(request):
+            try:
+                allowed = await self.auth.allows(request)
+            except TooManyAttempts as refused:
+                return _sign_in_page(request, "/console", f"{refused}.", 429, refused.retry_after)
+            if not allowed:
                 target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
                 return _redirect(f"/console/signin?next={quote(target, safe='')}")
             return await endpoint(request)
@@ -169,7 +175,12 @@ class Console:
 
     def _api(self, endpoint: Endpoint) -> Endpoint:
         async def checked(request: Request) -> Response:
-            if not self.auth.allows(request):
+            try:
+                allowed = await self.auth.allows(request)
+            except TooManyAttempts as refused:
+                headers = {"Retry-After": str(refused.retry_after), **SECURITY_HEADERS}
+                return JSONResponse({"error": str(refused)}, 429, headers=headers)
+            if not allowed:
                 headers = {"WWW-Authenticate": 'Bearer realm="threadsage console"', **SECURITY_HEADERS}
                 return JSONResponse({"error": "sign in to the console first"}, 401, headers=headers)
             response = await endpoint(request)
@@ -179,8 +190,13 @@ class Console:
         return checked
 
 
-def _sign_in_page(request: Request, next_path: str, error: str = "", status: int = 200) -> Response:
-    return html(request, "signin.html", status, title="Sign in", current="", next_path=next_path, error=error)
+def _sign_in_page(
+    request: Request, next_path: str, error: str = "", status: int = 200, retry_after: int = 0
+) -> Response:
+    response = html(request, "signin.html", status, title="Sign in", current="", next_path=next_path, error=error)
+    if retry_after:
+        response.headers["Retry-After"] = str(retry_after)
+    return response
 
 
 def _redirect(path: str) -> Response:
