@@ -44,6 +44,11 @@ async def ask_and_vote_down(slack: Harness, question: str) -> str:
     return ts
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest) -> str:
+    return "" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+
+
 @dataclass
 class Served:
     """The console alone on a real HTTP server, over the checkpointer of `settings`."""

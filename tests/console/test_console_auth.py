@@ -21,11 +21,6 @@ from threadsage.console.throttle import SignInThrottle
 from threadsage.memory.checkpoints import open_checkpointer
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request: pytest.FixtureRequest) -> str:
-    return "" if request.param == "sqlite" else request.getfixturevalue("pg_url")
-
-
 async def raw_get(url: str, path: str, header: bytes) -> tuple[int, bytes]:
     """GET `path` with one header line sent as the bytes given (aiohttp would encode it)."""
     host, port = url.removeprefix("http://").split(":")

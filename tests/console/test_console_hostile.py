@@ -59,7 +59,7 @@ async def test_hostile_text_is_shown_never_run(tmp_path: Path) -> None:
         await record_hostile_turns(console.checkpointer)
         http = console.http
         for path in PAGES:
-            for query in ("", f"?people=1&channel={HOSTILE}&platform={HOSTILE}", "?people=1"):
+            for query in ("", f"?people=1&channel={HOSTILE}&platform={HOSTILE[:40]}", "?people=1"):
                 async with http.get(console.url + path + query, headers=BEARER) as response:
                     page = await response.text()
                     assert response.status == 200, (path, query)

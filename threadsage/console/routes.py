@@ -16,7 +16,7 @@ from starlette.routing import Route
 from threadsage.console import views
 from threadsage.console.auth import ConsoleAuth, TooManyAttempts
 from threadsage.console.exports import QUESTION_FIELDS, csv_text, turn_cells
-from threadsage.console.filters import RANGES, Filters
+from threadsage.console.filters import RANGES, BadFilter, Filters
 from threadsage.console.knowledge import KnowledgeInfo
 from threadsage.console.layout import SECURITY_HEADERS, VIEWS, html
 from threadsage.console.queries import EXPORT_LIMIT, ConsoleData
@@ -75,10 +75,7 @@ class Console:
     async def view(self, request: Request) -> Response:
         name = request.path_params.get("view", "overview")
         if name not in TITLES:
-            return html(
-                request, "message.html", 404, title="Not found", current="overview", message="No such view.",
-                back="/console", back_label="Overview", error=False,
-            )  # fmt: skip
+            return _message(request, 404, "No such view.", "/console", "Overview")
         if name == "knowledge":
             info = await self.knowledge()
             return html(request, "knowledge.html", title=TITLES[name], current=name, **views.knowledge(info))
@@ -169,7 +166,11 @@ class Console:
             if not allowed:
                 target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
                 return _redirect(f"/console/signin?next={quote(target, safe='')}")
-            return await endpoint(request)
+            try:
+                return await endpoint(request)
+            except BadFilter as bad:
+                message = f"These filters cannot be read: {bad}."
+                return _message(request, 400, message, request.url.path, "Clear the filters", error=True)
 
         return checked
 
@@ -183,11 +184,20 @@ class Console:
             if not allowed:
                 headers = {"WWW-Authenticate": 'Bearer realm="threadsage console"', **SECURITY_HEADERS}
                 return JSONResponse({"error": "sign in to the console first"}, 401, headers=headers)
-            response = await endpoint(request)
+            try:
+                response = await endpoint(request)
+            except BadFilter as bad:
+                response = JSONResponse({"error": f"these filters cannot be read: {bad}"}, 400)
             response.headers.update(SECURITY_HEADERS)
             return response
 
         return checked
+
+
+def _message(request: Request, status: int, message: str, back: str, back_label: str, error: bool = False) -> Response:
+    title = "Not found" if status == 404 else "Cannot show this"
+    context = {"message": message, "back": back, "back_label": back_label, "error": error}
+    return html(request, "message.html", status, title=title, current="overview", **context)
 
 
 def _sign_in_page(
