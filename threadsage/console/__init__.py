@@ -11,10 +11,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from starlette.routing import Route
 
 from threadsage.adapters.knowledge.base import KnowledgeBase
-from threadsage.console.auth import ConsoleAuth
+from threadsage.console.auth import ConsoleAuth, checked_token
 from threadsage.console.knowledge import knowledge_info
 from threadsage.console.queries import ConsoleData
 from threadsage.console.routes import Console
+from threadsage.console.sessions import Sessions
 from threadsage.memory.checkpoints import open_checkpointer
 from threadsage.records.ingestions import IngestionLog
 from threadsage.records.tables import Tables
@@ -33,10 +34,12 @@ async def console_routes(
 ) -> list[Route]:
     """The console's routes on the database of `checkpointer` (without one, the configured
     database is opened on `stack`: `threadsage serve` has none of its own), or none — and a log
-    line saying so — while `THREADSAGE_CONSOLE_TOKEN` is unset."""
+    line saying so — while `THREADSAGE_CONSOLE_TOKEN` is unset. A token shorter than 24 characters
+    stops the start (ConsoleConfigError, a ValueError)."""
     if settings.console_token is None or not settings.console_token.get_secret_value():
         log.info("operator console is off: set THREADSAGE_CONSOLE_TOKEN to serve it at /console")
         return []
+    token = checked_token(settings.console_token.get_secret_value())
     database: BaseCheckpointSaver[Any] = (
         checkpointer if checkpointer is not None else await stack.enter_async_context(open_checkpointer(settings))
     )
@@ -44,8 +47,10 @@ async def console_routes(
         await store.setup()
     ingestions = IngestionLog(database)
     await ingestions.setup()
+    sessions = Sessions(database, token)
+    await sessions.setup()
     console = Console(
-        ConsoleAuth(settings.console_token.get_secret_value()),
+        ConsoleAuth(token, sessions),
         ConsoleData(Tables(database)),
         knowledge_info(settings, kb, ingestions),
     )

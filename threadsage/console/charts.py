@@ -1,13 +1,13 @@
-"""Charts as SVG written on the server: no script, no library, nothing fetched — the page works
-offline and under a Content-Security-Policy that allows no script at all. Each mark carries a
-`<title>`, which browsers show on hover, and the charts scale with the page (viewBox)."""
+"""The geometry of the console's charts, drawn as SVG by templates/charts.html: no script, no
+library, nothing fetched — the page works offline and under a Content-Security-Policy that allows
+no script at all. Numbers and labels only: the template writes the markup (escaped)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from html import escape
 
 # Outcome colours: distinguishable for the common colour-vision deficiencies (Okabe–Ito).
 COLOURS = {
@@ -28,13 +28,51 @@ LABELS = {
 }
 
 
-def stacked_days(per_day: dict[int, Counter[str]], days: Sequence[int], title: str) -> str:
-    """Questions per day, one bar a day stacked by outcome, with a legend."""
+@dataclass(frozen=True)
+class Rect:
+    x: float
+    y: float
+    width: float
+    height: float
+    colour: str
+    tip: str  # shown on hover (the mark's <title>)
+    rounded: bool = False
+
+
+@dataclass(frozen=True)
+class Label:
+    x: float
+    y: float
+    text: str
+    anchor: str = "start"
+
+
+@dataclass(frozen=True)
+class Axis:
+    left: int
+    top: int
+    right: int
+    base: int
+    peak: int
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    width: int
+    height: int
+    rects: list[Rect] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+    axis: Axis | None = None
+
+
+def stacked_days(per_day: dict[int, Counter[str]], days: Sequence[int], title: str) -> Chart:
+    """Questions per day, one bar a day stacked by outcome (the template adds the legend)."""
     width, height, left, bottom, top = 720, 220, 36, 22, 8
     peak = max((sum(c.values()) for c in per_day.values()), default=0) or 1
     slot = (width - left) / max(len(days), 1)
     bar = max(slot * 0.8, 1.0)
-    marks = [_axis(left, top, width, height - bottom, peak)]
+    chart = Chart(title, width, height, axis=Axis(left, top, width, height - bottom, peak))
     for i, day in enumerate(days):
         x, y = left + i * slot + (slot - bar) / 2, float(height - bottom)
         counts = per_day.get(day, Counter())
@@ -45,58 +83,32 @@ def stacked_days(per_day: dict[int, Counter[str]], days: Sequence[int], title: s
             h = n / peak * (height - bottom - top)
             y -= h
             tip = f"{_date(day)}: {n} {LABELS[outcome]}"
-            marks.append(
-                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{h:.1f}" fill="{colour}">'
-                f"<title>{escape(tip)}</title></rect>"
-            )
+            chart.rects.append(Rect(_r(x), _r(y), _r(bar), _r(h), colour, tip))
     for i in sorted({0, len(days) // 2, len(days) - 1}) if days else ():
-        x = left + i * slot + slot / 2
         anchor = "start" if i == 0 else "end" if i == len(days) - 1 else "middle"
-        x = left if anchor == "start" else width if anchor == "end" else x
-        marks.append(f'<text x="{x:.1f}" y="{height - 6}" text-anchor="{anchor}">{_date(days[i])}</text>')
-    return _svg(width, height, title, marks) + legend(COLOURS)
+        x = left if anchor == "start" else width if anchor == "end" else left + i * slot + slot / 2
+        chart.labels.append(Label(_r(x), height - 6, _date(days[i]), anchor))
+    return chart
 
 
-def bars(items: Sequence[tuple[str, int]], title: str, colour: str = "#0072B2") -> str:
-    """Horizontal bars, one per labelled count, longest first as given."""
+def bars(items: Sequence[tuple[str, int]], title: str, colour: str = "#0072B2") -> Chart | None:
+    """Horizontal bars, one per labelled count, longest first as given; None for no items."""
     if not items:
-        return '<p class="empty">Nothing in this range.</p>'
+        return None
     row, label_w, width = 26, 150, 400  # about the width of a grid panel: text keeps its size
     peak = max(n for _, n in items) or 1
-    marks = []
+    chart = Chart(title, width, len(items) * row + 8)
     for i, (label, n) in enumerate(items):
         y = i * row + 4
-        w = max(n / peak * (width - label_w - 40), 1.0)
-        marks.append(
-            f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end">{escape(_clip(label))}</text>'
-            f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{row - 8}" rx="3" fill="{colour}">'
-            f"<title>{escape(label)}: {n}</title></rect>"
-            f'<text x="{label_w + w + 6:.1f}" y="{y + 15}">{n}</text>'
-        )
-    return _svg(width, len(items) * row + 8, title, marks)
+        w = _r(max(n / peak * (width - label_w - 40), 1.0))
+        chart.labels.append(Label(label_w - 8, y + 15, _clip(label), "end"))
+        chart.rects.append(Rect(label_w, y, w, row - 8, colour, f"{label}: {n}", rounded=True))
+        chart.labels.append(Label(_r(label_w + w + 6), y + 15, str(n)))
+    return chart
 
 
-def legend(colours: dict[str, str]) -> str:
-    keys = "".join(
-        f'<span><i style="background:{colour}"></i>{escape(LABELS.get(name, name))}</span>'
-        for name, colour in colours.items()
-    )
-    return f'<p class="legend">{keys}</p>'
-
-
-def _axis(left: int, top: int, right: int, base: int, peak: int) -> str:
-    return (
-        f'<line x1="{left}" y1="{base}" x2="{right}" y2="{base}" class="axis"/>'
-        f'<text x="{left - 6}" y="{top + 10}" text-anchor="end">{peak}</text>'
-        f'<text x="{left - 6}" y="{base}" text-anchor="end">0</text>'
-    )
-
-
-def _svg(width: int, height: int, title: str, marks: list[str]) -> str:
-    return (
-        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" '
-        f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>{"".join(marks)}</svg>'
-    )
+def _r(value: float) -> float:
+    return round(value, 1)
 
 
 def _date(day: int) -> str:

@@ -5,25 +5,23 @@ token (401 without one). Nothing but the sign-in page answers before the check."
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs, quote
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from threadsage.console import views
-from threadsage.console.auth import ConsoleAuth
+from threadsage.console.auth import ConsoleAuth, TooManyAttempts
 from threadsage.console.exports import QUESTION_FIELDS, csv_text, turn_cells
-from threadsage.console.filters import Filters
+from threadsage.console.filters import RANGES, BadFilter, Filters
 from threadsage.console.knowledge import KnowledgeInfo
-from threadsage.console.layout import SECURITY_HEADERS, VIEWS, filter_bar, page
+from threadsage.console.layout import SECURITY_HEADERS, VIEWS, html
 from threadsage.console.queries import EXPORT_LIMIT, ConsoleData
-from threadsage.records.turns import TABLE
+from threadsage.records.turns import OUTCOMES, TABLE
 
-log = logging.getLogger(__name__)
 Endpoint = Callable[[Request], Awaitable[Response]]
 TITLES = {key: name for key, name, _ in VIEWS}
 LISTS = ("questions", "gaps", "clarifications")
@@ -47,25 +45,29 @@ class Console:
     # --- signing in ------------------------------------------------------------------------
 
     async def sign_in_page(self, request: Request) -> Response:
-        if self.auth.allows(request):
-            return _redirect("/console")
-        return _html(views.sign_in(next_path=_local(request.query_params.get("next", ""))))
+        next_path = _local(request.query_params.get("next", ""))
+        try:
+            if await self.auth.allows(request):
+                return _redirect("/console")
+        except TooManyAttempts as refused:
+            return _sign_in_page(request, next_path, f"{refused}.", 429, refused.retry_after)
+        return _sign_in_page(request, next_path)
 
     async def sign_in(self, request: Request) -> Response:
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         token, next_path = form.get("token", [""])[0], _local(form.get("next", [""])[0])
-        if not self.auth.matches(token):
-            log.warning(
-                "console: a sign-in with a wrong password from %s", request.client.host if request.client else "?"
-            )
-            return _html(views.sign_in("That is not the console password.", next_path), 401)
+        try:
+            if not self.auth.password(request, token):
+                return _sign_in_page(request, next_path, "That is not the console password.", 401)
+        except TooManyAttempts as refused:
+            return _sign_in_page(request, next_path, f"{refused}.", 429, refused.retry_after)
         response = _redirect(next_path)
-        self.auth.sign_in(response, request)
+        await self.auth.sign_in(response, request)
         return response
 
     async def sign_out(self, request: Request) -> Response:
         response = _redirect("/console/signin")
-        self.auth.sign_out(response, request)
+        await self.auth.sign_out(response, request)
         return response
 
     # --- views -----------------------------------------------------------------------------
@@ -73,28 +75,33 @@ class Console:
     async def view(self, request: Request) -> Response:
         name = request.path_params.get("view", "overview")
         if name not in TITLES:
-            return _html(page("Not found", '<p>No such view. <a href="/console">Overview</a></p>', "overview"), 404)
-        filters = Filters.parse(request.query_params)
+            return _message(request, 404, "No such view.", "/console", "Overview")
         if name == "knowledge":
-            return _html(page(TITLES[name], views.knowledge(await self.knowledge()), name))
-        body = await self._body(name, filters)
+            info = await self.knowledge()
+            return html(request, "knowledge.html", title=TITLES[name], current=name, **views.knowledge(info))
+        filters = Filters.parse(request.query_params)
         places = await self._places(filters)
-        bar = filter_bar(filters, request.url.path, sorted({p for p, _ in places}), sorted({c for _, c in places}))
-        export = (
-            f'<p class="actions"><a href="/console/export/{name}.csv?{filters.query()}" download>Export CSV</a></p>'
-            if name in LISTS
-            else ""
-        )
-        return _html(page(TITLES[name], bar + export + body, name))
-
-    async def _body(self, name: str, filters: Filters) -> str:
+        context: dict[str, Any] = {
+            "title": TITLES[name],
+            "current": name,
+            "filters": filters,
+            "action": request.url.path,
+            "platforms": sorted({p for p, _ in places}),
+            "channels": sorted({c for _, c in places}),
+            "ranges": RANGES,
+            "outcomes": OUTCOMES,
+            "export": name in LISTS,
+        }
         if name == "overview":
-            return views.overview(await self.data.overview(filters), filters)
-        if name == "gaps":
-            return views.gaps(await self.data.gaps(filters), filters)
-        if name == "clarifications":
-            return views.clarifications(await self.data.clarifications(filters), filters)
-        return views.questions(await self.data.turns(filters), filters)
+            context |= views.overview(await self.data.overview(filters), filters)
+        elif name == "gaps":
+            context["groups"] = await self.data.gaps(filters)
+        elif name == "clarifications":
+            rows = await self.data.clarifications(filters)
+            context |= {"rows": rows, "summary": views.clarification_summary(rows)}
+        else:
+            context["turns"] = await self.data.turns(filters)
+        return html(request, f"{name}.html", **context)
 
     async def _places(self, filters: Filters) -> list[tuple[str, str]]:
         where, params = dataclasses.replace(filters, platform="", channel="", outcome="").where()
@@ -152,27 +159,54 @@ class Console:
 
     def _page(self, endpoint: Endpoint) -> Endpoint:
         async def checked(request: Request) -> Response:
-            if not self.auth.allows(request):
+            try:
+                allowed = await self.auth.allows(request)
+            except TooManyAttempts as refused:
+                return _sign_in_page(request, "/console", f"{refused}.", 429, refused.retry_after)
+            if not allowed:
                 target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
                 return _redirect(f"/console/signin?next={quote(target, safe='')}")
-            return await endpoint(request)
+            try:
+                return await endpoint(request)
+            except BadFilter as bad:
+                message = f"These filters cannot be read: {bad}."
+                return _message(request, 400, message, request.url.path, "Clear the filters", error=True)
 
         return checked
 
     def _api(self, endpoint: Endpoint) -> Endpoint:
         async def checked(request: Request) -> Response:
-            if not self.auth.allows(request):
+            try:
+                allowed = await self.auth.allows(request)
+            except TooManyAttempts as refused:
+                headers = {"Retry-After": str(refused.retry_after), **SECURITY_HEADERS}
+                return JSONResponse({"error": str(refused)}, 429, headers=headers)
+            if not allowed:
                 headers = {"WWW-Authenticate": 'Bearer realm="threadsage console"', **SECURITY_HEADERS}
                 return JSONResponse({"error": "sign in to the console first"}, 401, headers=headers)
-            response = await endpoint(request)
+            try:
+                response = await endpoint(request)
+            except BadFilter as bad:
+                response = JSONResponse({"error": f"these filters cannot be read: {bad}"}, 400)
             response.headers.update(SECURITY_HEADERS)
             return response
 
         return checked
 
 
-def _html(body: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(body, status, headers=SECURITY_HEADERS)
+def _message(request: Request, status: int, message: str, back: str, back_label: str, error: bool = False) -> Response:
+    title = "Not found" if status == 404 else "Cannot show this"
+    context = {"message": message, "back": back, "back_label": back_label, "error": error}
+    return html(request, "message.html", status, title=title, current="overview", **context)
+
+
+def _sign_in_page(
+    request: Request, next_path: str, error: str = "", status: int = 200, retry_after: int = 0
+) -> Response:
+    response = html(request, "signin.html", status, title="Sign in", current="", next_path=next_path, error=error)
+    if retry_after:
+        response.headers["Retry-After"] = str(retry_after)
+    return response
 
 
 def _redirect(path: str) -> Response:

@@ -239,7 +239,11 @@ class PlatformSettings(BaseModel):
         "person's id allows their private chat, a group's id everyone in that group; `*` = anyone. Unset = no one "
         "(each person is told their ids once)",
     )
-    console_token: SecretStr | None = Field(None, description="Password of `/console`; unset = no console")
+    console_token: SecretStr | None = Field(
+        None,
+        description="Password of `/console`, at least 24 characters (a shorter one stops the start with an error); "
+        "unset = no console",
+    )
     http_port: int = Field(
         8080, description="Port of the webhooks, `/console`, `/healthz`, `/readyz` and `/metrics` (compose: 8080)"
     )
