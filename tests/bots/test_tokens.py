@@ -15,8 +15,8 @@ from threadsage.bots.tokens import (
     Signer,
     load_secret,
     session_digest,
-    turn_ref,
 )
+from threadsage.chat import turn_ref
 from threadsage.settings.environment import Settings
 
 SESSION = "slack:T1:C1:1700000000.000100"
