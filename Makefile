@@ -39,11 +39,13 @@ test: test-fast
 test-fast: install-dev services
 	$(BIN)/python -m pytest -m "not slow" -n 4
 
-# The same checks as .pre-commit-config.yaml; settings in pyproject.toml.
+# The same checks as .pre-commit-config.yaml, and the import contracts (lint-imports); settings in
+# pyproject.toml.
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy threadsage
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) data .pytest_cache

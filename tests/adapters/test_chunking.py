@@ -3,7 +3,8 @@ from __future__ import annotations
 import itertools
 
 from threadsage.adapters.documents.chunking import chunk_document, split_text
-from threadsage.adapters.documents.loaders import Document, Section
+from threadsage.adapters.documents.loaders import Document
+from threadsage.adapters.documents.sections import Section
 
 
 def document(*sections: Section) -> Document:

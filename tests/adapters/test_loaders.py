@@ -5,12 +5,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HANDBOOK
-from threadsage.adapters.documents.loaders import (
-    UnreadableDocument,
-    discover_files,
-    load_file,
-    load_jsonl_corpus,
-)
+from threadsage.adapters.documents.loaders import discover_files, load_file, load_jsonl_corpus
+from threadsage.adapters.documents.sections import UnreadableDocument
 
 
 def write(path: Path, content: str | bytes) -> Path:

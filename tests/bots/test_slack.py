@@ -27,8 +27,8 @@ from tests.fakes.slack_api import TEAM, FakeSlack, FakeSocketMode, event_body, s
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.app.runtime import open_chat_service
 from threadsage.bots.slack import SlackBot
-from threadsage.bots.tokens import Signer, load_secret, turn_ref
-from threadsage.chat import APOLOGY, NOT_YOURS, STALE
+from threadsage.bots.tokens import Signer, load_secret
+from threadsage.chat import APOLOGY, NOT_YOURS, STALE, turn_ref
 from threadsage.delivery.coordination import LocalCoordinator
 from threadsage.i18n import say
 from threadsage.ingestion.pipeline import Ingestor

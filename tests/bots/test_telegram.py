@@ -26,8 +26,8 @@ from tests.fakes.telegram_api import BOT, FakeBotAPI
 from tests.served import free_port
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.bots.telegram import TelegramBot, TelegramConfigError
-from threadsage.bots.tokens import Button, ButtonKind, Signer, load_secret, session_digest, turn_ref
-from threadsage.chat import APOLOGY, NOT_YOURS, STALE
+from threadsage.bots.tokens import Button, ButtonKind, Signer, load_secret, session_digest
+from threadsage.chat import APOLOGY, NOT_YOURS, STALE, turn_ref
 from threadsage.http.server import create_app
 from threadsage.i18n import say
 from threadsage.ingestion.pipeline import Ingestor

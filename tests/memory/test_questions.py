@@ -14,8 +14,7 @@ from starlette.datastructures import QueryParams
 
 from threadsage.app.retention import prune_periodically
 from threadsage.app.runtime import open_chat_service
-from threadsage.bots.tokens import turn_ref
-from threadsage.chat import ClarificationAnswer, ReplyKind, Turn
+from threadsage.chat import ClarificationAnswer, ReplyKind, Turn, turn_ref
 from threadsage.console.filters import Filters
 from threadsage.console.queries import ConsoleData
 from threadsage.delivery.current import Delivery, current_delivery

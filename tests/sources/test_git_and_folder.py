@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from threadsage.ingestion.connectors.base import connector_for
+from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.engine import SyncEngine
 from threadsage.ingestion.spec import SourcesFileError, load_sources
 from threadsage.ingestion.state import StateStore

@@ -13,7 +13,7 @@ from pydantic import SecretStr
 
 from tests.sources.fake_sites import FakeConfluence, FakeSite, WikiPage
 from threadsage.adapters.knowledge.base import KnowledgeBase
-from threadsage.ingestion.connectors.base import connector_for
+from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.engine import SyncEngine
 from threadsage.ingestion.spec import SourceSpec
 from threadsage.ingestion.state import SourceStatus, StateStore

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import re
 
-from threadsage.chat import Reply
-from threadsage.graph.state import Citation
+from threadsage.chat import Citation, Reply
 from threadsage.i18n import say
 from threadsage.settings.environment import Settings
 

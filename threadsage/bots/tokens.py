@@ -25,7 +25,7 @@ from threadsage.support.private_files import private_dir, write_once
 VERSION = "1"
 MAC_BYTES = 8
 SESSION_BYTES = 6
-REF_BYTES = 4
+REF_BYTES = 4  # of an interrupt id prefix, or of a `chat.turn_ref`
 _PAYLOAD_BYTES = 1 + SESSION_BYTES + REF_BYTES + 1
 
 
@@ -48,11 +48,6 @@ class Button:
 
 def session_digest(session_key: str) -> bytes:
     return hashlib.sha256(session_key.encode()).digest()[:SESSION_BYTES]
-
-
-def turn_ref(message_id: str) -> str:
-    """A short reference to the turn an answer belongs to (for feedback buttons)."""
-    return hashlib.sha256(message_id.encode()).hexdigest()[: REF_BYTES * 2]
 
 
 class Signer:

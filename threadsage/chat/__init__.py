@@ -20,8 +20,9 @@ from threadsage.chat.turns import (
     Turn,
     TurnEvent,
     notice,
+    turn_ref,
 )
-from threadsage.graph.state import Citation
+from threadsage.graph.state import Citation  # re-exported: front-ends take it from the seam
 from threadsage.graph.steps import Step
 
 __all__ = [
@@ -46,4 +47,5 @@ __all__ = [
     "TurnEvent",
     "notice",
     "session_config",
+    "turn_ref",
 ]

@@ -14,9 +14,8 @@ from typing import Any
 
 from langgraph.types import Interrupt
 
-from threadsage.bots.tokens import turn_ref
 from threadsage.chat.replies import outcome_of, request_of
-from threadsage.chat.turns import Reply, Turn
+from threadsage.chat.turns import Reply, Turn, turn_ref
 from threadsage.delivery.current import current_delivery
 from threadsage.records.turns import Answered, QuestionStore, TurnRecord, outcome_of_turn
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
@@ -44,6 +45,13 @@ class Turn:
     def reply_language(self) -> Language:
         """What its notices are written in: its text's language, else the one the front-end knows."""
         return language_of(self.text, self.language or DEFAULT)
+
+
+def turn_ref(message_id: str) -> str:
+    """A short reference to the turn an answer belongs to: the feedback buttons carry it (8 hex
+    characters, the 4 bytes a button token holds: `bots.tokens.REF_BYTES`) and the turn record
+    keeps it as `answer_ref`, so that a vote finds its answer."""
+    return hashlib.sha256(message_id.encode()).hexdigest()[:8]
 
 
 class ReplyKind(StrEnum):

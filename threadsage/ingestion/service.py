@@ -16,10 +16,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.lock import Lock
 
 from threadsage.adapters.knowledge.base import KnowledgeBase
-from threadsage.ingestion.connectors.base import Connector, connector_for
+from threadsage.ingestion.connectors import connector_for
+from threadsage.ingestion.connectors.base import Connector
 from threadsage.ingestion.connectors.folder import FolderConnector
 from threadsage.ingestion.engine import SyncEngine
 from threadsage.ingestion.inbox import IngestInbox
@@ -27,9 +31,6 @@ from threadsage.ingestion.pipeline import Ingestor
 from threadsage.ingestion.spec import SourceSpec, load_sources
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
-
-if TYPE_CHECKING:
-    from redis.asyncio.lock import Lock
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +115,6 @@ async def _sync_while_leading(
     if not settings.redis_url:
         await sync_sources(engine, connectors, stop)
         return
-    from redis.asyncio import Redis
-
     redis = Redis.from_url(settings.redis_url)
     ttl = settings.sources_lock_seconds
     try:

@@ -21,11 +21,10 @@ from threadsage.adapters.documents.loaders import (
     SUPPORTED_SUFFIXES,
     Document,
     DocumentTooLong,
-    UnreadableDocument,
-    clean_text,
     content_hash,
     parse_bytes,
 )
+from threadsage.adapters.documents.sections import UnreadableDocument, clean_text
 from threadsage.adapters.reasoning.base import Passage
 from threadsage.i18n import Explained, Language, Text, listed, say
 from threadsage.support.text import term_set, terms

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bs4 import BeautifulSoup
 
-from threadsage.adapters.documents.loaders import Section, SectionBuilder, finished
+from threadsage.adapters.documents.sections import Section, SectionBuilder, finished
 
 
 def parse_html(text: str, fallback_title: str) -> tuple[str, list[Section]]:

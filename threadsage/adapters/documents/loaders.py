@@ -1,22 +1,36 @@
 """Document loaders: Markdown, plain text, HTML, PDF and Word files become `Document`s made of sections.
 
-A section is a run of text under one heading path (("Leave", "Sick leave") for a `###` under a
-`##`), which is what a citation later points at. Loaders never guess at layout they cannot see:
-plain text is one section, a PDF has one section per page. `parse_bytes` is the part that needs
-no file: files attached to a question go through it too. Markdown's own rules (front matter,
-shortcodes, headings) are in `markdown`, Word's in `word`.
+Loaders never guess at layout they cannot see: plain text is one section (see `sections`), a PDF
+has one section per page. `parse_bytes` is the part that needs no file: files attached to a
+question go through it too. Markdown's own rules (front matter, shortcodes, headings) are in
+`markdown`, HTML's in `html_pages`, Word's in `word`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pypdf import PdfReader
+from pypdf.errors import PyPdfError
+
+from threadsage.adapters.documents.html_pages import parse_html
 from threadsage.adapters.documents.links import document_url
+from threadsage.adapters.documents.markdown import parse_markdown
+from threadsage.adapters.documents.sections import (
+    Section,
+    UnreadableDocument,
+    clean_sections,
+    clean_text,
+    finished,
+)
+from threadsage.adapters.documents.word import parse_docx
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 TEXT_SUFFIXES = {".txt", ".text"}
@@ -30,42 +44,9 @@ MAX_PDF_PAGES = 1000
 MAX_PDF_CHARS = 2_000_000  # of extracted text: a few MB of PDF can unpack to far more text than is useful
 
 
-class UnreadableDocument(Exception):
-    """A file that cannot be turned into text: binary, empty, undecodable or corrupt."""
-
-
 class DocumentTooLong(UnreadableDocument):
     """A PDF past `MAX_PDF_PAGES` or `MAX_PDF_CHARS`: refused whole rather than cut, so that no
     answer rests on part of a file without saying so, and parsing stays bounded."""
-
-
-@dataclass(frozen=True)
-class Section:
-    heading_path: tuple[str, ...]
-    text: str
-
-
-class SectionBuilder:
-    """Lines gathered under the heading path in force. Markdown, HTML and Word nest their sections
-    the same way: a heading ends the section before it and any open heading at its level or deeper."""
-
-    def __init__(self) -> None:
-        self.sections: list[Section] = []
-        self.stack: list[tuple[int, str]] = []  # (level, name) of the open headings, outermost first
-        self.lines: list[str] = []
-
-    def flush(self) -> None:
-        """The lines so far become a section (unless they are blank)."""
-        body = "\n".join(self.lines).strip()
-        if body:
-            self.sections.append(Section(tuple(h for _, h in self.stack), body))
-        self.lines.clear()
-
-    def heading(self, level: int, name: str) -> None:
-        self.flush()
-        while self.stack and self.stack[-1][0] >= level:
-            self.stack.pop()
-        self.stack.append((level, name))
 
 
 @dataclass(frozen=True)
@@ -168,30 +149,16 @@ def parse_bytes(data: bytes, name: str) -> tuple[str, tuple[Section, ...]]:
     if suffix in PDF_SUFFIXES:
         title, sections = parse_pdf(data, fallback_title=fallback)
     elif suffix in DOCX_SUFFIXES:
-        from threadsage.adapters.documents.word import parse_docx
-
         title, sections = parse_docx(data, fallback_title=fallback)
     else:
-        from threadsage.adapters.documents.markdown import parse_markdown  # which builds on this module's sections
-
         text = _decode_text(data)
         if suffix in MARKDOWN_SUFFIXES:
             title, sections = parse_markdown(text, fallback_title=fallback)
         elif suffix in HTML_SUFFIXES:
-            from threadsage.adapters.documents.html_pages import parse_html
-
             title, sections = parse_html(text, fallback_title=fallback)
         else:
             title, sections = parse_plain_text(text, fallback_title=fallback)
     return finished(title, sections)
-
-
-def finished(title: str, sections: list[Section]) -> tuple[str, tuple[Section, ...]]:
-    """The cleaned title and sections a loader produced; `UnreadableDocument` when none has text."""
-    cleaned = _clean_sections(sections)
-    if not cleaned:
-        raise UnreadableDocument("no text found")
-    return clean_text(title), cleaned
 
 
 def load_jsonl_corpus(file: Path, category: str = "") -> Iterator[Document]:
@@ -201,7 +168,7 @@ def load_jsonl_corpus(file: Path, category: str = "") -> Iterator[Document]:
             if not line.strip():
                 continue
             row = json.loads(line)
-            sections = _clean_sections([Section((), str(row.get("text", "")))])
+            sections = clean_sections([Section((), str(row.get("text", "")))])
             if not sections:
                 continue
             doc_id = str(row["_id"])
@@ -226,12 +193,6 @@ def parse_plain_text(text: str, fallback_title: str) -> tuple[str, list[Section]
 
 
 def parse_pdf(data: bytes, fallback_title: str) -> tuple[str, list[Section]]:
-    import io
-    import logging
-
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
-
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -253,21 +214,6 @@ def parse_pdf(data: bytes, fallback_title: str) -> tuple[str, list[Section]]:
 
 
 # --- helpers -------------------------------------------------------------------------------
-
-_LINE_BREAK = re.compile(r"\r\n?|[\x0b\x0c\x85]")
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
-
-
-def clean_text(text: str) -> str:
-    """Text without control characters (tab and newline stay; CR, CRLF, vertical tab, form feed
-    and NEL become newlines): terminal escapes, NULs and the like in a document would otherwise
-    reach every place an answer quotes it, and some renderers treat them as markup."""
-    return _CONTROL.sub("", _LINE_BREAK.sub("\n", text))
-
-
-def _clean_sections(sections: list[Section]) -> tuple[Section, ...]:
-    cleaned = (Section(tuple(clean_text(h) for h in s.heading_path), clean_text(s.text).strip()) for s in sections)
-    return tuple(s for s in cleaned if s.text)
 
 
 def _leads_out(link: Path, root: Path) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from threadsage.adapters.documents.links import FRONT_MATTER, front_matter
-from threadsage.adapters.documents.loaders import Section, SectionBuilder
+from threadsage.adapters.documents.sections import Section, SectionBuilder
 
 _SHORTCODE = re.compile(r"\{\{[<%]/?\*?(.*?)\*?/?[%>]\}\}", re.DOTALL)
 _SHORTCODE_LABEL = re.compile(r"""\b(?:header|title)\s*=\s*"([^"]*)\"""")

@@ -11,7 +11,7 @@ from docx.opc.exceptions import PackageNotFoundError
 from docx.table import Table
 from lxml.etree import LxmlError
 
-from threadsage.adapters.documents.loaders import Section, SectionBuilder, UnreadableDocument
+from threadsage.adapters.documents.sections import Section, SectionBuilder, UnreadableDocument
 
 MAX_DOCX_UNPACKED = 200 * 1024 * 1024  # a Word file is a zip: refuse one that would unpack past this
 

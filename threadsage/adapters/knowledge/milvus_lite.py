@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from milvus_lite.server_manager import server_manager_instance
+
 _EXPECTED = {
     # Milvus Lite has no MVCC timestamps, so every query iterator warns (then does without).
     "pymilvus.client.iterator.query_iterator": "failed to get mvccTs",
@@ -39,8 +41,6 @@ def quiet_expected_noise() -> None:
 
 def release(path: Path) -> None:
     """Stop the in-process server of `path`: Milvus Lite keeps it (and the file's lock) until told."""
-    from milvus_lite.server_manager import server_manager_instance
-
     server_manager_instance.release_server(str(path))
 
 

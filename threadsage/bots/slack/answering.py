@@ -11,11 +11,10 @@ from contextlib import aclosing
 
 from slack_sdk.errors import SlackApiError
 
-from threadsage.bots.slack.asking import NOT_HERE
 from threadsage.bots.slack.edits import MAX_EDITS, Question
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.progress import Placeholder
-from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.slack.sending import NOT_HERE, SlackSender
 from threadsage.chat import ChatService, Progress, Reply, ReplyKind, Turn
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import say

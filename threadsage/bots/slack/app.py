@@ -35,7 +35,7 @@ from starlette.routing import Route
 from threadsage.adapters.documents.attachments import MB
 from threadsage.bots.slack.access import command_is_external, is_external, person_team
 from threadsage.bots.slack.answering import Answering
-from threadsage.bots.slack.asking import Asking, parse_ask, question_text
+from threadsage.bots.slack.asking import Asking, parse_ask
 from threadsage.bots.slack.buttons import Buttons, click_language
 from threadsage.bots.slack.edits import Question, edit_of
 from threadsage.bots.slack.files import SlackFiles
@@ -43,7 +43,7 @@ from threadsage.bots.slack.home import Asked, Home, RecentQuestions
 from threadsage.bots.slack.intake import events_route, from_a_person, on_error
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
 from threadsage.bots.slack.sending import SlackSender
-from threadsage.bots.slack.texts import unescaped
+from threadsage.bots.slack.texts import question_text, unescaped
 from threadsage.bots.tokens import Signer
 from threadsage.chat import ChatService, Turn
 from threadsage.delivery.coordination import Coordinator

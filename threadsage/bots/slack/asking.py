@@ -17,33 +17,22 @@ A redelivered job finds the question it already posted (by its metadata) instead
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from slack_sdk.errors import SlackApiError
 
+from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.home import Asked, RecentQuestions
 from threadsage.bots.slack.places import Place
-from threadsage.bots.slack.sending import QUESTION_EVENT, SlackSender
-from threadsage.bots.slack.texts import escaped, unescaped
+from threadsage.bots.slack.sending import NOT_HERE, QUESTION_EVENT, SlackSender
+from threadsage.bots.slack.texts import escaped, question_text, unescaped
 from threadsage.chat import ChatService, Turn
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import language_of, say
 from threadsage.settings.environment import Settings
 
-if TYPE_CHECKING:
-    from threadsage.bots.slack.answering import Answering
-
 log = logging.getLogger(__name__)
-
-NOT_HERE = {"not_in_channel", "channel_not_found"}  # where the bot cannot post
-_MENTION = re.compile(r"<@[A-Z0-9]+>")
-
-
-def question_text(text: str | None) -> str:
-    """A message's text as a question: mentions of the bot (or anyone) removed."""
-    return _MENTION.sub("", text or "").strip()
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,8 @@ from threadsage.bots.render import to_mrkdwn, to_mrkdwn_sections, to_slack_fallb
 from threadsage.bots.replies import source_markdown
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.texts import escaped
-from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest, turn_ref
-from threadsage.chat import Reply, ReplyKind, Turn
-from threadsage.graph.state import Citation
+from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest
+from threadsage.chat import Citation, Reply, ReplyKind, Turn, turn_ref
 from threadsage.i18n import Language, language_of, say
 
 MAX_BLOCKS = 50

@@ -14,8 +14,8 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
-from threadsage.bots.slack.asking import question_text
 from threadsage.bots.slack.places import place_of_message
+from threadsage.bots.slack.texts import question_text
 from threadsage.chat import Turn
 from threadsage.delivery.coordination import Coordinator
 

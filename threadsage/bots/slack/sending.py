@@ -30,6 +30,7 @@ EYES = "eyes"
 REPLY_EVENT = "threadsage_reply"  # the metadata event type that marks the bot's replies
 PLACEHOLDER_EVENT = "threadsage_progress"  # …its placeholders, replaced by a reply when the turn ends
 QUESTION_EVENT = "threadsage_question"  # …and the questions it posts for /ask
+NOT_HERE = {"not_in_channel", "channel_not_found"}  # Slack's errors where the bot may not post
 
 
 class SlackSender:

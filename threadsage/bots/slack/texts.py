@@ -1,7 +1,12 @@
-"""How the Slack bot writes its own words: the catalogue keys of its progress labels (the words
-themselves, in every language, are in `threadsage.i18n`) and Slack's escaping."""
+"""How the Slack bot writes its own words and reads people's: the catalogue keys of its progress
+labels (the words themselves, in every language, are in `threadsage.i18n`), Slack's escaping, and
+a message's text as a question."""
+
+import re
 
 from threadsage.chat import Step
+
+_MENTION = re.compile(r"<@[A-Z0-9]+>")
 
 STEPS = {Step.SEARCHING: "step_searching", Step.CHECKING: "step_checking", Step.WRITING: "step_writing"}  # keys
 
@@ -15,3 +20,8 @@ def escaped(text: str) -> str:
 def unescaped(text: str) -> str:
     """Text as Slack sends it (the three control characters escaped) as it was written."""
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def question_text(text: str | None) -> str:
+    """A message's text as a question: mentions of the bot (or anyone) removed."""
+    return _MENTION.sub("", text or "").strip()

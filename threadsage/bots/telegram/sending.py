@@ -19,8 +19,8 @@ from telegram.error import BadRequest, TelegramError
 from threadsage.bots.render import to_telegram_messages
 from threadsage.bots.replies import handoff_markdown, source_markdown
 from threadsage.bots.telegram.chains import ReplyChains
-from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest, turn_ref
-from threadsage.chat import Choice, Reply, ReplyKind
+from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest
+from threadsage.chat import Choice, Reply, ReplyKind, turn_ref
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.current import current_delivery
 from threadsage.i18n import say

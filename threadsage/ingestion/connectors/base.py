@@ -2,7 +2,7 @@
 or changed (as documents), what is unchanged (not re-read) and what failed.
 
 Adding a source type (Google Drive, SharePoint) is one module with a class like these and one
-line in `connector_for`. The sync engine (`engine.py`) does the rest: indexing, pruning, the
+line in the registry (the package's `__init__`). The sync engine (`engine.py`) does the rest: indexing, pruning, the
 state kept between syncs, reports.
 """
 
@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from threadsage.adapters.documents.loaders import Document
 from threadsage.ingestion.spec import SourceSpec
-from threadsage.settings.environment import Settings
 
 # What a connector remembers of one document between syncs, JSON-serialisable. "version" is the
 # cheap change token (mtime and size, ETag, version.number, blob id); the rest is its own.
@@ -48,24 +46,6 @@ class Connector(Protocol):
     spec: SourceSpec
 
     async def scan(self, known: Known) -> Scan: ...
-
-
-def connector_for(spec: SourceSpec, settings: Settings) -> Connector:
-    if spec.type == "folder":
-        from threadsage.ingestion.connectors.folder import FolderConnector
-
-        return FolderConnector(spec)
-    if spec.type == "web":
-        from threadsage.ingestion.connectors.web import WebConnector
-
-        return WebConnector(spec)
-    if spec.type == "confluence":
-        from threadsage.ingestion.connectors.confluence import ConfluenceConnector
-
-        return ConfluenceConnector(spec, settings)
-    from threadsage.ingestion.connectors.git import GitConnector
-
-    return GitConnector(spec, checkouts=Path(settings.data_dir) / "sources" / "git")
 
 
 def cited_source(spec: SourceSpec, relative: str, fallback: str) -> str:

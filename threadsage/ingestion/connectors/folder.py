@@ -11,7 +11,10 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
-from threadsage.adapters.documents.loaders import UnreadableDocument, discover_files, load_file
+from watchfiles import awatch
+
+from threadsage.adapters.documents.loaders import discover_files, load_file
+from threadsage.adapters.documents.sections import UnreadableDocument
 from threadsage.ingestion.connectors.base import Known, Scan, cited_source
 from threadsage.ingestion.spec import SourceSpec
 
@@ -49,7 +52,5 @@ class FolderConnector:
 
     async def watch(self, stop: asyncio.Event) -> AsyncIterator[None]:
         """Yield after each batch of changes in the folder, until `stop`."""
-        from watchfiles import awatch
-
         async for _changes in awatch(self.root, stop_event=stop, debounce=300, recursive=True):
             yield

@@ -9,7 +9,8 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-from threadsage.adapters.documents.loaders import MARKDOWN_SUFFIXES, UnreadableDocument, load_file
+from threadsage.adapters.documents.loaders import MARKDOWN_SUFFIXES, load_file
+from threadsage.adapters.documents.sections import UnreadableDocument
 from threadsage.ingestion.connectors.base import Known, Scan, cited_source
 from threadsage.ingestion.spec import SourceSpec
 

@@ -18,7 +18,8 @@ import httpx
 from bs4 import BeautifulSoup
 
 from threadsage.adapters.documents.html_pages import parse_html_soup
-from threadsage.adapters.documents.loaders import Document, UnreadableDocument, clean_text, content_hash
+from threadsage.adapters.documents.loaders import Document, content_hash
+from threadsage.adapters.documents.sections import UnreadableDocument, clean_text
 from threadsage.ingestion.connectors import http
 from threadsage.ingestion.connectors.base import Entry, Known, Scan
 from threadsage.ingestion.spec import SourceSpec

