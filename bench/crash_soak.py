@@ -24,10 +24,10 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import HANDBOOK, POSTGRES_URL  # noqa: E402
 from tests.support.crash_soak import soak  # noqa: E402
+from tests.support.deployment import deployed  # noqa: E402
+from tests.support.locations import HANDBOOK, POSTGRES_URL  # noqa: E402
 from tests.support.served import milvus_server  # noqa: E402
-from tests.system.test_worker_pool import deployed  # noqa: E402
 
 
 async def main(rounds: int, questions: int, workers: int) -> None:

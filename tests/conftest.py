@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import io
+import logging
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -11,16 +13,13 @@ from typer.testing import CliRunner
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.support import telegram_harness
+from tests.support.locations import EVAL, HANDBOOK, HANDBOOK_SITE, POSTGRES_URL, REPO
 from tests.support.slack_harness import Harness, running
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.bots.telegram import TelegramBot
 from threadsage.cli import app
+from threadsage.observability.telemetry import configure_logging
 from threadsage.settings.environment import Settings, get_settings
-
-REPO = Path(__file__).resolve().parents[1]
-HANDBOOK = REPO / "examples" / "handbook"
-# Real corpora live beside the repository (../shared/eval), in CI as in development.
-EVAL = REPO.parent / "shared" / "eval"
 
 
 @pytest.fixture
@@ -48,8 +47,6 @@ def eval_dir() -> Path:
 
 # --- conversation fixtures -----------------------------------------------------------------
 
-POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
-
 
 @pytest.fixture(scope="session")
 def handbook_kb(tmp_path_factory: pytest.TempPathFactory):
@@ -63,9 +60,6 @@ def handbook_kb(tmp_path_factory: pytest.TempPathFactory):
     assert Ingestor(knowledge, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
     yield knowledge
     knowledge.close()
-
-
-HANDBOOK_SITE = "https://handbook.example.com/it/"
 
 
 @pytest.fixture(scope="session")
@@ -165,6 +159,36 @@ async def bot(tmp_path: Path, fake: FakeBotAPI, handbook_kb) -> AsyncIterator[Te
     """The Telegram bot on the offline back-end and the demo handbook."""
     async with telegram_harness.running(telegram_harness.bot_settings(tmp_path, fake), handbook_kb) as telegram:
         yield telegram
+
+
+# --- logs ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def configure() -> Iterator[Callable[..., io.StringIO]]:
+    """configure_logging(...) as the servers call it, its handler writing to a buffer instead of
+    stderr (a buffer stays open for library threads that log late); logging is restored after."""
+    root = logging.getLogger()
+    saved = (
+        root.handlers[:],
+        root.level,
+        {name: logging.getLogger(name).level for name in ("httpx", "httpcore", "slack_bolt")},
+    )
+
+    def apply(**env: str) -> io.StringIO:
+        configure_logging(Settings(_env_file=None, **env))
+        buffer = io.StringIO()
+        [handler] = root.handlers
+        assert isinstance(handler, logging.StreamHandler)
+        handler.setStream(buffer)
+        return buffer
+
+    yield apply
+    handlers, level, levels = saved
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for name, value in levels.items():
+        logging.getLogger(name).setLevel(value)
 
 
 # --- test tiers ----------------------------------------------------------------------------

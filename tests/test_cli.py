@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import HANDBOOK
+from tests.support.locations import HANDBOOK
 
 BUTTON_SECRET = "buttons-0123456789abcdef"
 

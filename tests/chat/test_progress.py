@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.adapters.reasoning.llm.test_back_end import QUESTION, llm_chat, route_to
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.conversation import QUESTION, llm_chat, route_to
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ACCEPTED, ClarificationAnswer, Progress, Reply, ReplyKind, Step, Turn
 from threadsage.settings.environment import Settings

@@ -4,30 +4,19 @@ to retry, except on the last try."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
-from tests.adapters.reasoning.llm.test_back_end import QUESTION, llm_chat, route_to
 from tests.fakes.openai_server import Failure, FakeOpenAI
+from tests.support.conversation import QUESTION, delivering, llm_chat, route_to
 from threadsage.chat import APOLOGY, RATE_LIMITED, ReplyKind, Turn
-from threadsage.delivery.current import Delivery, current_delivery
+from threadsage.delivery.current import Delivery
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.delivery.redis_coordination import RedisCoordinator
 
 TURN = Turn("test", "test:ws:chan:thread", "U1", "m1", text=QUESTION)
-
-
-@contextmanager
-def delivering(delivery: Delivery) -> Iterator[None]:
-    token = current_delivery.set(delivery)
-    try:
-        yield
-    finally:
-        current_delivery.reset(token)
 
 
 async def test_a_redelivered_finished_turn_gives_its_replies_back_without_running(

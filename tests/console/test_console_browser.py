@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
-from tests.console.conftest import GAP, TOKEN, TRAVEL, ask_and_vote_down
+from tests.support.console import GAP, TOKEN, TRAVEL, ask_and_vote_down
 from tests.support.slack_harness import Harness
 
 CHROMIUM = "/usr/bin/chromium"

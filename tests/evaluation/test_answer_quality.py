@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.support.locations import REPO
 from threadsage.app.runtime import open_chat_service
 from threadsage.evaluation.conversations import gitlab_items, handbook_items, run_set
 from threadsage.settings.environment import Settings

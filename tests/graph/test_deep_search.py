@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.adapters.reasoning.llm.test_back_end import llm_chat, route_to
 from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
-from tests.scenarios.test_conversation import Conversation, only, service
+from tests.support.conversation import Conversation, llm_chat, only, route_to, service
 from threadsage.chat import ReplyKind
 from threadsage.i18n import say
 

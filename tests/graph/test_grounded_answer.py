@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.adapters.reasoning.llm.test_back_end import llm_chat, route_to
 from tests.fakes.openai_server import FakeOpenAI, ToolCalls, excerpt_count, kind_of, user_text
-from tests.scenarios.test_conversation import Conversation, only
+from tests.support.conversation import Conversation, llm_chat, only, route_to
 from threadsage.chat import ReplyKind
 
 HOW_TO = "How do I request a security exception?"

@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tests.adapters.reasoning.llm.test_back_end import llm_chat, route_to
 from tests.fakes.openai_server import FakeOpenAI, kind_of
-from tests.scenarios.test_conversation import Conversation, only
+from tests.support.conversation import Conversation, llm_chat, only, route_to
 from threadsage.chat import Progress, ReplyKind, Turn
 from threadsage.i18n import say
 

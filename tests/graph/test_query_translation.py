@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.adapters.reasoning.llm.test_back_end import llm_chat, route_to
 from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
-from tests.scenarios.test_conversation import Conversation, only
+from tests.support.conversation import Conversation, llm_chat, only, route_to
 from threadsage.chat import ReplyKind
 
 LOST_LAPTOP_ZH = "笔记本电脑丢了怎么办？"

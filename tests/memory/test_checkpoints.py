@@ -25,8 +25,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg.rows import dict_row
 
-from tests.adapters.reasoning.llm.test_back_end import QUESTION, llm_chat, route_to
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.conversation import QUESTION, llm_chat, route_to
 from threadsage.chat import ClarificationAnswer, ReplyKind, Turn
 from threadsage.graph.build import build_graph
 from threadsage.memory import checkpoints

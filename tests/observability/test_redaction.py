@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.observability.test_telemetry import configure  # noqa: F401 - the fixture
 from tests.support.served import serve
 from threadsage.observability.redaction import redact_url
 
@@ -43,7 +42,7 @@ def test_a_url_is_shown_without_its_password(url: str, shown: str) -> None:
 
 @pytest.mark.parametrize("log_format", ["json", "text"])
 def test_no_log_record_carries_a_url_password_whichever_handler_writes_it(
-    configure,  # noqa: F811 - the fixture imported above
+    configure,
     log_format: str,
 ) -> None:
     logs = configure(THREADSAGE_LOG_FORMAT=log_format, DATABASE_URL=f"postgresql://app:{PASSWORD}@db.internal/app")

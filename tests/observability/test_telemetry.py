@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import io
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -17,19 +16,16 @@ import pytest
 import uvicorn
 from prometheus_client import REGISTRY
 
-from tests.adapters.reasoning.llm.test_back_end import llm_chat, route_to
-from tests.conftest import HANDBOOK
 from tests.fakes.http import JsonServer
 from tests.fakes.openai_server import Failure, FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
-from tests.scenarios.test_conversation import AMBIGUOUS, Conversation, only, service
+from tests.support.conversation import AMBIGUOUS, Conversation, llm_chat, only, route_to, service
+from tests.support.locations import HANDBOOK
 from tests.support.served import serve
 from threadsage.chat import ACCEPTED, APOLOGY, STALE, ClarificationAnswer, ReplyKind, Turn
 from threadsage.delivery.coordination import LocalCoordinator
 from threadsage.http.server import create_app
 from threadsage.observability.redaction import REDACTED
-from threadsage.observability.telemetry import configure_logging
-from threadsage.settings.environment import Settings
 
 QUESTION = "Which cabin class may I book for a flight of 6 hours or more?"
 SLACK_TOKEN = "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx"
@@ -238,33 +234,6 @@ async def test_metrics_are_served_over_http(tmp_path: Path, handbook_kb, served_
 
 
 # --- logs ----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def configure() -> Iterator[Callable[..., io.StringIO]]:
-    """configure_logging(...) as the servers call it, its handler writing to a buffer instead of
-    stderr (a buffer stays open for library threads that log late); logging is restored after."""
-    root = logging.getLogger()
-    saved = (
-        root.handlers[:],
-        root.level,
-        {name: logging.getLogger(name).level for name in ("httpx", "httpcore", "slack_bolt")},
-    )
-
-    def apply(**env: str) -> io.StringIO:
-        configure_logging(Settings(_env_file=None, **env))
-        buffer = io.StringIO()
-        [handler] = root.handlers
-        assert isinstance(handler, logging.StreamHandler)
-        handler.setStream(buffer)
-        return buffer
-
-    yield apply
-    handlers, level, levels = saved
-    root.handlers[:] = handlers
-    root.setLevel(level)
-    for name, value in levels.items():
-        logging.getLogger(name).setLevel(value)
 
 
 def json_lines(err: str) -> list[dict]:

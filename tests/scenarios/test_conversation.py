@@ -4,36 +4,27 @@ checkpointed in SQLite and in a real Postgres."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import HANDBOOK
+from tests.support.conversation import AMBIGUOUS, Conversation, only, service, settings_for
+from tests.support.locations import HANDBOOK
 from threadsage.adapters.knowledge.base import KnowledgeBase
-from threadsage.app.runtime import open_chat_service
 from threadsage.chat import (
     APOLOGY,
     EMPTY,
     NOT_YOURS,
     RATE_LIMITED,
     STALE,
-    ChatService,
-    ClarificationAnswer,
-    Reply,
     ReplyKind,
     Turn,
 )
 from threadsage.ingestion.pipeline import Ingestor
-from threadsage.settings.environment import Settings
-
-AMBIGUOUS = "How do I reset my password?"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -42,43 +33,6 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return ""
     return request.getfixturevalue("pg_url")
-
-
-def settings_for(tmp_path: Path, database_url: str) -> Settings:
-    return Settings(
-        THREADSAGE_DATA_DIR=tmp_path / "data",
-        DATABASE_URL=database_url or None,
-        OPENAI_API_KEY=None,
-        _env_file=None,
-    )
-
-
-@asynccontextmanager
-async def service(tmp_path: Path, database_url: str, kb: KnowledgeBase, **options) -> AsyncIterator[ChatService]:
-    async with open_chat_service(settings_for(tmp_path, database_url), kb=kb) as chat:
-        yield dataclasses.replace(chat, **options)
-
-
-class Conversation:
-    """One session seen from the platform side: numbered messages from a given user."""
-
-    def __init__(self, chat: ChatService, key: str = "test:ws:chan:thread") -> None:
-        self.chat, self.key, self.n = chat, key, 0
-        self.platform = key.split(":", 1)[0]  # the tests name their platform in the key
-
-    async def say(self, text: str, user: str = "U1") -> list[Reply]:
-        self.n += 1
-        return await self.chat.handle(Turn(self.platform, self.key, user, f"m{self.n}", text=text))
-
-    async def click(self, interrupt_id: str, option: int, user: str = "U1", click_id: str | None = None) -> list[Reply]:
-        self.n += 1
-        answer = ClarificationAnswer(interrupt_id, option=option)
-        return await self.chat.handle(Turn(self.platform, self.key, user, click_id or f"c{self.n}", answer=answer))
-
-
-def only(replies: list[Reply]) -> Reply:
-    assert len(replies) == 1, replies
-    return replies[0]
 
 
 async def test_ambiguous_question_clarify_click_and_answer(tmp_path: Path, backend: str, handbook_kb) -> None:

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import HANDBOOK_SITE
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.scenarios.test_telegram import exchange, private
 from tests.support import telegram_harness
+from tests.support.locations import HANDBOOK_SITE
 from tests.support.slack_harness import CHANNEL, Harness, dm_message, running
+from tests.support.telegram_harness import exchange, private
 from threadsage.delivery.jobs import Job
 from threadsage.i18n import say
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.support.locations import REPO
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ReplyKind, Turn
 from threadsage.settings.environment import Settings

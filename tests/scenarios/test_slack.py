@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import HANDBOOK
 from tests.fakes.slack_api import TEAM, FakeSlack, FakeSocketMode, event_body, signed_headers
+from tests.support.locations import HANDBOOK
 from tests.support.slack_harness import (
     AMBIGUOUS,
     CHANNEL,

@@ -19,11 +19,26 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_api import BOT, FakeBotAPI
+from tests.support.locations import HANDBOOK
 from tests.support.served import free_port
-from tests.support.telegram_harness import TOKEN, bot_settings, running
+from tests.support.telegram_harness import (
+    ANN,
+    BOB,
+    FORUM,
+    GROUP,
+    OTHER_BOT,
+    TOKEN,
+    TRAVEL,
+    WEBHOOK_SECRET,
+    bot_settings,
+    exchange,
+    mention,
+    new_messages,
+    private,
+    running,
+)
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.bots.telegram import TelegramBot, TelegramConfigError
 from threadsage.bots.tokens import Button, ButtonKind, Signer, load_secret, session_digest, turn_ref
@@ -34,22 +49,10 @@ from threadsage.ingestion.pipeline import Ingestor
 from threadsage.memory.sessions import session_key
 from threadsage.settings.environment import Settings
 
-ANN = {"id": 123456789, "is_bot": False, "first_name": "Ann", "username": "annlee", "language_code": "en"}
-BOB = {"id": 222333444, "is_bot": False, "first_name": "Bob", "username": "bob"}
-OTHER_BOT = {"id": 7000002, "is_bot": True, "first_name": "Other", "username": "other_bot"}
-GROUP = {"id": -1001234567890, "title": "Support", "type": "supergroup"}
-FORUM = {"id": -1009876543210, "title": "Help desk", "type": "supergroup", "is_forum": True}
-
 AMBIGUOUS = "How do I reset my password?"
 VPN = "VPN access with Larkspur Connect › Resetting your password"
-TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
 RATE_LIMIT = "What is the rate limit per API key for the Tidewater API?"
 FOLLOW_UP = "and what happens when it is exceeded?"
-WEBHOOK_SECRET = "s3cret_Token-1"
-
-
-def private(user: dict) -> dict:
-    return {"id": user["id"], "first_name": user["first_name"], "username": user["username"], "type": "private"}
 
 
 def private_key(user: dict) -> str:
@@ -70,19 +73,6 @@ async def llm_bot(tmp_path: Path, fake: FakeBotAPI, openai: FakeOpenAI, handbook
     settings = bot_settings(tmp_path, fake, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=openai.base_url)
     async with running(settings, handbook_kb) as telegram:
         yield telegram
-
-
-async def new_messages(fake: FakeBotAPI, chat: dict, since: int, count: int = 1) -> list[dict]:
-    """The bot's messages in `chat` after the first `since`, once there are at least `count`."""
-    return await fake.wait_for(lambda: (new := fake.sent(chat["id"])[since:]) and len(new) >= count and new)
-
-
-async def exchange(fake: FakeBotAPI, chat: dict, user: dict, text: str, **options: Any) -> tuple[dict, dict]:
-    """Say something; the question and the bot's (single) reply."""
-    since = len(fake.sent(chat["id"]))
-    question = fake.say(chat, user, text, **options)
-    [reply] = await new_messages(fake, chat, since)
-    return question, reply
 
 
 async def eventually(condition: Callable[[], Awaitable[Any]], timeout: float = 5.0) -> Any:
@@ -107,10 +97,6 @@ def first_source(message: dict) -> str:
 
 def last_call(fake: FakeBotAPI, method: str) -> dict:
     return fake.calls_of(method)[-1]
-
-
-def mention(text: str) -> str:
-    return f"@{BOT['username']} {text}"
 
 
 def method_index(fake: FakeBotAPI, method: str, **match: Any) -> int:

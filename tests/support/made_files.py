@@ -1,8 +1,10 @@
-"""Small real files made in the tests themselves: a PDF (pypdf reads its text) and a Word file."""
+"""Small real files made in the tests themselves: a PDF (pypdf reads its text), a Word file, and any file
+written where it goes (`write`)."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 
 def pdf_bytes(*lines: str, pages: int = 1) -> bytes:
@@ -47,3 +49,12 @@ def docx_bytes(title: str, sections: dict[str, str]) -> bytes:
 
 def _pdf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path

@@ -9,13 +9,21 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.telegram_api import FakeBotAPI
+from tests.fakes.telegram_api import BOT, FakeBotAPI
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.app.runtime import open_chat_service, open_coordinator
 from threadsage.bots.telegram import TelegramBot
 from threadsage.settings.environment import Settings
 
 TOKEN = "7000001:TEST-token"
+WEBHOOK_SECRET = "s3cret_Token-1"
+
+ANN = {"id": 123456789, "is_bot": False, "first_name": "Ann", "username": "annlee", "language_code": "en"}
+BOB = {"id": 222333444, "is_bot": False, "first_name": "Bob", "username": "bob"}
+OTHER_BOT = {"id": 7000002, "is_bot": True, "first_name": "Other", "username": "other_bot"}
+GROUP = {"id": -1001234567890, "title": "Support", "type": "supergroup"}
+FORUM = {"id": -1009876543210, "title": "Help desk", "type": "supergroup", "is_forum": True}
+TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
 
 
 def bot_settings(tmp_path: Path, fake: FakeBotAPI, **extra: Any) -> Settings:
@@ -42,3 +50,24 @@ async def running(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[Telegr
         TelegramBot(settings, chat, coordinator) as bot,
     ):
         yield bot
+
+
+def private(user: dict) -> dict:
+    return {"id": user["id"], "first_name": user["first_name"], "username": user["username"], "type": "private"}
+
+
+async def new_messages(fake: FakeBotAPI, chat: dict, since: int, count: int = 1) -> list[dict]:
+    """The bot's messages in `chat` after the first `since`, once there are at least `count`."""
+    return await fake.wait_for(lambda: (new := fake.sent(chat["id"])[since:]) and len(new) >= count and new)
+
+
+async def exchange(fake: FakeBotAPI, chat: dict, user: dict, text: str, **options: Any) -> tuple[dict, dict]:
+    """Say something; the question and the bot's (single) reply."""
+    since = len(fake.sent(chat["id"]))
+    question = fake.say(chat, user, text, **options)
+    [reply] = await new_messages(fake, chat, since)
+    return question, reply
+
+
+def mention(text: str) -> str:
+    return f"@{BOT['username']} {text}"

@@ -21,12 +21,12 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
 from tests.support.crash_soak import soak
+from tests.support.deployment import QUESTION, SECRET, Stack, deployed, drop_keys
+from tests.support.locations import HANDBOOK
 from tests.support.served import Served, milvus_server, serve, slack_with_model
-from tests.system.test_worker_pool import QUESTION, SECRET, Stack, _drop_keys, deployed
 from threadsage.delivery.jobs import Job
 from threadsage.delivery.queue import TurnQueue
 from threadsage.settings.environment import Settings
@@ -152,7 +152,7 @@ async def test_a_stopped_worker_hands_a_turn_longer_than_the_grace_back_to_anoth
             staying.set()
             await asyncio.wait_for(second, 10)
     finally:
-        await _drop_keys(prefix)
+        await drop_keys(prefix)
     assert slow.finished == [] and other.finished == [{"n": 1}]
 
 
@@ -184,7 +184,7 @@ async def test_workers_killed_again_and_again_lose_double_and_blank_no_answer(st
 
 async def test_run_with_redis_polls_telegram_into_the_queue_and_answers_after_a_kill(stack: Stack) -> None:
     from tests.fakes.telegram_api import FakeBotAPI
-    from tests.scenarios.test_telegram import ANN, TOKEN
+    from tests.support.telegram_harness import ANN, TOKEN
 
     fake = await FakeBotAPI(TOKEN).start()
     del stack.env["SLACK_BOT_TOKEN"]

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.adapters.reasoning.llm.test_back_end import llm_chat, route_to
 from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
-from tests.scenarios.test_conversation import service
+from tests.support.conversation import llm_chat, route_to, service
 from tests.support.made_files import docx_bytes, pdf_bytes
 from threadsage.adapters.documents.attachments import MB, Attachment, AttachmentReader, best_attached, too_big
 from threadsage.adapters.documents.loaders import MAX_PDF_CHARS, MAX_PDF_PAGES

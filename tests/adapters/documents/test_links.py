@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pymilvus import MilvusClient
 
-from tests.conftest import HANDBOOK
+from tests.support.locations import HANDBOOK
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.adapters.knowledge.schema import URL_FIELD, collection_schema
 from threadsage.ingestion.pipeline import Ingestor

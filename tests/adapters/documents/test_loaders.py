@@ -4,22 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import HANDBOOK
+from tests.support.locations import HANDBOOK
+from tests.support.made_files import write
 from threadsage.adapters.documents.loaders import (
     UnreadableDocument,
     discover_files,
     load_file,
     load_jsonl_corpus,
 )
-
-
-def write(path: Path, content: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
 
 
 def make_pdf(pages: list[str], title: str = "") -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.adapters.documents.test_loaders import write
+from tests.support.made_files import write
 from threadsage.adapters.documents.loaders import load_file
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.ingestion.pipeline import Ingestor

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.locations import HANDBOOK
 from threadsage.adapters.knowledge.base import KnowledgeBase, KnowledgeBaseError
 from threadsage.adapters.knowledge.embeddings import LocalEmbedder, OpenAIEmbedder
 from threadsage.ingestion.pipeline import Ingestor
@@ -179,7 +179,7 @@ def test_a_second_process_on_the_same_lite_file_is_told_why(settings: Settings, 
 
 
 async def test_no_categories_means_no_documents_not_all(kb) -> None:
-    from tests.conftest import HANDBOOK
+    from tests.support.locations import HANDBOOK
     from threadsage.ingestion.pipeline import Ingestor
 
     assert Ingestor(kb, 1200, 200).ingest_paths([HANDBOOK]).ok

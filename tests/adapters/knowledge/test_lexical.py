@@ -10,7 +10,7 @@ from pathlib import Path
 
 from milvus_lite.analyzer.jieba_analyzer import JiebaAnalyzer
 
-from tests.conftest import HANDBOOK
+from tests.support.locations import HANDBOOK
 from threadsage.adapters.documents.chunking import chunk_document
 from threadsage.adapters.documents.loaders import load_file
 from threadsage.adapters.knowledge.base import KnowledgeBase

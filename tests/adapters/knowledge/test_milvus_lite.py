@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from tests.conftest import HANDBOOK
+from tests.support.locations import HANDBOOK
 from threadsage.adapters.knowledge import base as knowledge
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.ingestion.pipeline import Ingestor

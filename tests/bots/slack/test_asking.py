@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qsl
 
-from tests.chat.test_redelivery import delivering
 from tests.fakes.slack_api import BOT_USER, FakeSlack, command_body
+from tests.support.conversation import delivering
 from tests.support.slack_harness import (
     AMBIGUOUS,
     CHANNEL,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import HANDBOOK
 from tests.fakes.slack_api import BOT_USER, FakeSlack, home_opened
+from tests.support.locations import HANDBOOK
 from tests.support.slack_harness import CHANNEL, Harness, running
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.ingestion.pipeline import Ingestor

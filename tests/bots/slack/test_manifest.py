@@ -12,8 +12,8 @@ from re import Pattern
 import yaml
 from slack_bolt.async_app import AsyncApp
 
-from tests.conftest import REPO
 from tests.fakes.slack_api import BOT_USER, home_opened
+from tests.support.locations import REPO
 from tests.support.slack_harness import AMBIGUOUS, CHANNEL, Harness, next_ts, thread_messages, user_message
 from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer

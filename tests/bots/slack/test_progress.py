@@ -10,10 +10,9 @@ from contextlib import asynccontextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-from tests.adapters.reasoning.llm.test_back_end import route_to
-from tests.chat.test_redelivery import delivering
 from tests.fakes.openai_server import FakeOpenAI, user_text
 from tests.fakes.slack_api import BOT_USER, FakeSlack, message_changed
+from tests.support.conversation import delivering, route_to
 from tests.support.slack_harness import CHANNEL, Harness, as_text, mention_event, running, thread_messages
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.progress import Placeholder

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers
-from tests.observability.test_telemetry import configure  # noqa: F401 - a fixture: logging as the servers set it up
 from tests.support.slack_harness import CHANNEL, SECRET, Harness, as_text, dm_message, next_ts, running, thread_messages
 
 QUESTION = "What is the rate limit per API key?"
@@ -184,7 +183,7 @@ async def test_a_thread_reply_also_sent_to_the_channel_is_a_question(slack: Harn
     assert len(thread_messages(slack.fake, root)) == 2
 
 
-async def test_an_unsigned_big_body_stays_out_of_the_logs(tmp_path: Path, handbook_kb, configure) -> None:  # noqa: F811
+async def test_an_unsigned_big_body_stays_out_of_the_logs(tmp_path: Path, handbook_kb, configure) -> None:
     logs = configure(THREADSAGE_LOG_LEVEL="INFO", THREADSAGE_LOG_FORMAT="json")
     fake = FakeSlack().start()
     async with running(tmp_path, handbook_kb, fake=fake) as slack:

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import HANDBOOK
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.scenarios.test_telegram import ANN, BOB, GROUP, TRAVEL, exchange, new_messages, private
+from tests.support.locations import HANDBOOK
 from tests.support.made_files import docx_bytes, pdf_bytes
-from tests.support.telegram_harness import bot_settings, running
+from tests.support.telegram_harness import (
+    ANN,
+    BOB,
+    GROUP,
+    TRAVEL,
+    bot_settings,
+    exchange,
+    new_messages,
+    private,
+    running,
+)
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.i18n import say
 from threadsage.ingestion.pipeline import Ingestor

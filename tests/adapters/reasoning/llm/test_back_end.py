@@ -3,41 +3,17 @@ llm OpenAI-compatible server over HTTP, scripted per test."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.openai_server import Failure, FakeOpenAI, kind_of, user_text
-from tests.scenarios.test_conversation import Conversation, only
-from threadsage.app.runtime import open_chat_service
-from threadsage.chat import APOLOGY, BUSY, NO_DOCUMENTS, ChatService, ReplyKind, Turn
-from threadsage.settings.environment import Settings
+from tests.support.conversation import QUESTION, Conversation, llm_chat, only, route_to
+from threadsage.chat import APOLOGY, BUSY, NO_DOCUMENTS, ReplyKind, Turn
 
-QUESTION = "Which cabin class may I book for a flight of 6 hours or more?"
 # The code-search route keeps only passages with code: ask about some, rather than rely on a code
 # block ranking among a travel question's candidates.
 CODE_QUESTION = "Which command connects to the VPN from a Linux terminal?"
-
-
-@asynccontextmanager
-async def llm_chat(tmp_path: Path, llm: FakeOpenAI, kb, **overrides) -> AsyncIterator[ChatService]:
-    settings = Settings(
-        THREADSAGE_DATA_DIR=tmp_path / "data",
-        OPENAI_API_KEY="sk-test",
-        OPENAI_BASE_URL=llm.base_url,
-        THREADSAGE_LLM_TIMEOUT=2,
-        THREADSAGE_LLM_RETRIES=1,
-        _env_file=None,
-        **{"DATABASE_URL": None, **overrides},
-    )
-    async with open_chat_service(settings, kb=kb) as chat:
-        yield chat
-
-
-def route_to(intent: str, confidence: float = 0.9, **extra) -> dict:
-    return {"intent": intent, "confidence": confidence, "reasoning": "scripted", **extra}
 
 
 @pytest.mark.parametrize(
