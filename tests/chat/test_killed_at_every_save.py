@@ -31,6 +31,8 @@ from threadsage.graph.build import build_graph
 from threadsage.memory.checkpoints import PostgresSaver
 from threadsage.settings.environment import Settings
 
+pytestmark = pytest.mark.slow  # every route killed after each of its saves
+
 OPENING = "Is there a canteen?"  # answered first in every thread: a stale answer would show
 
 

@@ -14,6 +14,8 @@ from playwright.async_api import Browser, Page, async_playwright
 from tests.support.console import GAP, TOKEN, TRAVEL, ask_and_vote_down
 from tests.support.slack_harness import Harness
 
+pytestmark = pytest.mark.slow  # a real Chromium
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
     "--headless",

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.locations import REPO
 from threadsage.app.runtime import open_chat_service
 from threadsage.evaluation.conversations import gitlab_items, handbook_items, run_set
 from threadsage.settings.environment import Settings
+
+pytestmark = pytest.mark.slow  # every GitLab negation and single-text question through the chat
 
 
 def offline(tmp_path: Path) -> Settings:

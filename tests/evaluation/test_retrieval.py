@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from threadsage.adapters.knowledge.base import Hit
 from threadsage.evaluation.retrieval import (
     RetrievalQuestion,
@@ -16,6 +18,7 @@ from threadsage.evaluation.retrieval import (
 from threadsage.settings.environment import Settings
 
 
+@pytest.mark.slow
 def test_gitlab_single_text_file_recall_at_5_with_bm25(settings: Settings, eval_dir: Path) -> None:
     gitlab = eval_dir / "gitlab-handbook"
     questions = load_questions(gitlab / "questions" / "single_text.jsonl")
@@ -27,6 +30,7 @@ def test_gitlab_single_text_file_recall_at_5_with_bm25(settings: Settings, eval_
     assert scores["chunk_n"] >= 90 and scores["chunk_recall@5"] >= 0.85, scores
 
 
+@pytest.mark.slow
 def test_cmrc2018_recall_at_5_on_a_fixed_sample(settings: Settings, eval_dir: Path) -> None:
     cmrc = eval_dir / "cmrc2018"
     questions = load_questions(cmrc / "dev_queries.jsonl", sample=300, seed=0)

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
+import pytest
 import uvicorn
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -104,6 +105,7 @@ async def test_every_path_of_the_app_has_the_limit() -> None:
                 assert response.status == (404 if path == "/nowhere" else 200), path
 
 
+@pytest.mark.slow
 async def test_a_64_mib_unsigned_post_does_not_grow_a_served_process(tmp_path: Path) -> None:
     """`threadsage serve` (the queue's front-end): its peak memory stays where it was."""
     slack = FakeSlack().start()

@@ -10,6 +10,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers
 from tests.support.slack_harness import CHANNEL, SECRET, TRAVEL, next_ts
 from threadsage.app.runtime import open_chat_service
@@ -19,6 +21,8 @@ from threadsage.delivery.coordination import LocalCoordinator
 from threadsage.http.thread import HomeLoop, http_server
 from threadsage.settings.environment import Settings
 from threadsage.support.background import BackgroundTasks
+
+pytestmark = pytest.mark.slow  # holds the turns' loop for seconds
 
 BUSY = 1.5  # seconds the turns' loop is held, as a burst of turns holds it
 

@@ -10,12 +10,16 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.sites import FakeSite
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ChatService, ReplyKind, Turn
 from threadsage.ingestion.service import knowledge_upkeep
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
+
+pytestmark = pytest.mark.slow  # a running bot syncing a watched folder and a fake site
 
 
 async def ask(chat: ChatService, question: str) -> tuple[str, list[str]]:

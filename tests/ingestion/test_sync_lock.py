@@ -12,12 +12,15 @@ from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
 
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.ingestion.service import knowledge_upkeep
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
+
+pytestmark = pytest.mark.slow  # two upkeeps competing for the Redis lock, waiting out its expiry
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

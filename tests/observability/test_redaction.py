@@ -77,6 +77,7 @@ def test_redis_credentials_stay_out_of_the_error(cli, monkeypatch: pytest.Monkey
     assert "cannot reach Redis at REDIS_URL=redis://default:***@127.0.0.1:1/0" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "url",
     [

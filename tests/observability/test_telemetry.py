@@ -308,6 +308,7 @@ async def test_text_log_lines_name_the_turn(tmp_path: Path, handbook_kb, configu
 # --- a served process ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_served_process_logs_json_serves_metrics_and_traces_to_langsmith(tmp_path: Path) -> None:
     """`threadsage run` as operators run it, with LangSmith tracing switched on by environment
     variables only (pointed at a fake LangSmith): no code of ours is involved in tracing."""
@@ -359,6 +360,7 @@ async def test_a_served_process_logs_json_serves_metrics_and_traces_to_langsmith
     assert b'"name":"LangGraph"' in runs and b'"name":"understand"' in runs  # the graph and its nodes
 
 
+@pytest.mark.slow
 def test_traces_go_to_an_opentelemetry_collector_when_asked(tmp_path: Path) -> None:
     """LANGSMITH_TRACING=true with LANGSMITH_TRACING_MODE=otel: the graph's runs leave as OTLP
     spans over HTTP (here to a fake collector), no LangSmith account needed."""

@@ -50,6 +50,7 @@ async def test_ambiguous_question_clarify_click_and_answer(tmp_path: Path, backe
         assert [s["node"] for s in answer.trace][:3] == ["contextualise", "route", "clarify"]
 
 
+@pytest.mark.slow
 async def test_a_new_process_resumes_the_paused_thread(tmp_path: Path, backend: str) -> None:
     settings = settings_for(tmp_path, backend)
     kb = KnowledgeBase.open(settings)

@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import Turn
 from threadsage.settings.environment import Settings
+
+pytestmark = pytest.mark.slow  # the GitLab corpus and its anaphora questions
 
 
 async def test_anaphora_follow_ups_cite_the_gold_file(tmp_path: Path, eval_dir: Path, gitlab_kb) -> None:

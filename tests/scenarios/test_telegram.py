@@ -438,6 +438,7 @@ async def test_a_restarted_bot_resumes_the_clarification(tmp_path, fake, handboo
     assert "it/email.md" in answer["text"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "stop_signal"), [("polling", signal.SIGTERM), ("webhook", signal.SIGINT)], ids=["polling", "webhook"]
 )

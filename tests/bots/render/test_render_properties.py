@@ -22,6 +22,8 @@ from hypothesis import strategies as st
 from threadsage.bots.render import to_mrkdwn_sections, to_plain, to_slack_fallback, to_telegram_messages
 from threadsage.bots.render.segments import units
 
+pytestmark = pytest.mark.slow  # about 10,000 generated inputs
+
 # fmt: off
 SYNTAX = [
     "*", "**", "_", "__", "~~", "`", "``", "```", "```py\n", "~~~\n", "[", "]", "(", ")", "](", "![", "<", ">",

@@ -32,6 +32,7 @@ def commit(repo: Path, files: dict[str, str | None]) -> None:
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "change")
 
 
+@pytest.mark.slow
 async def test_markdown_under_a_path_of_a_repository_syncs_by_commit(kb, tmp_path: Path, settings: Settings) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -19,6 +19,8 @@ from threadsage.ingestion.spec import SourceSpec
 from threadsage.ingestion.state import SourceStatus, StateStore
 from threadsage.settings.environment import Settings
 
+pytestmark = pytest.mark.slow  # fake servers, Retry-After waits
+
 
 def engine(kb: KnowledgeBase, tmp_path: Path) -> SyncEngine:
     return SyncEngine(kb, StateStore(tmp_path / "state"), 1200, 200, asyncio.Lock())
