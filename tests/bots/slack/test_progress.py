@@ -102,11 +102,11 @@ async def test_a_step_waits_for_its_time_then_shows_the_latest_and_the_reply_dro
     await shown.show(Progress(Step.WRITING))  # too soon: waits
     await shown.show(Progress(Step.CHECKING))  # the latest, shown when the time comes
     assert slack.fake.of("chat.update") == []
-    await asyncio.sleep(0.6)
+    await slack.fake.wait_for("chat.update")  # when the time comes (however late), the latest step
     assert [u["text"] for u in slack.fake.of("chat.update")] == [say(STEPS[Step.CHECKING])]
-    await shown.show(Progress(Step.WRITING))  # too soon again; the reply comes first
+    shown.step_seconds = 30  # too soon again, however loaded the machine; the reply comes first
+    await shown.show(Progress(Step.WRITING))
     await shown.deliver(notice("The answer."), Turn("slack", "s", "U1", "m1", text="q"))
-    await asyncio.sleep(0.5)
     updates = [u["text"] for u in slack.fake.of("chat.update")]
     assert (
         updates[0] == say(STEPS[Step.CHECKING])
