@@ -34,8 +34,9 @@ services:
 test: test-fast
 	$(BIN)/python -m pytest -m slow
 
-# The edit-test loop: everything but the tests marked slow in tests/conftest.py (processes, the
-# worker pool, the local embedding model, the eval corpora). About a minute on two cores.
+# The edit-test loop: everything but the tests marked slow — all of tests/system/ (real processes),
+# and the modules and tests marked `slow` elsewhere (the local embedding model, the eval corpora,
+# generated examples); see docs/testing.md. Under a minute on two otherwise idle cores.
 test-fast: install-dev services
 	$(BIN)/python -m pytest -m "not slow" -n 4
 

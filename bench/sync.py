@@ -3,7 +3,7 @@
     PYTHONPATH=$PWD .venv/bin/python bench/sync.py [--pages 1000] [--dated | --folder] [--concurrency 8]
         [--latency 0.05]
 
-The site is the fake of the tests (tests/sources/fake_sites.py) on 127.0.0.1: a sitemap, pages
+The site is the fake of the tests (tests/fakes/sites.py) on 127.0.0.1: a sitemap, pages
 of ~600 characters with ETags (304 to a matching If-None-Match). By default the sitemap gives no
 `<lastmod>`, so every page costs a conditional GET; `--dated` gives each page's, so an unchanged
 page costs no request at all. `--latency` makes each page answer that much later, as a site across
@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.sources.fake_sites import FakeSite
+from tests.fakes.sites import FakeSite
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.ingestion.connectors.base import connector_for
 from threadsage.ingestion.engine import SyncEngine

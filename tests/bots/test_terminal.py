@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.conftest import HANDBOOK
+from tests.support.locations import HANDBOOK
 
 
 def test_make_run_path_ingests_the_demo_and_chats(cli) -> None:

@@ -79,6 +79,7 @@ def start_and_read_secrets(data_dirs: list[Path], barrier: Any, results: Any) ->
         results.put((data_dir, secret, modes))
 
 
+@pytest.mark.slow
 def test_processes_starting_together_all_read_one_complete_private_secret(tmp_path: Path) -> None:
     processes, rounds = 8, 12
     data_dirs = [tmp_path / f"start-{n}" / "data" for n in range(rounds)]

@@ -1,29 +1,16 @@
-"""The console served by the Slack bot's own ASGI app (the Slack fake harness), with a token; or
-alone on its database (`console_served`)."""
+"""The console served by the Slack bot's own ASGI app (the Slack fake harness), with a token; the
+console alone on its database is `tests.support.console.console_served`."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import aiohttp
 import pytest
-import uvicorn
 
-from tests.bots.slack_harness import Harness, running, thread_messages
 from tests.fakes.slack_api import FakeSlack
-from threadsage.console import console_routes
-from threadsage.http.server import create_app
-from threadsage.memory.checkpoints import open_checkpointer
-from threadsage.settings.environment import Settings
-
-TOKEN = "console-test-password-4b1d"
-TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
-GAP = "Can I bring my pet iguana to the office kitchen?"
+from tests.support.console import TOKEN
+from tests.support.slack_harness import Harness, running
 
 
 @pytest.fixture
@@ -34,55 +21,6 @@ async def served(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
     fake.stop()
 
 
-async def ask_and_vote_down(slack: Harness, question: str) -> str:
-    """A question asked by mention, its answer given a 👎: the thread's ts."""
-    ts = await slack.mention(question)
-    await slack.settle()
-    [answer] = thread_messages(slack.fake, ts)
-    await slack.click(answer, 1)  # the feedback block's 👎
-    await slack.settle()
-    return ts
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def database_url(request: pytest.FixtureRequest) -> str:
     return "" if request.param == "sqlite" else request.getfixturevalue("pg_url")
-
-
-@dataclass
-class Served:
-    """The console alone on a real HTTP server, over the checkpointer of `settings`."""
-
-    url: str
-    checkpointer: Any
-    http: aiohttp.ClientSession
-
-
-@asynccontextmanager
-async def console_served(settings: Settings) -> AsyncIterator[Served]:
-    async with AsyncExitStack() as stack:
-        checkpointer = await stack.enter_async_context(open_checkpointer(settings))
-        routes = await console_routes(settings, stack, checkpointer)
-        server = uvicorn.Server(
-            uvicorn.Config(create_app(routes), host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-        )
-        serving = asyncio.create_task(server.serve())
-        while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
-            await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        try:
-            async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
-                yield Served(f"http://127.0.0.1:{port}", checkpointer, http)
-        finally:
-            server.should_exit = True
-            await serving
-
-
-def console_settings(tmp_path: Path, database_url: str = "", token: str = TOKEN) -> Settings:
-    return Settings(
-        THREADSAGE_DATA_DIR=tmp_path / "data",
-        THREADSAGE_CONSOLE_TOKEN=token,
-        DATABASE_URL=database_url or None,
-        OPENAI_API_KEY=None,
-        _env_file=None,
-    )  # type: ignore[call-arg]

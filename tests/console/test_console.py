@@ -14,10 +14,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.bots.slack_harness import Harness, running
-from tests.conftest import HANDBOOK
-from tests.console.conftest import GAP, TOKEN, TRAVEL, ask_and_vote_down
 from tests.fakes.slack_api import FakeSlack
+from tests.support.console import GAP, TOKEN, TRAVEL, ask_and_vote_down
+from tests.support.locations import HANDBOOK
+from tests.support.slack_harness import Harness, running
 from threadsage.ingestion.state import SourceStatus, StateStore
 from threadsage.records.ingestions import IngestionLog
 

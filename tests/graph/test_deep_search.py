@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
-from tests.graph.test_conversation import Conversation, only, service
-from tests.graph.test_llm_back_end import llm_chat, route_to
+from tests.support.conversation import Conversation, llm_chat, only, route_to, service
 from threadsage.chat import ReplyKind
 from threadsage.i18n import say
 

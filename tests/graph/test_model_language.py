@@ -7,8 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tests.fakes.openai_server import FakeOpenAI, kind_of
-from tests.graph.test_conversation import Conversation, only
-from tests.graph.test_llm_back_end import llm_chat, route_to
+from tests.support.conversation import Conversation, llm_chat, only, route_to
 from threadsage.chat import Progress, ReplyKind, Turn
 from threadsage.i18n import say
 

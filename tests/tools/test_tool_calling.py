@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fakes.openai_server import FakeOpenAI, ToolCalls, kind_of
-from tests.graph.test_conversation import Conversation, only
-from tests.graph.test_llm_back_end import llm_chat, route_to
+from tests.support.conversation import Conversation, llm_chat, only, route_to
 
 QUESTION = "What is 15% of the Lisbon hotel limit for other European cities?"
 

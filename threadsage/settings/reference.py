@@ -4,7 +4,7 @@
     python -m threadsage.settings.reference env > .env.example
 
 Both come from the fields of `Settings` (their types, defaults, constraints and descriptions) and
-the section each field opens; tests/test_config.py fails when a committed copy differs.
+the section each field opens; tests/settings/test_settings.py fails when a committed copy differs.
 """
 
 from __future__ import annotations

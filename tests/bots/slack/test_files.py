@@ -1,0 +1,98 @@
+"""Files shared with a question in Slack, through the real bolt app and slack_sdk against the fake
+Slack over HTTP: downloaded with the bot token, answered from, never added to the knowledge base."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fakes.slack_api import BOT_USER
+from tests.support.made_files import docx_bytes, pdf_bytes
+from tests.support.slack_harness import Harness, as_text, next_ts
+
+HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
+QUESTION = "What is the Heron pilot budget?"
+DM = "D024BE91L"
+FILES = {
+    "heron.pdf": ("application/pdf", lambda: pdf_bytes("Project Heron", HERON)),
+    "heron.docx": (
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        lambda: docx_bytes("Project Heron", {"Budget": HERON}),
+    ),
+    "heron.md": ("text/markdown", lambda: f"# Project Heron\n\n## Budget\n\n{HERON}\n".encode()),
+}
+
+
+def file_share(text: str, files: list[dict], channel: str = DM, thread_ts: str | None = None) -> dict:
+    """A `file_share` message event as Slack sends it (message.im, or a thread reply in a channel)."""
+    ts = next_ts()
+    event = {
+        "type": "message", "subtype": "file_share", "text": text, "files": files, "upload": False, "user": "U222",
+        "display_as_bot": False, "ts": ts, "event_ts": ts, "channel": channel,
+        "channel_type": "im" if channel.startswith("D") else "channel",
+    }  # fmt: skip
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event
+
+
+@pytest.mark.parametrize("name", list(FILES))
+async def test_a_file_in_a_dm_is_downloaded_with_the_token_and_the_answer_cites_it(slack: Harness, name: str) -> None:
+    mimetype, make = FILES[name]
+    file = slack.fake.upload(name, make(), mimetype)
+    assert await slack.event(file_share(QUESTION, [file])) == 200
+    await slack.settle()
+    [answer] = slack.fake.posted()
+    assert answer["channel"] == DM and "48,000 euros" in as_text(answer) and name in as_text(answer)
+    assert slack.fake.downloads() == [{"file": file["id"], "authorization": "Bearer xoxb-test"}]
+    hits = await slack.chat.context.kb.search("Heron pilot budget steering board", 20)
+    assert not any("Heron" in hit.text for hit in hits)  # the shared knowledge base never gets it
+
+
+async def test_a_file_too_big_is_not_downloaded_and_the_question_is_answered_anyway(slack: Harness) -> None:
+    file = slack.fake.upload("manual.pdf", pdf_bytes("Manual"), "application/pdf", size=11 * 1024 * 1024)
+    await slack.event(file_share("Which cabin class may I book for a flight of 6 hours or more?", [file]))
+    await slack.settle()
+    answer, problem = slack.fake.posted()
+    assert "premium economy" in as_text(answer).lower()
+    assert problem["text"] == "I couldn't use “manual.pdf”: it is 11.0 MB, and I read files of up to 10 MB."
+    assert slack.fake.downloads() == []
+
+
+async def test_a_file_in_a_followed_thread_is_looked_up_with_files_info(slack: Harness) -> None:
+    root = await slack.mention("What is the rate limit per API key for the Tidewater API?")
+    await slack.settle()
+    file = slack.fake.upload("heron.md", FILES["heron.md"][1](), "text/markdown")
+    stub = {"id": file["id"], "mode": "hosted", "file_access": "check_file_info"}  # what some events carry
+    await slack.event(file_share(QUESTION, [stub], channel="C111", thread_ts=root))
+    await slack.settle()
+    answer = slack.fake.posted()[-1]
+    assert answer["thread_ts"] == root and "48,000 euros" in as_text(answer) and "heron.md" in as_text(answer)
+    assert slack.fake.of("files.info") == [{"file": file["id"]}] and len(slack.fake.downloads()) == 1
+
+
+async def test_a_file_alone_is_kept_for_the_next_question_and_a_foreign_url_gets_no_token(slack: Harness) -> None:
+    file = slack.fake.upload("heron.md", FILES["heron.md"][1](), "text/markdown")
+    await slack.event(file_share("", [file]))
+    await slack.settle()
+    assert slack.fake.posted()[-1]["text"] == "I've read “heron.md”. What would you like to know about it?"
+    elsewhere = {**file, "id": "F9", "name": "notes.md", "url_private_download": "https://attacker.example/notes.md"}
+    await slack.event(file_share(f"<@{BOT_USER}> {QUESTION}", [elsewhere]))
+    await slack.settle()
+    answer, problem = slack.fake.posted()[-2:]
+    assert "48,000 euros" in as_text(answer)
+    assert problem["text"] == "I couldn't download “notes.md” — please try sending it again."
+
+
+async def test_images_are_passed_over_and_other_types_named_without_downloading(slack: Harness) -> None:
+    screenshot = slack.fake.upload("screenshot.png", b"\x89PNG\r\n\x1a\n", "image/png")
+    sheet = slack.fake.upload(
+        "budget.xlsx", b"PK\x03\x04", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    )
+    await slack.event(file_share("Which cabin class may I book for a flight of 6 hours or more?", [screenshot, sheet]))
+    await slack.settle()
+    answer, problem = slack.fake.posted()
+    assert "premium economy" in as_text(answer).lower()
+    assert (
+        problem["text"] == "I can't read “budget.xlsx”: I read PDF, Word (.docx), Markdown, HTML or plain text files."
+    )
+    assert slack.fake.downloads() == []

@@ -1,0 +1,112 @@
+"""Documents and photos sent to the Telegram bot, and /start, through the real python-telegram-bot
+against the fake Bot API over HTTP (getFile, then the file URL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakes.telegram_api import FakeBotAPI
+from tests.support.locations import HANDBOOK
+from tests.support.made_files import docx_bytes, pdf_bytes
+from tests.support.telegram_harness import (
+    ANN,
+    BOB,
+    GROUP,
+    TRAVEL,
+    bot_settings,
+    exchange,
+    new_messages,
+    private,
+    running,
+)
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.i18n import say
+from threadsage.ingestion.pipeline import Ingestor
+
+HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
+QUESTION = "What is the Heron pilot budget?"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+async def test_a_document_with_a_caption_is_answered_from_it(bot, fake: FakeBotAPI) -> None:
+    chat = private(ANN)
+    document = fake.upload("heron.pdf", pdf_bytes("Project Heron", HERON), "application/pdf")
+    fake.send_file(chat, ANN, QUESTION, document)
+    [answer] = await new_messages(fake, chat, 0)
+    assert "48,000 euros" in answer["text"] and "heron.pdf" in answer["text"]
+    assert [c["file_id"] for c in fake.calls_of("getFile")] == [document["file_id"]]
+    assert fake.calls_of("download") == [{"path": "documents/file_1.pdf"}]
+    hits = await bot.chat.context.kb.search("Heron pilot budget steering board", 20)
+    assert not any("Heron" in hit.text for hit in hits)  # the shared knowledge base never gets it
+
+
+async def test_in_a_group_a_question_replying_to_a_document_is_answered_from_it(bot, fake: FakeBotAPI) -> None:
+    document = fake.upload("heron.docx", docx_bytes("Project Heron", {"Budget": HERON}), DOCX)
+    shared = fake.send_file(GROUP, BOB, "", document)  # not addressed to the bot: ignored
+    fake.say(GROUP, ANN, f"@ask_bot {QUESTION}", reply_to=shared)
+    [answer] = await new_messages(fake, GROUP, 0)
+    assert "48,000 euros" in answer["text"] and "heron.docx" in answer["text"]
+    assert answer["reply_to_message"]["from"]["id"] == ANN["id"]
+
+
+async def test_in_a_group_a_document_asks_only_when_addressed_to_the_bot(bot, fake: FakeBotAPI) -> None:
+    """A busy group: a document without a caption is someone else's business (not even fetched);
+    with a mention in its caption it asks; sent without a caption as a reply to the bot's message
+    it is read into that conversation, whose next reply is answered from it."""
+    heron = fake.upload("heron.pdf", pdf_bytes("Project Heron", HERON), "application/pdf")
+    fake.send_file(GROUP, BOB, "", heron)  # addressed to nobody: ignored
+    fake.send_file(GROUP, ANN, f"@ask_bot {QUESTION}", heron)
+    [answer] = await new_messages(fake, GROUP, 0)
+    assert "48,000 euros" in answer["text"] and "heron.pdf" in answer["text"]
+
+    _, travel = await exchange(fake, GROUP, BOB, f"@ask_bot {TRAVEL}")
+    budget = fake.upload("budget.docx", docx_bytes("Budget", {"Budget": HERON}), DOCX)
+    fake.send_file(GROUP, BOB, "", budget, reply_to=travel)
+    [read] = await new_messages(fake, GROUP, 2)
+    assert read["text"] == say("files_read_one", names="“budget.docx”")
+    _, answer = await exchange(fake, GROUP, BOB, QUESTION, reply_to=read)
+    assert "48,000 euros" in answer["text"] and "budget.docx" in answer["text"]
+    assert len(fake.calls_of("getFile")) == 2 and len(fake.sent(GROUP["id"])) == 4  # the uncaptioned one: never
+
+
+async def test_a_photo_with_a_caption_asks_the_caption(bot, fake: FakeBotAPI) -> None:
+    chat = private(ANN)
+    fake.send_file(chat, ANN, TRAVEL)
+    [answer] = await new_messages(fake, chat, 0)
+    assert "premium economy" in answer["text"].lower() and not fake.calls_of("getFile")
+
+
+async def test_a_document_too_big_is_not_fetched_and_the_caption_is_still_answered(bot, fake: FakeBotAPI) -> None:
+    chat = private(ANN)
+    document = fake.upload("manual.pdf", pdf_bytes("Manual"), "application/pdf", size=25 * 1024 * 1024)
+    fake.send_file(chat, ANN, TRAVEL, document)
+    answer, problem = await new_messages(fake, chat, 0, count=2)
+    assert "premium economy" in answer["text"].lower()
+    assert problem["text"] == "I couldn't use “manual.pdf”: it is 25.0 MB, and I read files of up to 10 MB."
+    assert not fake.calls_of("getFile", ok_only=False)
+
+
+async def test_start_lists_the_categories_this_chat_may_read_with_their_counts(
+    tmp_path: Path, fake: FakeBotAPI
+) -> None:
+    settings = bot_settings(tmp_path, fake, THREADSAGE_DEFAULT_CATEGORIES=["it", "people"])
+    kb = KnowledgeBase.open(settings)
+    ingest = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap)
+    for category in ("it", "people", "finance"):
+        assert ingest.ingest_paths([HANDBOOK / category], category=category).ok
+    try:
+        async with running(settings, kb):
+            chat = private(ANN)
+            fake.say(chat, ANN, "/start")
+            [reply] = await new_messages(fake, chat, 0)
+    finally:
+        kb.close()
+    assert reply["text"] == f"{say('tg_start')}\n\nWhat I can answer here:\n• people — 7 documents\n• it — 6 documents"
+
+
+async def test_a_document_of_a_type_not_read_is_not_downloaded(bot, fake: FakeBotAPI) -> None:
+    chat = private(ANN)
+    fake.send_file(chat, ANN, TRAVEL, fake.upload("budget.xlsx", b"PK\x03\x04", "application/vnd.ms-excel"))
+    answer, problem = await new_messages(fake, chat, 0, count=2)
+    assert "premium economy" in answer["text"].lower() and problem["text"].startswith("I can't read “budget.xlsx”")
+    assert not fake.calls_of("getFile", ok_only=False)

@@ -1,0 +1,50 @@
+"""The figures of issue 13 measured through the chat (offline back-end, BM25), as
+bench/answer_quality.py measures them: slow, they read the eval corpora."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.locations import REPO
+from threadsage.app.runtime import open_chat_service
+from threadsage.evaluation.conversations import gitlab_items, handbook_items, run_set
+from threadsage.settings.environment import Settings
+
+pytestmark = pytest.mark.slow  # every GitLab negation and single-text question through the chat
+
+
+def offline(tmp_path: Path) -> Settings:
+    return Settings(
+        THREADSAGE_DATA_DIR=tmp_path,
+        DATABASE_URL=None,
+        OPENAI_API_KEY=None,
+        REDIS_URL=None,
+        THREADSAGE_RATE_LIMIT_PER_MINUTE=10_000,
+        _env_file=None,
+    )
+
+
+async def test_gitlab_negation_recall_and_answers_through_the_graph(tmp_path: Path, eval_dir: Path, gitlab_kb) -> None:
+    questions = eval_dir / "gitlab-handbook" / "questions"
+    async with open_chat_service(offline(tmp_path), kb=gitlab_kb) as chat:
+        negation = await run_set(chat, "negation", gitlab_items(questions / "negation_exclusion.jsonl"))
+        single = await run_set(chat, "single", gitlab_items(questions / "single_text.jsonl"))
+    # Measured: 0.88 (0.64 before exclusions were handled; plain BM25 on the whole question 0.68).
+    assert negation.found / negation.n >= 0.85, negation.misses
+    # Measured: 96/100 answered from the gold file where it was in the top 5 (89/100 before).
+    assert single.from_gold_when_found >= 0.8 * single.found, single.misses
+    assert single.clarified == 0, single.misses
+
+
+async def test_demo_handbook_answers_and_clarifications_through_the_graph(tmp_path: Path, handbook_kb) -> None:
+    questions = handbook_items(REPO / "examples" / "handbook-questions.jsonl")
+    paraphrases = handbook_items(REPO / "examples" / "handbook-paraphrases.jsonl")
+    async with open_chat_service(offline(tmp_path), kb=handbook_kb) as chat:
+        clear = await run_set(chat, "clear", [q for q in questions if not q.ambiguous] + paraphrases)
+        ambiguous = await run_set(chat, "ambiguous", [q for q in questions if q.ambiguous])
+    # Measured: 31/34 answered from the gold file where it was in the top 5; 5/5 asked back.
+    assert clear.from_gold_when_found >= 0.8 * clear.found, clear.misses
+    assert clear.clarified == 0, clear.misses
+    assert ambiguous.clarified >= 4, ambiguous.misses

@@ -1,0 +1,44 @@
+"""The offline back-end on the demo handbook's own graded questions (examples/handbook-questions.jsonl)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.locations import REPO
+from threadsage.app.runtime import open_chat_service
+from threadsage.chat import ReplyKind, Turn
+from threadsage.settings.environment import Settings
+
+QUESTIONS = [
+    json.loads(line)
+    for line in (REPO / "examples" / "handbook-questions.jsonl").read_text().splitlines()
+    if line.strip()
+]
+
+
+async def test_offline_answers_and_clarifications_on_the_handbook(tmp_path: Path, handbook_kb) -> None:
+    settings = Settings(THREADSAGE_DATA_DIR=tmp_path, DATABASE_URL=None, OPENAI_API_KEY=None, _env_file=None)
+    answered, cited, clarified, asked_back, misses = 0, 0, 0, 0, []
+    specific = [q for q in QUESTIONS if not q["ambiguous"]]
+    ambiguous = [q for q in QUESTIONS if q["ambiguous"]]
+    async with open_chat_service(settings, kb=handbook_kb) as chat:
+        for q in specific:
+            [reply] = await chat.handle(Turn("test", f"hb:{q['id']}", f"U{q['id']}", "m", text=q["question"]))
+            ok = reply.kind is ReplyKind.ANSWER and q["answer"].lower() in reply.text.lower()
+            answered += ok
+            cited += any(c["path"] == q["file"] for c in reply.citations)
+            asked_back += reply.kind is ReplyKind.CLARIFICATION
+            if not ok:
+                misses.append((q["question"], reply.text[:200]))
+        for q in ambiguous:
+            [reply] = await chat.handle(Turn("test", f"hb:{q['id']}", f"U{q['id']}", "m", text=q["question"]))
+            clarified += reply.kind is ReplyKind.CLARIFICATION
+    print(f"answered {answered}/{len(specific)}, cited {cited}/{len(specific)}, clarified {clarified}/{len(ambiguous)}")
+    # Measured: 21/25 answered, 23/25 cite the gold page, 5/5 ambiguous questions clarified (2/5
+    # before sibling sections counted: a summary page listing both alternatives ranked first),
+    # and no clear question asked back.
+    assert answered >= 0.8 * len(specific), misses
+    assert cited >= 0.9 * len(specific), misses
+    assert clarified >= 4, clarified
+    assert asked_back == 0, misses

@@ -1,0 +1,60 @@
+"""Small real files made in the tests themselves: a PDF (pypdf reads its text), a Word file, and any file
+written where it goes (`write`)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+
+def pdf_bytes(*lines: str, pages: int = 1) -> bytes:
+    """A PDF 1.4 of `pages` pages, each with each line as text in Helvetica, with a correct
+    cross-reference table."""
+    content = "BT /F1 12 Tf 72 720 Td 14 TL " + " ".join(f"({_pdf_escape(line)}) Tj T*" for line in lines) + " ET"
+    kids = " ".join(f"{5 + n} 0 R" for n in range(pages))
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>",
+        f"<< /Length {len(content)} >>\nstream\n{content}\nendstream",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    objects += [
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R /Resources << /Font << /F1 4 0 R >> >> >>"
+    ] * pages  # every page shows the same content stream
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def docx_bytes(title: str, sections: dict[str, str]) -> bytes:
+    """A Word file: the title, then a "Heading 1" and a paragraph for each section."""
+    import docx
+
+    document = docx.Document()
+    document.add_heading(title, level=0)
+    for heading, text in sections.items():
+        document.add_heading(heading, level=1)
+        document.add_paragraph(text)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def _pdf_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path

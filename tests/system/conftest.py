@@ -1,0 +1,16 @@
+"""System tests: real `threadsage` processes, servers beside them, load. All of them are slow: the
+fast tier (`make test-fast`) leaves them out, and `make test` runs them one at a time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.slow)
