@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HANDBOOK := examples/handbook
 
-.PHONY: run test test-fast lint install install-dev services clean
+.PHONY: run test test-fast lint install install-dev services model-server clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,13 @@ services:
 
 # The whole suite: the fast tier on four workers (its tests mostly wait on sockets), then the slow
 # tier one test at a time (processes, timings and benchmarks-like runs that must not share cores).
-test: test-fast
+test: test-fast model-server
 	$(BIN)/python -m pytest -m slow
+
+# A real OpenAI-compatible model server for the slow tier (llama-cpp-python + SmolLM2-135M) in
+# .venv-model; llama-cpp-python builds from source once (10-17 minutes) and its wheel is cached.
+model-server:
+	@bash scripts/model-server.sh
 
 # The edit-test loop: everything but the tests marked slow — all of tests/system/ (real processes),
 # and the modules and tests marked `slow` elsewhere (the local embedding model, the eval corpora,
@@ -49,7 +54,7 @@ lint: install-dev
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) data .pytest_cache
+	rm -rf $(VENV) .venv-model data .pytest_cache
 
 # The Docker image's pinned dependencies (deploy/requirements.lock): a fresh venv on Python 3.11
 # (the image's Python), the package with its `otel` extra (no torch) plus LOCK_EXTRA, then `pip freeze`.
