@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.cli import app
 from threadsage.settings.environment import Settings, get_settings
 
@@ -29,7 +29,7 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def kb(settings: Settings):
-    knowledge = KnowledgeBase.open(settings)
+    knowledge = open_knowledge_base(settings)
     yield knowledge
     knowledge.close()
 
@@ -53,7 +53,7 @@ def handbook_kb(tmp_path_factory: pytest.TempPathFactory):
     settings = Settings(
         THREADSAGE_DATA_DIR=tmp_path_factory.mktemp("handbook-kb"), THREADSAGE_EMBEDDINGS="none", _env_file=None
     )
-    knowledge = KnowledgeBase.open(settings)
+    knowledge = open_knowledge_base(settings)
     assert Ingestor(knowledge, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
     yield knowledge
     knowledge.close()
@@ -71,7 +71,7 @@ def categorised_kb(tmp_path_factory: pytest.TempPathFactory):
     settings = Settings(
         THREADSAGE_DATA_DIR=tmp_path_factory.mktemp("categorised-kb"), THREADSAGE_EMBEDDINGS="none", _env_file=None
     )
-    knowledge = KnowledgeBase.open(settings)
+    knowledge = open_knowledge_base(settings)
     ingestor = Ingestor(knowledge, settings.chunk_chars, settings.chunk_overlap)
     for folder in ("engineering", "finance", "it", "people"):
         site = HANDBOOK_SITE if folder == "it" else ""
@@ -159,6 +159,7 @@ SLOW = (
     "tests/adapters/test_knowledge.py::test_embedding_dimension_mismatch_says_how_to_rebuild",
     "tests/test_cli.py::test_changed_embeddings_need_a_rebuild",
     "tests/adapters/test_knowledge.py::test_a_second_process_on_the_same_lite_file_is_told_why",
+    "tests/adapters/test_knowledge_filters.py::test_values_with_quotes_stay_values_on_a_milvus_server",
     "tests/bots/test_tokens.py::test_processes_starting_together_all_read_one_complete_private_secret",
     "tests/test_redaction.py::test_postgres_credentials_stay_out_of_the_log",
     "tests/test_http_limits.py::test_a_64_mib_unsigned_post_does_not_grow_a_served_process",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from threadsage.adapters.knowledge.base import Hit
+from threadsage.adapters.knowledge import Hit
 from threadsage.evaluation.retrieval import (
     RetrievalQuestion,
     evaluate,

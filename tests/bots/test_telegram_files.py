@@ -10,7 +10,7 @@ from tests.bots.test_telegram import ANN, BOB, GROUP, TRAVEL, exchange, new_mess
 from tests.conftest import HANDBOOK
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.made_files import docx_bytes, pdf_bytes
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.i18n import say
 from threadsage.ingestion.pipeline import Ingestor
 
@@ -81,7 +81,7 @@ async def test_start_lists_the_categories_this_chat_may_read_with_their_counts(
     tmp_path: Path, fake: FakeBotAPI
 ) -> None:
     settings = bot_settings(tmp_path, fake, THREADSAGE_DEFAULT_CATEGORIES=["it", "people"])
-    kb = KnowledgeBase.open(settings)
+    kb = open_knowledge_base(settings)
     ingest = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap)
     for category in ("it", "people", "finance"):
         assert ingest.ingest_paths([HANDBOOK / category], category=category).ok

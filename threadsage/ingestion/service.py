@@ -18,7 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.ingestion.connectors.base import Connector, connector_for
 from threadsage.ingestion.connectors.folder import FolderConnector
 from threadsage.ingestion.engine import SyncEngine

@@ -22,7 +22,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from threadsage.adapters.documents.loaders import Document, UnreadableDocument, clean_text, content_hash, parse_bytes
-from threadsage.adapters.knowledge.base import KnowledgeBaseError, validate_category
+from threadsage.adapters.knowledge import KnowledgeBaseError, validate_category
 from threadsage.ingestion.connectors import http
 from threadsage.ingestion.connectors.base import Entry, Known, Scan
 from threadsage.ingestion.spec import SourceSpec
