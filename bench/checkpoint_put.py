@@ -38,7 +38,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver  # noqa: E402
 from bench.turn_overhead import CLARIFY_FIRST  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from threadsage.adapters.documents.attachments import MAX_ATTACHED_PASSAGES  # noqa: E402
-from threadsage.adapters.knowledge.base import KnowledgeBase  # noqa: E402
+from threadsage.adapters.knowledge import open_knowledge_base  # noqa: E402
 from threadsage.app.runtime import open_chat_service  # noqa: E402
 from threadsage.chat import ClarificationAnswer, ReplyKind, Turn  # noqa: E402
 from threadsage.ingestion.pipeline import Ingestor  # noqa: E402
@@ -93,7 +93,7 @@ async def record_turns(url: str, data_dir: Path) -> list[list[Put]]:
         REDIS_URL=None,
         _env_file=None,
     )
-    kb = KnowledgeBase.open(settings)
+    kb = open_knowledge_base(settings)
     PostgresSaver.aput = recording  # type: ignore[method-assign]
     try:
         assert Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK]).ok

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from threadsage.adapters.knowledge.base import Hit
+from threadsage.adapters.knowledge import Hit
 from threadsage.adapters.questions.translation import fused
 from threadsage.evaluation.retrieval import RetrievalQuestion, evaluate, evaluation_corpus, load_questions
 from threadsage.settings.environment import Settings

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from tests.fakes.openai_server import FakeOpenAI
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import Turn
 from threadsage.ingestion.pipeline import Ingestor
@@ -82,7 +82,7 @@ async def run(settings: Settings, kb: KnowledgeBase, llm: FakeOpenAI | None) -> 
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Settings(THREADSAGE_DATA_DIR=Path(tmp), THREADSAGE_EMBEDDINGS="none", DATABASE_URL=None, _env_file=None)
-        kb = KnowledgeBase.open(base)
+        kb = open_knowledge_base(base)
         Ingestor(kb, base.chunk_chars, base.chunk_overlap).ingest_paths([REPO / "examples" / "handbook"])
         rows = [await run(base.model_copy(update={"openai_api_key": None}), kb, None)]
         llm = FakeOpenAI().start()

@@ -138,7 +138,7 @@ def build_corpus(target: int) -> tuple[list, list[int]]:
 
 
 def run_one(size: int, mode: str) -> dict:
-    from threadsage.adapters.knowledge.base import KnowledgeBase
+    from threadsage.adapters.knowledge import open_knowledge_base
     from threadsage.ingestion.pipeline import Ingestor
     from threadsage.settings.environment import Settings
 
@@ -187,7 +187,7 @@ def run_one(size: int, mode: str) -> dict:
             THREADSAGE_EMBEDDINGS="local" if mode == "hybrid" else "none",
             _env_file=None,
         )
-        kb = KnowledgeBase.open(settings, embedder)
+        kb = open_knowledge_base(settings, embedder)
         try:
             cpu = time.process_time()
             report = Ingestor(kb, CHUNK_CHARS, CHUNK_OVERLAP, on_progress=progress)
@@ -208,7 +208,7 @@ def run_one(size: int, mode: str) -> dict:
             kb.close()
         # A bot starting on this knowledge base: open it, then its first search.
         t = time.perf_counter()
-        kb = KnowledgeBase.open(settings, embedder)
+        kb = open_knowledge_base(settings, embedder)
         open_ms = (time.perf_counter() - t) * 1000
         try:
             t = time.perf_counter()

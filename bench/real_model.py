@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.model_server import MODEL_NAME, running_model_server
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.ingestion.pipeline import Ingestor
@@ -48,7 +48,7 @@ SCRIPT = [
 async def run(timeout: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         kb_settings = Settings(THREADSAGE_DATA_DIR=Path(tmp) / "kb", THREADSAGE_EMBEDDINGS="none", _env_file=None)
-        kb = KnowledgeBase.open(kb_settings)
+        kb = open_knowledge_base(kb_settings)
         assert Ingestor(kb, kb_settings.chunk_chars, kb_settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
         async with running_model_server() as server:
             settings = Settings(

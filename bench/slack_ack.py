@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers  # noqa: E402
-from threadsage.adapters.knowledge.base import KnowledgeBase  # noqa: E402
+from threadsage.adapters.knowledge import open_knowledge_base  # noqa: E402
 from threadsage.app.runtime import open_chat_service  # noqa: E402
 from threadsage.bots.slack import SlackBot  # noqa: E402
 from threadsage.bots.tokens import Signer, load_secret  # noqa: E402
@@ -62,7 +62,7 @@ async def main(conversations: int, events: int, latency: float, one_loop: bool) 
             THREADSAGE_HTTP_PORT=free_port(),
             _env_file=None,
         )
-        kb = KnowledgeBase.open(settings)
+        kb = open_knowledge_base(settings)
         Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([ROOT / "examples" / "handbook"])
         coordinator = LocalCoordinator()
         async with (

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fakes.sites import FakeSite
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.ingestion.connectors.base import connector_for
 from threadsage.ingestion.engine import SyncEngine
 from threadsage.ingestion.spec import SourceSpec
@@ -53,7 +53,7 @@ def text(n: int) -> str:
 async def main(pages: int, folder: bool, dated: bool, concurrency: int, latency: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(THREADSAGE_DATA_DIR=Path(tmp) / "data", THREADSAGE_EMBEDDINGS="none", _env_file=None)
-        kb = KnowledgeBase.open(settings)
+        kb = open_knowledge_base(settings)
         site = FakeSite(dated=dated, latency=latency)
         if folder:
             root = Path(tmp) / "docs"

@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))  # for tests.fakes
 import psycopg  # noqa: E402
 
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
-from threadsage.adapters.knowledge.base import KnowledgeBase  # noqa: E402
+from threadsage.adapters.knowledge import open_knowledge_base  # noqa: E402
 from threadsage.app.runtime import open_chat_service  # noqa: E402
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn  # noqa: E402
 from threadsage.ingestion.pipeline import Ingestor  # noqa: E402
@@ -192,7 +192,7 @@ async def main_async(args: argparse.Namespace) -> list[Row]:
     try:
         with tempfile.TemporaryDirectory(prefix="threadsage-turn-overhead-") as scratch:
             data_dir = Path(scratch)
-            kb = KnowledgeBase.open(settings_for(data_dir, url, None))
+            kb = open_knowledge_base(settings_for(data_dir, url, None))
             try:
                 settings = settings_for(data_dir, url, fake)
                 report = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK])

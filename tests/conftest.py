@@ -16,7 +16,7 @@ from tests.fakes.telegram_api import FakeBotAPI
 from tests.support import telegram_harness
 from tests.support.locations import EVAL, HANDBOOK, HANDBOOK_SITE, POSTGRES_URL, REPO
 from tests.support.slack_harness import Harness, running
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.bots.telegram import TelegramBot
 from threadsage.cli import app
 from threadsage.observability.telemetry import configure_logging
@@ -35,7 +35,7 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def kb(settings: Settings):
-    knowledge = KnowledgeBase.open(settings)
+    knowledge = open_knowledge_base(settings)
     yield knowledge
     knowledge.close()
 
@@ -57,7 +57,7 @@ def handbook_kb(tmp_path_factory: pytest.TempPathFactory):
     settings = Settings(
         THREADSAGE_DATA_DIR=tmp_path_factory.mktemp("handbook-kb"), THREADSAGE_EMBEDDINGS="none", _env_file=None
     )
-    knowledge = KnowledgeBase.open(settings)
+    knowledge = open_knowledge_base(settings)
     assert Ingestor(knowledge, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
     yield knowledge
     knowledge.close()
@@ -72,7 +72,7 @@ def categorised_kb(tmp_path_factory: pytest.TempPathFactory):
     settings = Settings(
         THREADSAGE_DATA_DIR=tmp_path_factory.mktemp("categorised-kb"), THREADSAGE_EMBEDDINGS="none", _env_file=None
     )
-    knowledge = KnowledgeBase.open(settings)
+    knowledge = open_knowledge_base(settings)
     ingestor = Ingestor(knowledge, settings.chunk_chars, settings.chunk_overlap)
     for folder in ("engineering", "finance", "it", "people"):
         site = HANDBOOK_SITE if folder == "it" else ""

@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from threadsage.adapters.documents.links import base_url_error
-from threadsage.adapters.knowledge.base import KnowledgeBase, KnowledgeBaseError
+from threadsage.adapters.knowledge import KnowledgeBase, KnowledgeBaseError, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import EmbeddingsUnavailable, make_embedder
 from threadsage.app.hits import print_hits
 from threadsage.app.processes import configured_platforms, serve, serve_front_end, work
@@ -64,7 +64,7 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 def knowledge_base(settings: Settings) -> Iterator[KnowledgeBase]:
     """Open the configured knowledge base; operator-facing failures become one clear line."""
     try:
-        kb = KnowledgeBase.open(settings, make_embedder(settings))
+        kb = open_knowledge_base(settings, make_embedder(settings))
     except (KnowledgeBaseError, EmbeddingsUnavailable) as exc:
         raise fail(str(exc)) from None
     try:

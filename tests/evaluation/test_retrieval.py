@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from threadsage.adapters.knowledge.base import Hit
+from threadsage.adapters.knowledge import Hit
 from threadsage.evaluation.retrieval import (
     RetrievalQuestion,
     evaluate,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.ingestion.service import knowledge_upkeep
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings

@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.conversation import AMBIGUOUS, Conversation, only, service, settings_for
 from tests.support.locations import HANDBOOK
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.chat import (
     APOLOGY,
     EMPTY,
@@ -53,7 +53,7 @@ async def test_ambiguous_question_clarify_click_and_answer(tmp_path: Path, backe
 @pytest.mark.slow
 async def test_a_new_process_resumes_the_paused_thread(tmp_path: Path, backend: str) -> None:
     settings = settings_for(tmp_path, backend)
-    kb = KnowledgeBase.open(settings)
+    kb = open_knowledge_base(settings)
     assert Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
     async with service(tmp_path, backend, kb) as chat:
         ask = only(await Conversation(chat).say(AMBIGUOUS))
@@ -193,7 +193,7 @@ async def test_routes_of_the_offline_back_end(tmp_path: Path, handbook_kb) -> No
 
 async def test_a_broken_knowledge_base_gets_an_apology_not_silence(tmp_path: Path) -> None:
     settings = settings_for(tmp_path, "")
-    kb = KnowledgeBase.open(settings)
+    kb = open_knowledge_base(settings)
     Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK / "finance"])
     async with service(tmp_path, "", kb) as chat:
         kb.close()  # every search now fails

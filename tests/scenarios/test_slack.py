@@ -24,7 +24,7 @@ from tests.support.slack_harness import (
     thread_messages,
     thread_reply,
 )
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.app.runtime import open_chat_service
 from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret
@@ -344,7 +344,7 @@ async def test_an_answer_lost_on_the_way_is_followed_by_an_apology_not_silence(s
 
 async def test_a_failing_brain_gets_an_apology_in_the_thread(tmp_path: Path) -> None:
     settings = Settings(THREADSAGE_DATA_DIR=tmp_path / "kb", _env_file=None)
-    kb = KnowledgeBase.open(settings)
+    kb = open_knowledge_base(settings)
     Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK / "it"])
     async with running(tmp_path, kb) as slack:
         kb.close()

@@ -39,7 +39,7 @@ from tests.support.telegram_harness import (
     private,
     running,
 )
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.bots.telegram import TelegramBot, TelegramConfigError
 from threadsage.bots.tokens import Button, ButtonKind, Signer, load_secret, session_digest
 from threadsage.chat import APOLOGY, NOT_YOURS, STALE, turn_ref
@@ -545,7 +545,7 @@ async def test_flood_control_is_waited_out(bot, fake) -> None:
 
 async def test_a_broken_knowledge_base_gets_an_apology(tmp_path, fake) -> None:
     settings = bot_settings(tmp_path, fake)
-    kb = KnowledgeBase.open(settings)
+    kb = open_knowledge_base(settings)
     Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK / "finance"])
     async with running(settings, kb):
         kb.close()  # every search now fails

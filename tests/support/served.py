@@ -37,9 +37,9 @@ def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 60) -> 
 
 
 @contextmanager
-def milvus_server(data: Path, documents: Path) -> Iterator[str]:
-    """A Milvus Lite server (`python -m milvus_lite server`) with `documents` ingested: its URI.
-    Several processes cannot share a Milvus Lite file; they can share this server."""
+def milvus_server(data: Path, documents: Path | None = None) -> Iterator[str]:
+    """A Milvus Lite server (`python -m milvus_lite server`) with `documents` ingested, if given: its
+    URI. Several processes cannot share a Milvus Lite file; they can share this server."""
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(data), "--port", str(port)],
@@ -50,12 +50,13 @@ def milvus_server(data: Path, documents: Path) -> Iterator[str]:
         wait_for_port(port, server)
         uri = f"http://127.0.0.1:{port}"
         clean = {k: v for k, v in os.environ.items() if not k.startswith(OURS)}
-        subprocess.run(
-            [sys.executable, "-m", "threadsage.cli", "ingest", str(documents)],
-            env={**clean, "MILVUS_URI": uri, "THREADSAGE_DATA_DIR": str(data / "app")},
-            check=True,
-            capture_output=True,
-        )
+        if documents is not None:
+            subprocess.run(
+                [sys.executable, "-m", "threadsage.cli", "ingest", str(documents)],
+                env={**clean, "MILVUS_URI": uri, "THREADSAGE_DATA_DIR": str(data / "app")},
+                check=True,
+                capture_output=True,
+            )
         yield uri
     finally:
         server.terminate()

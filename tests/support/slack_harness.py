@@ -27,7 +27,7 @@ from tests.fakes.slack_api import (
     shortcut_body,
     signed_headers,
 )
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.app.runtime import open_chat_service
 from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret

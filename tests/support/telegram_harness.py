@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.telegram_api import BOT, FakeBotAPI
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.app.runtime import open_chat_service, open_coordinator
 from threadsage.bots.telegram import TelegramBot
 from threadsage.settings.environment import Settings

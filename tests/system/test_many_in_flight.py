@@ -9,7 +9,7 @@ import asyncio
 from pathlib import Path
 
 from tests.support.locations import HANDBOOK
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ReplyKind, Turn
 from threadsage.ingestion.pipeline import Ingestor
@@ -32,7 +32,7 @@ async def test_500_conversations_in_flight_all_finish_with_one_reply_each(tmp_pa
         OPENAI_API_KEY=None,
         _env_file=None,
     )
-    kb = KnowledgeBase.open(settings)  # this test's own: every turn's searches on one client and one server
+    kb = open_knowledge_base(settings)  # this test's own: every turn's searches on one client and one server
     try:
         assert Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
         async with open_chat_service(settings, kb=kb) as chat:

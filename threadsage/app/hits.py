@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from threadsage.adapters.knowledge.base import Hit
+from threadsage.adapters.knowledge import Hit
 
 console = Console(soft_wrap=True)
 

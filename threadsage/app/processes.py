@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.app.retention import prune_periodically
 from threadsage.app.runtime import open_chat_service, open_coordinator
 from threadsage.bots.tokens import Signer, load_secret

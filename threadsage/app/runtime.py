@@ -13,7 +13,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from threadsage.adapters.documents.attachments import MB, AttachmentReader
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.adapters.questions.translation import make_translator
 from threadsage.adapters.reasoning.base import Reasoner
@@ -43,7 +43,7 @@ async def open_chat_service(
     front-ends) or its own. `check_redis`: fail at once when `REDIS_URL` does not answer. A worker
     passes False: its queue loop waits for Redis, and the coordinator connects when first used."""
     own_kb = kb is None
-    kb = kb or KnowledgeBase.open(settings, make_embedder(settings))
+    kb = kb or open_knowledge_base(settings, make_embedder(settings))
     await asyncio.to_thread(warm_up, kb)
     try:
         async with AsyncExitStack() as stack:

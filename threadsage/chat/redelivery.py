@@ -15,7 +15,7 @@ from typing import Any
 
 from langgraph.types import StateSnapshot
 
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.chat.replies import answered, clarification_reply, pending_of, request_of
 from threadsage.chat.turns import Reply
 from threadsage.support.handoff import Handoff

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from langgraph.types import Interrupt, StateSnapshot
 
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.chat.turns import Choice, Reply, ReplyKind, fixed_notice
 from threadsage.graph.state import ClarificationRequest
 from threadsage.i18n import language_of

@@ -10,7 +10,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from starlette.routing import Route
 
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.console.auth import ConsoleAuth, checked_token
 from threadsage.console.knowledge import knowledge_info
 from threadsage.console.queries import ConsoleData

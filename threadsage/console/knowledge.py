@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import PurePosixPath
 from typing import Any
 
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.ingestion.spec import load_sources
 from threadsage.ingestion.state import StateStore
 from threadsage.records.ingestions import IngestionLog

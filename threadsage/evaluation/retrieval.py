@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from threadsage.adapters.documents.loaders import Document, load_jsonl_corpus
-from threadsage.adapters.knowledge.base import Hit, KnowledgeBase
+from threadsage.adapters.knowledge import Hit, KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.ingestion.pipeline import Ingestor, IngestReport
 from threadsage.settings.environment import Settings
@@ -72,7 +72,7 @@ def evaluation_corpus(settings: Settings, corpus: Path, data_dir: Path | None = 
         settings = settings.model_copy(
             update={"data_dir": data_dir or Path(scratch), "milvus_uri": None, "collection": "evaluation"}
         )
-        kb = KnowledgeBase.open(settings, make_embedder(settings))
+        kb = open_knowledge_base(settings, make_embedder(settings))
         try:
             ingestor = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap)
             documents = corpus_documents(corpus)

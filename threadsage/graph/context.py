@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.questions.translation import QueryTranslator
 from threadsage.adapters.reasoning.base import Reasoner
 from threadsage.adapters.reasoning.rerank import Reranker

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.ingestion.connectors.base import Connector, Entry, Scan
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.ingestion.state import SourceStatus, StateStore

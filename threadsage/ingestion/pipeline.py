@@ -17,7 +17,7 @@ from pathlib import Path
 from threadsage.adapters.documents.chunking import Chunk, chunk_document
 from threadsage.adapters.documents.loaders import Document, discover_files, load_file, named_path
 from threadsage.adapters.documents.sections import UnreadableDocument
-from threadsage.adapters.knowledge.base import KnowledgeBase, validate_category
+from threadsage.adapters.knowledge import KnowledgeBase, validate_category
 
 CHUNKER_VERSION = 4  # bump when loading or chunking changes what is stored
 WRITE_BATCH = 256

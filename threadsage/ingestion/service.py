@@ -21,7 +21,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.lock import Lock
 
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.connectors.base import Connector
 from threadsage.ingestion.connectors.folder import FolderConnector

@@ -18,7 +18,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from threadsage.adapters.knowledge.base import KnowledgeBaseError, validate_category
+from threadsage.adapters.knowledge import KnowledgeBaseError, validate_category
 
 SourceType = Literal["folder", "web", "confluence", "git"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")

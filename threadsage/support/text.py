@@ -24,7 +24,7 @@ _TOKEN = re.compile(
     r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+(?:['’][a-z]+)?"
 )
 
-# The project's one list of stop words. BM25 drops only the commonest (`knowledge_schema.py`): its
+# The project's one list of stop words. BM25 drops only the commonest (`adapters/knowledge/schema.py`): its
 # IDF discounts the others, and dropping them all there measured worse (GitLab negation questions,
 # recall@5 0.64 → 0.52). `terms`, which the offline back-end compares by, has no IDF and drops all.
 COMMONEST_WORDS = frozenset(
@@ -89,7 +89,7 @@ def _segments(word: str) -> tuple[str, ...]:
 
 def index_terms(form: str) -> list[str]:
     """The terms BM25 counts in `form` (an `index_form` text), with repeats: what Milvus's
-    analyzer (`knowledge_schema.ANALYZER_PARAMS`: jieba in search mode, lower-case, the commonest
+    analyzer (`schema.ANALYZER_PARAMS`: jieba in search mode, lower-case, the commonest
     words dropped) makes of it — checked token for token against Milvus Lite's on the GitLab
     handbook and CMRC. Jieba segments space-separated words one by one, so each distinct word is
     segmented once and cached: ingestion no longer runs jieba over every chunk."""

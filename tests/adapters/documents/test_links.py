@@ -11,7 +11,7 @@ import pytest
 from pymilvus import MilvusClient
 
 from tests.support.locations import HANDBOOK
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.schema import URL_FIELD, collection_schema
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
@@ -48,11 +48,11 @@ async def test_a_knowledge_base_made_before_links_keeps_answering_until_rebuilt(
 ) -> None:
     settings.milvus_lite_path.parent.mkdir(parents=True)
     client = MilvusClient(uri=str(settings.milvus_lite_path))
-    schema, index = collection_schema(client, 0)
+    schema, index = collection_schema(client, None)
     schema.fields[:] = [f for f in schema.fields if f.name != URL_FIELD]  # the fields of a collection made before
     client.create_collection(settings.collection, schema=schema, index_params=index)
     client.close()
-    kb = KnowledgeBase.open(settings)
+    kb = open_knowledge_base(settings)
     try:
         with caplog.at_level(logging.WARNING):
             assert Ingestor(kb, 1200, 150).ingest_paths([docs], base_url=SITE).ok

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.support.made_files import write
 from threadsage.adapters.documents.loaders import load_file
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.ingestion.pipeline import Ingestor
 
 CANARY = "hunter2-canary"

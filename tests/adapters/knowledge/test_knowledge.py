@@ -9,7 +9,7 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.locations import HANDBOOK
-from threadsage.adapters.knowledge.base import KnowledgeBase, KnowledgeBaseError
+from threadsage.adapters.knowledge import KnowledgeBase, KnowledgeBaseError, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import LocalEmbedder, OpenAIEmbedder
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
@@ -107,7 +107,7 @@ def test_search_before_anything_was_ingested_finds_nothing(kb: KnowledgeBase) ->
 
 @pytest.mark.slow
 def test_hybrid_search_with_local_embeddings(settings: Settings, local_embedder: LocalEmbedder) -> None:
-    kb = KnowledgeBase.open(settings, local_embedder)
+    kb = open_knowledge_base(settings, local_embedder)
     try:
         report = ingestor(kb).ingest_paths([HANDBOOK])
         assert report.ok
@@ -121,11 +121,11 @@ def test_hybrid_search_with_local_embeddings(settings: Settings, local_embedder:
 
 @pytest.mark.slow
 def test_embedding_dimension_mismatch_says_how_to_rebuild(settings: Settings, local_embedder: LocalEmbedder) -> None:
-    plain = KnowledgeBase.open(settings)
+    plain = open_knowledge_base(settings)
     ingestor(plain).ingest_paths([HANDBOOK / "it"])
     plain.close()
 
-    kb = KnowledgeBase.open(settings, local_embedder)
+    kb = open_knowledge_base(settings, local_embedder)
     try:
         with pytest.raises(KnowledgeBaseError, match=r"no embeddings.*384-dimensional.*--rebuild"):
             ingestor(kb).ingest_paths([HANDBOOK / "it"])
@@ -142,7 +142,7 @@ def test_openai_compatible_embeddings_over_http(settings: Settings) -> None:
         configured = settings.model_copy(
             update={"embeddings": "openai", "openai_base_url": fake.base_url, "openai_api_key": "sk-test"}
         )
-        kb = KnowledgeBase.open(configured, OpenAIEmbedder(configured))
+        kb = open_knowledge_base(configured, OpenAIEmbedder(configured))
         report = ingestor(kb).ingest_paths([HANDBOOK / "finance"])
         assert report.ok and kb.count() == report.chunks_added
         assert "expenses-toronto.md" in [h.path for h in kb.search_blocking("Toronto hotel limits", k=3)]
@@ -155,7 +155,7 @@ def test_openai_compatible_embeddings_over_http(settings: Settings) -> None:
 
 def test_unreachable_milvus_names_milvus_uri(settings: Settings) -> None:
     with pytest.raises(KnowledgeBaseError, match=r"MILVUS_URI=http://127.0.0.1:9"):
-        KnowledgeBase.open(settings.model_copy(update={"milvus_uri": "http://127.0.0.1:9"}))
+        open_knowledge_base(settings.model_copy(update={"milvus_uri": "http://127.0.0.1:9"}))
 
 
 @pytest.mark.slow
@@ -172,7 +172,7 @@ def test_a_second_process_on_the_same_lite_file_is_told_why(settings: Settings, 
     try:
         assert holder.stdout.readline().strip() == "ready"
         with pytest.raises(KnowledgeBaseError, match="one process per data directory"):
-            KnowledgeBase.open(settings)
+            open_knowledge_base(settings)
     finally:
         holder.kill()
         holder.wait()

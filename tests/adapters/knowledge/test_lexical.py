@@ -14,7 +14,7 @@ from milvus_lite.analyzer.jieba_analyzer import JiebaAnalyzer
 from tests.support.locations import HANDBOOK
 from threadsage.adapters.documents.chunking import chunk_document
 from threadsage.adapters.documents.loaders import load_file
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.lexical import LexicalIndex
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
@@ -88,18 +88,18 @@ def test_another_reader_sees_each_commit_whole(settings: Settings, kb: Knowledge
 
 
 def test_the_index_persists_and_is_rebuilt_from_milvus_when_missing(settings: Settings) -> None:
-    kb = KnowledgeBase.open(settings)
+    kb = open_knowledge_base(settings)
     ingestor(kb).ingest_paths([HANDBOOK])
     chunks, top = kb.count(), kb.search_blocking("reset my VPN password", k=3)
     kb.close()
 
-    reopened = KnowledgeBase.open(settings)
+    reopened = open_knowledge_base(settings)
     assert (reopened.count(), reopened.search_blocking("reset my VPN password", k=3)) == (chunks, top)
     assert ingestor(reopened).ingest_paths([HANDBOOK]).unchanged > 0
     reopened.close()
 
     shutil.rmtree(settings.milvus_lite_path.parent / "lexical")
-    rebuilt = KnowledgeBase.open(settings)
+    rebuilt = open_knowledge_base(settings)
     try:
         assert rebuilt.count() == chunks
         assert [h.id for h in rebuilt.search_blocking("reset my VPN password", k=3)] == [h.id for h in top]

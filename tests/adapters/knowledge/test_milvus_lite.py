@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 
 from tests.support.locations import HANDBOOK
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.knowledge import base as knowledge
-from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.ingestion.pipeline import Ingestor
 
 LOGGERS = ("pymilvus.client.iterator.query_iterator", "grpc._server", "milvus_lite.server_manager")

@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.fakes.slack_api import BOT_USER, FakeSlack, home_opened
 from tests.support.locations import HANDBOOK
 from tests.support.slack_harness import CHANNEL, Harness, running
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
 
@@ -19,7 +19,7 @@ def texts(view: dict) -> str:
 
 
 async def test_home_lists_the_categories_a_dm_may_read_with_their_document_counts(tmp_path: Path) -> None:
-    kb = KnowledgeBase.open(Settings(THREADSAGE_DATA_DIR=tmp_path / "kb", _env_file=None))
+    kb = open_knowledge_base(Settings(THREADSAGE_DATA_DIR=tmp_path / "kb", _env_file=None))
     for category in ("it", "people", "finance"):
         assert Ingestor(kb, 1200, 200).ingest_paths([HANDBOOK / category], category=category).ok
     fake = FakeSlack().start()

@@ -19,7 +19,7 @@ from tests.support.telegram_harness import (
     private,
     running,
 )
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.i18n import say
 from threadsage.ingestion.pipeline import Ingestor
 
@@ -90,7 +90,7 @@ async def test_start_lists_the_categories_this_chat_may_read_with_their_counts(
     tmp_path: Path, fake: FakeBotAPI
 ) -> None:
     settings = bot_settings(tmp_path, fake, THREADSAGE_DEFAULT_CATEGORIES=["it", "people"])
-    kb = KnowledgeBase.open(settings)
+    kb = open_knowledge_base(settings)
     ingest = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap)
     for category in ("it", "people", "finance"):
         assert ingest.ingest_paths([HANDBOOK / category], category=category).ok

@@ -12,7 +12,7 @@ import pytest
 from pydantic import SecretStr
 
 from tests.fakes.sites import FakeConfluence, FakeSite, WikiPage
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.engine import SyncEngine
 from threadsage.ingestion.spec import SourceSpec

@@ -1,1 +1,31 @@
-"""The knowledge store: Milvus (Lite or server), BM25, embeddings, and how a search is fused."""
+"""The knowledge store: hybrid search over the documents, and the writes ingestion needs.
+
+One interface (`KnowledgeBase`, `base.py`) and two back-ends, picked by `open_knowledge_base`:
+the embedded default, Milvus Lite + BM25 by tantivy in this process (`embedded.py`), and a Milvus
+server with its own BM25 (`server.py`). Beside them: the collection's fields (`schema.py`),
+filters (`filters.py`), what a search returns (`search.py`), embeddings (`embeddings.py`).
+"""
+
+from threadsage.adapters.knowledge.base import KnowledgeBase, KnowledgeBaseError, StoredDocument, validate_category
+from threadsage.adapters.knowledge.embedded import EmbeddedKnowledgeBase
+from threadsage.adapters.knowledge.embeddings import Embedder
+from threadsage.adapters.knowledge.search import Hit
+from threadsage.adapters.knowledge.server import ServerKnowledgeBase
+from threadsage.settings.environment import Settings
+
+__all__ = [
+    "Hit",
+    "KnowledgeBase",
+    "KnowledgeBaseError",
+    "StoredDocument",
+    "open_knowledge_base",
+    "validate_category",
+]
+
+
+def open_knowledge_base(settings: Settings, embedder: Embedder | None = None) -> KnowledgeBase:
+    """The knowledge base of `settings`: on the Milvus server at `MILVUS_URI` when it is set,
+    else embedded (Milvus Lite file under the data dir). Unreachable: `KnowledgeBaseError`."""
+    if settings.milvus_uri:
+        return ServerKnowledgeBase.open(settings, embedder)
+    return EmbeddedKnowledgeBase.open(settings, embedder)

@@ -1,14 +1,16 @@
-"""The knowledge base: hybrid search, and the writes ingestion needs.
+"""The knowledge base's interface, and what its two back-ends share.
 
-One Milvus collection per knowledge base (its fields: `knowledge_schema.py`). Search is BM25
-alone, or BM25 + dense fused with reciprocal-rank fusion (k = 60); how each is ranked, on a
-Milvus server and on the embedded Milvus Lite, is in `knowledge_search.py`.
+One Milvus collection per knowledge base (its fields: `schema.py`) holds a row per chunk and, with
+embeddings, its dense vector. The back-ends differ in who does BM25:
 
-On Milvus Lite (`MILVUS_URI` unset, see `milvus_lite.py`) BM25 is an in-process index beside the
-Milvus file (`lexical.py`), which is also what the stored documents are read from: what it has
-committed is what is ingested. Writes are staged there and committed by `flush`, so a search sees
-all of an ingest's changes or none. pymilvus is synchronous: the async `search` runs it in a
-worker thread.
+- `embedded.py`, the default (`MILVUS_URI` unset): Milvus Lite in this process, and BM25 by an
+  in-process tantivy index beside its file (`lexical.py`);
+- `server.py` (`MILVUS_URI` set): a Milvus server, with its own BM25 function.
+
+`open_knowledge_base` (the package's `__init__`) picks one. Shared here: connecting, the layout of
+an existing collection (`Layout`), the writes and reads Milvus does for both, and the part of a
+search before the ranking (the query cut and normalised, the filter, the dense vector).
+pymilvus is synchronous: the async `search` runs it in a worker thread.
 """
 
 from __future__ import annotations
@@ -16,31 +18,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pymilvus import MilvusClient, MilvusException
 
 from threadsage.adapters.documents.chunking import Chunk
 from threadsage.adapters.knowledge import milvus_lite
 from threadsage.adapters.knowledge.embeddings import Embedder
-from threadsage.adapters.knowledge.lexical import TEXT_FIELDS, LexicalIndex
-from threadsage.adapters.knowledge.schema import (
-    PLACEHOLDER_SPARSE,
-    TEXT_MAX_BYTES,
-    URL_FIELD,
-    chunk_row,
-    collection_schema,
-    fit,
-)
-from threadsage.adapters.knowledge.search import HIT_FIELDS, Query, local_search, milvus_search
-from threadsage.adapters.knowledge.search import Hit as Hit  # callers import it from here
-from threadsage.observability.redaction import redact_url
+from threadsage.adapters.knowledge.filters import Filter, FilterArgs, field_in
+from threadsage.adapters.knowledge.schema import URL_FIELD, chunk_row, collection_schema
+from threadsage.adapters.knowledge.search import HIT_FIELDS, Hit, Query
 from threadsage.settings.environment import Settings
-from threadsage.support.private_files import private_dir
 from threadsage.support.text import index_form, index_terms
 
 MAX_QUERY_CHARS = 2000
@@ -61,95 +53,83 @@ class StoredDocument:
     chunks: int
 
 
-class KnowledgeBase:
-    def __init__(
-        self,
-        client: MilvusClient,
-        collection: str,
-        embedder: Embedder | None,
-        describe_uri: str,
-        lite_path: Path | None = None,
-    ) -> None:
+@dataclass(frozen=True)
+class Layout:
+    """How an existing collection was made: fixed then, read back whenever it is opened."""
+
+    dense_dim: int | None  # the size of its dense vectors; None: it has none (BM25 alone)
+    links: bool  # it has the url field (collections made before links have not)
+    milvus_bm25: bool  # Milvus computes BM25 into its sparse field (else that holds a placeholder)
+
+    @property
+    def hit_fields(self) -> list[str]:
+        return [*HIT_FIELDS, URL_FIELD] if self.links else HIT_FIELDS
+
+
+class KnowledgeBase(ABC):
+    """Hybrid search over the documents, and the writes ingestion needs."""
+
+    # Whether Milvus computes BM25 in the collections this back-end makes.
+    MAKES_MILVUS_BM25: ClassVar[bool]
+
+    def __init__(self, client: MilvusClient, collection: str, embedder: Embedder | None, describe_uri: str) -> None:
         self._client = client
-        self._lite_path = lite_path
         self.collection = collection
         self.embedder = embedder
         self._uri = describe_uri
-        # On Milvus Lite, BM25 is ours (`lexical.py`); on a server, Milvus's BM25 function.
-        self._lexical = LexicalIndex(lite_path.parent / "lexical" / collection) if lite_path else None
-        self._milvus_bm25 = self._lexical is None
         self._closed = False
-        # A collection made before links has no url field: it works on without links.
-        self._hit_fields = [*HIT_FIELDS, URL_FIELD]
-        self._dense_dim = self._existing_dense_dim()
-        self._catch_up_lexical()
+        try:
+            # Milvus Lite (file or server) reads no `filter_params`: see `filters.py`.
+            self._inline_filters = str(client.get_server_version()).startswith("milvus_lite")
+            self._layout = self._read_layout()  # None: no collection yet
+        except MilvusException as exc:
+            raise KnowledgeBaseError(_unreachable_message(describe_uri, exc, "")) from exc
 
-    # --- opening ---------------------------------------------------------------------------
-
-    @classmethod
-    def open(cls, settings: Settings, embedder: Embedder | None = None) -> KnowledgeBase:
-        """Connect to `MILVUS_URI` (or the Milvus Lite file under the data dir)."""
-        path = None
-        if settings.milvus_uri:
-            uri, describe = settings.milvus_uri, f"MILVUS_URI={redact_url(settings.milvus_uri)}"
-        else:
-            path = settings.milvus_lite_path
-            private_dir(path.parent)
-            uri = str(path)
-            describe = f"the Milvus Lite file {path} (MILVUS_URI is unset)"
-            milvus_lite.quiet_expected_noise()
+    @staticmethod
+    def connect(uri: str, settings: Settings, describe: str) -> MilvusClient:
+        """A client of the Milvus at `uri`; failing, an error that names `describe`."""
         token = settings.milvus_token.get_secret_value() if settings.milvus_token else ""
         try:
-            client = MilvusClient(uri=uri, token=token, timeout=10, grpc_options=milvus_lite.grpc_options(uri))
+            return MilvusClient(uri=uri, token=token, timeout=10, grpc_options=milvus_lite.grpc_options(uri))
         except (MilvusException, OSError, RuntimeError) as exc:
             raise KnowledgeBaseError(_unreachable_message(describe, exc, uri)) from exc
-        return cls(client, settings.collection, embedder, describe, path)
 
     def close(self) -> None:
         self._closed = True
-        if self._lexical is not None:
-            self._lexical.close()
         self._client.close()
-        if self._lite_path is not None:
-            milvus_lite.release(self._lite_path)
 
-    def _existing_dense_dim(self) -> int | None:
-        """0 for a collection without a dense field, None when there is no collection yet."""
-        try:
-            if not self._client.has_collection(self.collection):
-                return None
-            described = self._client.describe_collection(self.collection)
-            self._client.load_collection(self.collection)  # a reopened collection starts released
-        except MilvusException as exc:
-            raise KnowledgeBaseError(_unreachable_message(self._uri, exc, "")) from exc
+    def _read_layout(self) -> Layout | None:
+        if not self._client.has_collection(self.collection):
+            return None
+        described = self._client.describe_collection(self.collection)
+        self._client.load_collection(self.collection)  # a reopened collection starts released
         fields = described["fields"]
-        # A Milvus Lite collection made before the in-process index still computes BM25 itself.
-        self._milvus_bm25 = bool(described.get("functions"))
-        self._hit_fields = [*HIT_FIELDS, URL_FIELD] if any(f["name"] == URL_FIELD for f in fields) else HIT_FIELDS
-        for f in fields:
-            if f["name"] == "dense":
-                return int(f["params"]["dim"])
-        return 0
+        return Layout(
+            dense_dim=next((int(f["params"]["dim"]) for f in fields if f["name"] == "dense"), None),
+            links=any(f["name"] == URL_FIELD for f in fields),
+            milvus_bm25=bool(described.get("functions")),
+        )
 
     @property
     def exists(self) -> bool:
-        return self._dense_dim is not None
+        return self._layout is not None
 
     def check_embeddings(self) -> None:
         """Refuse to mix vectors of different models or sizes in one collection."""
-        if self._dense_dim is None:
+        if self._layout is None:
             return
-        wanted = self.embedder.dim if self.embedder else 0
-        if wanted == self._dense_dim:
+        built = self._layout.dense_dim
+        wanted = self.embedder.dim if self.embedder else None
+        if wanted == built:
             return
-        built = f"{self._dense_dim}-dimensional embeddings" if self._dense_dim else "no embeddings"
+        what = f"{built}-dimensional embeddings" if built else "no embeddings"
         configured = (
             f"{self.embedder.name} gives {wanted}-dimensional vectors"
             if self.embedder
             else "THREADSAGE_EMBEDDINGS=none gives none"
         )
         raise KnowledgeBaseError(
-            f"The knowledge base '{self.collection}' was built with {built}, but {configured}. "
+            f"The knowledge base '{self.collection}' was built with {what}, but {configured}. "
             f"Rebuild it with `threadsage ingest PATH... --rebuild`, or set "
             f"THREADSAGE_EMBEDDINGS back to what it was built with."
         )
@@ -158,27 +138,53 @@ class KnowledgeBase:
 
     def create(self) -> None:
         """Create the collection if it does not exist yet."""
-        if self._dense_dim is not None:
+        if self._layout is not None:
             return
-        dim = self.embedder.dim if self.embedder else 0
-        self._milvus_bm25 = self._lexical is None
-        schema, index = collection_schema(self._client, dim, self._milvus_bm25)
+        layout = Layout(self.embedder.dim if self.embedder else None, links=True, milvus_bm25=self.MAKES_MILVUS_BM25)
+        schema, index = collection_schema(self._client, layout.dense_dim, layout.milvus_bm25)
         self._client.create_collection(self.collection, schema=schema, index_params=index)
-        self._hit_fields = [*HIT_FIELDS, URL_FIELD]
-        if self._lexical is not None and self._lexical.count():
-            self._lexical.clear()  # left from a Milvus file that was removed: it indexed nothing here
-        self._dense_dim = dim
+        self._layout = layout
 
     def drop(self) -> None:
         if self._client.has_collection(self.collection):
             self._client.drop_collection(self.collection)
-        if self._lexical is not None:
-            self._lexical.clear()
-        self._dense_dim = None
+        self._layout = None
+
+    def write_chunks(self, chunks: Sequence[Chunk]) -> None:
+        if not chunks:
+            return
+        layout = self._made()
+        if not layout.links and any(c.document.url for c in chunks):
+            log.warning("'%s' predates links: sources show paths until it is rebuilt (--rebuild)", self.collection)
+        vectors = self.embedder.embed_documents([c.search_text for c in chunks]) if self.embedder else None
+        self._store([chunk_row(c, vectors[i] if vectors else None, layout.links) for i, c in enumerate(chunks)])
+
+    @abstractmethod
+    def _store(self, rows: list[dict[str, Any]]) -> None:
+        """Write these rows (`schema.chunk_row`), to be seen from the next `flush` on."""
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> None:
+        for start in range(0, len(doc_ids), 500):
+            expr, params = self._render(field_in("doc_id", doc_ids[start : start + 500]))
+            self._client.delete(self.collection, filter=expr, filter_params=params)
+
+    def delete_stale(self, doc_id: str, keep_hash: str) -> None:
+        """Delete the chunks of `doc_id` of every version but `keep_hash`: the second half of
+        replacing a document (its new chunks are written first), used by ingestion and sync."""
+        stale = field_in("doc_id", [doc_id]) & field_in("content_hash", [keep_hash], negated=True)
+        expr, params = self._render(stale)
+        self._client.delete(self.collection, filter=expr, filter_params=params)
+
+    def flush(self) -> None:
+        """Seal what was written, so that searches right after an ingest are fast."""
+        if self._layout is not None:
+            self._client.flush(self.collection)
+
+    # --- reading ---------------------------------------------------------------------------
 
     def stored_documents(self) -> dict[str, StoredDocument]:
         """Every document in the collection with its content hash, keyed by doc id."""
-        if self._dense_dim is None:
+        if self._layout is None:
             return {}
         docs: dict[str, StoredDocument] = {}
         for row in self._rows(["doc_id", "source", "content_hash"]):
@@ -188,63 +194,32 @@ class KnowledgeBase:
             )
         return docs
 
-    def write_chunks(self, chunks: Sequence[Chunk]) -> None:
-        if not chunks:
-            return
-        if URL_FIELD not in self._hit_fields and any(c.document.url for c in chunks):
-            log.warning("'%s' predates links: sources show paths until it is rebuilt (--rebuild)", self.collection)
-        vectors = self.embedder.embed_documents([c.search_text for c in chunks]) if self.embedder else None
-        with_url = URL_FIELD in self._hit_fields
-        rows = [chunk_row(c, vectors[i] if vectors else None, with_url) for i, c in enumerate(chunks)]
-        if self._lexical is None:
-            self._client.insert(self.collection, rows)
-            return
-        for row in rows:
-            self._lexical.add(row, index_terms(row["search_text"]))
-            if not self._milvus_bm25:
-                # pymilvus checks strings a character at a time: not sending this text twice
-                # (the in-process index has its terms) halves the cost of a write.
-                row["search_text"], row["sparse"] = "", PLACEHOLDER_SPARSE
-        # Upsert: after a crash between this and `flush`, the rows are written again.
-        self._client.upsert(self.collection, rows)
-
-    def delete_documents(self, doc_ids: Sequence[str]) -> None:
-        for start in range(0, len(doc_ids), 500):
-            batch = doc_ids[start : start + 500]
-            self._client.delete(self.collection, filter=f"doc_id in {_quoted_list(batch)}")
-        if self._lexical is not None:
-            self._lexical.delete(doc_ids)
-
-    def delete_stale(self, doc_id: str, keep_hash: str) -> None:
-        """Delete the chunks of `doc_id` of every version but `keep_hash`: the second half of
-        replacing a document (its new chunks are written first), used by ingestion and sync."""
-        stale = f"doc_id in {_quoted_list([doc_id])} and content_hash not in {_quoted_list([keep_hash])}"
-        self._client.delete(self.collection, filter=stale)
-        if self._lexical is not None:
-            self._lexical.delete_stale(doc_id, keep_hash)
-
-    def flush(self) -> None:
-        """Seal what was written: searches right after an ingest are then fast, and on Milvus
-        Lite they see the ingest's changes from now on, all at once."""
-        if self._dense_dim is not None:
-            self._client.flush(self.collection)
-        if self._lexical is not None:
-            self._lexical.commit()
-
     def count(self) -> int:
-        if self._dense_dim is None:
+        if self._layout is None:
             return 0
-        if self._lexical is not None:
-            return self._lexical.count()
-        return sum(1 for _ in self._iterate(["doc_id"]))
+        return sum(1 for _ in self._rows(["doc_id"]))
 
     def category_counts(self) -> dict[str, int]:
         """Documents per category ("" for those ingested without one), for telling people what
         the bot covers. Reads every chunk's id: call it in a thread."""
-        if self._dense_dim is None:
+        if self._layout is None:
             return {}
         documents = {row["doc_id"]: row["category"] for row in self._rows(["doc_id", "category"])}
         return dict(sorted(Counter(documents.values()).items()))
+
+    def _rows(self, fields: list[str]) -> Iterator[dict[str, Any]]:
+        """Every chunk's row (at least `fields`)."""
+        return self._iterate(fields)
+
+    def _iterate(self, fields: list[str]) -> Iterator[dict[str, Any]]:
+        iterator = self._client.query_iterator(
+            self.collection, batch_size=1000, filter='id != ""', output_fields=fields
+        )
+        try:
+            while batch := iterator.next():
+                yield from batch
+        finally:
+            iterator.close()
 
     # --- searching -------------------------------------------------------------------------
 
@@ -268,67 +243,61 @@ class KnowledgeBase:
         paths) narrow the search."""
         query = " ".join(query.split())[:MAX_QUERY_CHARS]
         indexed = index_form(query)  # the form BM25 sees; the dense model gets the query as written
-        if not indexed or k <= 0 or self._dense_dim is None or (categories is not None and not categories):
+        layout = self._layout
+        if not indexed or k <= 0 or layout is None or (categories is not None and not categories):
             return []
-        filter_expr = " and ".join(
-            f for f in (_category_filter(categories), f"path in {_quoted_list(paths)}" if paths else "") if f
+        narrowing = Filter()
+        if categories:
+            narrowing &= field_in("category", [validate_category(c) for c in categories])
+        if paths:
+            narrowing &= field_in("path", paths)
+        vector = self.embedder.embed_query(query) if self.embedder and layout.dense_dim else None
+        request = Query(
+            indexed, index_terms(indexed), vector, k, self._render(narrowing), categories, paths, layout.hit_fields
         )
-        hybrid = bool(self._dense_dim and self.embedder)
-        vector = self.embedder.embed_query(query) if hybrid and self.embedder else None
-        request = Query(indexed, index_terms(indexed), vector, k, filter_expr, categories, paths, self._hit_fields)
         if self._closed:  # the in-process index would still answer; a closed one must not
             raise KnowledgeBaseError(f"Search failed on {self._uri}: the knowledge base was closed")
         try:
-            if self._lexical is not None:
-                return local_search(self._lexical, self._client, self.collection, request)
-            return milvus_search(self._client, self.collection, request)
+            return self._rank(request)
         except MilvusException as exc:
             raise KnowledgeBaseError(f"Search failed on {self._uri}: {exc}") from exc
 
+    @abstractmethod
+    def _rank(self, query: Query) -> list[Hit]:
+        """The query's k best hits, best first."""
+
+    def _ranked_by_milvus(
+        self, data: Any, anns_field: str, metric: str, limit: int, narrowing: FilterArgs, fields: list[str]
+    ) -> list[dict[str, Any]]:
+        """One ranking by Milvus: `data` (a vector, or text for its BM25) against `anns_field`."""
+        expr, params = narrowing
+        result: list[list[dict[str, Any]]] = self._client.search(
+            self.collection,
+            data=[data],
+            anns_field=anns_field,
+            limit=limit,
+            filter=expr,
+            filter_params=params,
+            search_params={"metric_type": metric},
+            output_fields=fields,
+        )
+        return result[0]
+
     # --- helpers ---------------------------------------------------------------------------
 
-    def _rows(self, fields: list[str]) -> Iterator[dict[str, Any]]:
-        """Every chunk's row: on Milvus Lite as the in-process index has committed them."""
-        return self._lexical.iterate() if self._lexical is not None else self._iterate(fields)
+    def _render(self, narrowing: Filter) -> FilterArgs:
+        return narrowing.render(inline=self._inline_filters)
 
-    def _catch_up_lexical(self) -> None:
-        """Fill a missing in-process index from the Milvus Lite rows, once: a knowledge base
-        ingested before the index existed, or one whose index directory was removed."""
-        if self._lexical is None or self._dense_dim is None or self._lexical.count():
-            return
-        log.info("Indexing the knowledge base '%s' for search (once)", self.collection)
-        fields = [f for f in ("chunk_index", "search_text", *TEXT_FIELDS) if f != URL_FIELD or f in self._hit_fields]
-        for row in self._iterate(fields):
-            search_text = "\n".join(part for part in (row["title"], row["heading"], row["text"]) if part)
-            form = row["search_text"] or fit(index_form(search_text), TEXT_MAX_BYTES)  # as `Chunk.search_text`
-            self._lexical.add(row, index_terms(form))
-        self._lexical.commit()
-
-    def _iterate(self, fields: list[str]) -> Iterator[dict[str, Any]]:
-        iterator = self._client.query_iterator(
-            self.collection, batch_size=1000, filter='id != ""', output_fields=fields
-        )
-        try:
-            while batch := iterator.next():
-                yield from batch
-        finally:
-            iterator.close()
-
-
-def _category_filter(categories: Sequence[str] | None) -> str:
-    if not categories:
-        return ""
-    return f"category in {_quoted_list([validate_category(c) for c in categories])}"
+    def _made(self) -> Layout:
+        if self._layout is None:
+            raise KnowledgeBaseError(f"The knowledge base '{self.collection}' has no collection yet: create it first")
+        return self._layout
 
 
 def validate_category(category: str) -> str:
     if category and not _CATEGORY.match(category):
         raise KnowledgeBaseError(f"Invalid category {category!r}: use letters, digits, . _ -")
     return category
-
-
-def _quoted_list(values: Sequence[str]) -> str:
-    return "[" + ", ".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "]"
 
 
 def _unreachable_message(describe: str, exc: Exception, uri: str) -> str:

@@ -20,7 +20,7 @@ _EXPECTED = {
     # It serves gRPC in-process and lacks AllocTimestamp, which every iterator asks for first:
     # gRPC's server logs that as an error with a traceback.
     "grpc._server": "Exception calling application: Method not implemented",
-    # A failure to start is reported by `KnowledgeBase.open`, with what to do about it.
+    # A failure to start is reported by `open_knowledge_base`, with what to do about it.
     "milvus_lite.server_manager": "Failed to start MilvusLite server",
 }
 

@@ -31,9 +31,11 @@ ANALYZER_PARAMS = {
 }
 
 
-def collection_schema(client: MilvusClient, dim: int, milvus_bm25: bool = True) -> tuple[CollectionSchema, IndexParams]:
-    """The fields and indexes of a new collection; `dim` 0 for one without dense vectors,
-    `milvus_bm25` for Milvus to compute BM25 (else the sparse field is a placeholder)."""
+def collection_schema(
+    client: MilvusClient, dense_dim: int | None, milvus_bm25: bool = True
+) -> tuple[CollectionSchema, IndexParams]:
+    """The fields and indexes of a new collection; `dense_dim` None for one without dense
+    vectors, `milvus_bm25` for Milvus to compute BM25 (else the sparse field is a placeholder)."""
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
     schema.add_field("doc_id", DataType.VARCHAR, max_length=64)
@@ -62,8 +64,8 @@ def collection_schema(client: MilvusClient, dim: int, milvus_bm25: bool = True) 
     index = client.prepare_index_params()
     metric = "BM25" if milvus_bm25 else "IP"
     index.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type=metric)
-    if dim:
-        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
+    if dense_dim is not None:
+        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dense_dim)
         index.add_index(field_name="dense", index_type="AUTOINDEX", metric_type="COSINE")
     return schema, index
 

@@ -13,7 +13,7 @@ from typing import Literal, NotRequired, Protocol, TypedDict
 
 from pydantic import BaseModel, Field
 
-from threadsage.adapters.knowledge.base import Hit
+from threadsage.adapters.knowledge import Hit
 
 Intent = Literal["CHIT_CHAT", "FACT_LOOKUP", "HOW_TO", "COMPARISON", "CODE_SEARCH", "UNKNOWN"]
 

@@ -23,7 +23,7 @@ import httpx
 
 from threadsage.adapters.documents.loaders import Document, content_hash, parse_bytes
 from threadsage.adapters.documents.sections import UnreadableDocument, clean_text
-from threadsage.adapters.knowledge.base import KnowledgeBaseError, validate_category
+from threadsage.adapters.knowledge import KnowledgeBaseError, validate_category
 from threadsage.ingestion.connectors import http
 from threadsage.ingestion.connectors.base import Entry, Known, Scan
 from threadsage.ingestion.spec import SourceSpec
