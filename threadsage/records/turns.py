@@ -17,12 +17,16 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from threadsage.adapters.documents.loaders import doc_id_of
 from threadsage.records.tables import Tables
 from threadsage.support.text import terms
+
+if TYPE_CHECKING:
+    from threadsage.records.knowledge import KnowledgeRecords
 
 TABLE = "threadsage_turns"
 DAYS = "threadsage_turn_days"  # the turns counted per day, place, outcome and choice: the overview reads these
@@ -174,14 +178,21 @@ class TurnRecord:
 
 class QuestionStore:
     def __init__(
-        self, checkpointer: BaseCheckpointSaver[Any], keep_text: bool = True, closest: Closest | None = None
+        self,
+        checkpointer: BaseCheckpointSaver[Any],
+        keep_text: bool = True,
+        closest: Closest | None = None,
+        knowledge: KnowledgeRecords | None = None,  # the versions answers cited, for the knowledge loop
     ) -> None:
         self.tables = Tables(checkpointer)
         self.keep_text = keep_text
         self._closest = closest
+        self.knowledge = knowledge
 
     async def setup(self) -> None:
         await self.tables.create(_CREATE)
+        if self.knowledge is not None:
+            await self.knowledge.setup()
 
     async def record(self, turn: TurnRecord, now: float | None = None) -> None:
         """The turn's row, once; and the choice it made on the clarification it answered."""
@@ -221,6 +232,10 @@ class QuestionStore:
             "gap": 1 if turn.outcome in ("not_covered", "low_confidence") else 0,
         }
         await self._insert(row, turn.redelivered)
+        if turn.outcome == "answered" and self.knowledge is not None:
+            await self.knowledge.cited(
+                turn.session_key, turn.message_id, row["at"], row["user_id"], _cited(state, versions=True)
+            )
         if turn.answered is not None:
             answered = turn.answered
             how = "typed" if answered.option is None else "chosen"
@@ -257,6 +272,8 @@ class QuestionStore:
         counts go with them; how many turns went."""
         cutoff = int(((now if now is not None else time.time()) - older_than_days * 86400) * 1000) // DAY_MS
         await self.tables.execute(f"DELETE FROM {DAYS} WHERE day < {{p}}", (cutoff,))
+        if self.knowledge is not None:
+            await self.knowledge.prune(cutoff * DAY_MS)
         return await self.tables.execute(f"DELETE FROM {TABLE} WHERE at < {{p}}", (cutoff * DAY_MS,))
 
     async def _choose(
@@ -283,8 +300,17 @@ class QuestionStore:
         return await self._closest(query, turn.categories) if self._closest and query else None
 
 
-def _cited(state: dict[str, Any]) -> list[dict[str, str]]:
-    return [{k: c[k] for k in ("title", "heading", "path")} for c in state.get("citations", [])]
+def _cited(state: dict[str, Any], versions: bool = False) -> list[dict[str, str]]:
+    """What an answer cited; with `versions`, each document's id and the version the answer read
+    (its passages' ids carry it: `Chunk.id`), for telling when the answer went stale."""
+    cited = [{k: c[k] for k in ("title", "heading", "path")} for c in state.get("citations", [])]
+    if not versions:
+        return cited
+    read = {p["source"]: p["id"].split("-") for p in state.get("documents") or [] if p.get("id")}
+    for entry, citation in zip(cited, state.get("citations", []), strict=True):
+        doc, parts = doc_id_of(citation["source"]), read.get(citation["source"], [])
+        entry |= {"doc": doc, "version": parts[1] if len(parts) == 3 and parts[0] == doc else ""}
+    return cited
 
 
 def outcome_of_turn(kind: str, route: str | None, cited: bool, low_confidence: bool, notice: str) -> str:
