@@ -7,6 +7,7 @@ the per-place limit of follow-ups."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bots.slack_harness import Harness, as_text, running, thread_messages
+from tests.bots.slack_harness import Harness, as_text, mention_event, running, thread_messages
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.ingestion.connectors.base import connector_for
 from threadsage.ingestion.engine import SyncEngine
@@ -46,9 +47,24 @@ class Loop:
     settings: Settings
 
     async def sync(self) -> None:
-        spec = SourceSpec(name="docs", type="folder", path=str(self.folder), category="docs")
-        await self.engine.sync(connector_for(spec, self.settings))
+        """Both synced folders: `docs` (category docs) and `hr` (category hr)."""
+        for name in ("docs", "hr"):
+            spec = SourceSpec(name=name, type="folder", path=str(self.folder.parent / name), category=name)
+            await self.engine.sync(connector_for(spec, self.settings))
         await self.slack.settle()
+
+    async def page(self, path: str) -> str:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with self.slack.http.get(f"{self.slack.url}{path}", headers=headers) as response:
+            assert response.status == 200
+            return await response.text()
+
+    async def post(self, path: str, form: dict[str, str]) -> int:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with self.slack.http.post(
+            f"{self.slack.url}{path}", data=form, headers=headers, allow_redirects=False
+        ) as response:
+            return response.status
 
     async def api(self, view: str) -> list[dict]:
         headers = {"Authorization": f"Bearer {TOKEN}"}
@@ -61,6 +77,7 @@ class Loop:
 async def loop_on(tmp_path: Path, database_url: str, **overrides: object) -> AsyncIterator[Loop]:
     folder = tmp_path / "docs"
     folder.mkdir()
+    (tmp_path / "hr").mkdir()
     (folder / "travel.md").write_text(TRAVEL)
     settings = Settings(THREADSAGE_DATA_DIR=tmp_path / "data", THREADSAGE_EMBEDDINGS="none", _env_file=None)
     kb = KnowledgeBase.open(settings)
@@ -114,3 +131,73 @@ async def test_a_cited_page_changed_marks_its_answer_stale(tmp_path: Path, datab
         assert document["title"] == "Travel" and document["answers"] == 2 and document["people"] == 2
         assert document["change"].startswith("changed to version")
         assert [a["question"] for a in document["newest"]] == [COVERED, COVERED]
+
+
+async def mention_in(slack: Harness, channel: str, text: str) -> str:
+    event = mention_event(text) | {"channel": channel}
+    assert await slack.event(event) == 200
+    return str(event["ts"])
+
+
+def answers_in(slack: Harness, ts: str) -> list[str]:
+    return [as_text(m) for m in thread_messages(slack.fake, ts)]
+
+
+async def test_a_verified_answer_is_reused_for_a_paraphrase_until_its_document_changes(
+    tmp_path: Path, database_url: str
+) -> None:
+    async with loop_on(tmp_path, database_url) as loop:
+        await loop.slack.mention(COVERED)
+        await loop.slack.settle()
+        page = await loop.page("/console/questions")
+        key = re.search(r'name="session_key" value="([^"]+)"', page)
+        message = re.search(r'name="message_id" value="([^"]+)"', page)
+        assert key and message
+        form = {"session_key": key.group(1), "message_id": message.group(1), "by": "Ada"}
+        assert await loop.post("/console/verify", form) == 303
+        [kept] = await loop.api("verified")
+        assert kept["verified_by"] == "Ada" and kept["uses"] == 0 and kept["stale_at"] is None
+
+        paraphrase = await loop.slack.mention("Flights of six hours: which class may I book?")
+        await loop.slack.settle()
+        [reply] = answers_in(loop.slack, paraphrase)
+        assert "Verified answer (by Ada" in reply and "business class" in reply and "travel.md" in reply
+        unrelated = await loop.slack.mention("Which class may I book for trains?")
+        await loop.slack.settle()
+        assert all("Verified answer" not in m for m in answers_in(loop.slack, unrelated))
+        [kept] = await loop.api("verified")
+        assert kept["uses"] == 1
+
+        (loop.folder / "travel.md").write_text(TRAVEL_2)
+        await loop.sync()
+        [kept] = await loop.api("verified")
+        assert kept["stale_at"] is not None and "Travel: changed to version" in kept["change"]
+        again = await loop.slack.mention("Flights of six hours: which class may I book?")
+        await loop.slack.settle()
+        [reply] = answers_in(loop.slack, again)
+        assert "Verified answer" not in reply and "economy" in reply  # from the new version
+
+        assert await loop.post("/console/retire", {"id": kept["id"]}) == 303
+        [kept] = await loop.api("verified")
+        assert kept["retired_at"] is not None
+
+
+async def test_no_follow_up_where_the_place_may_not_read_the_document_nor_beyond_the_hourly_limit(
+    tmp_path: Path, database_url: str
+) -> None:
+    scoped = {"C111": ["docs"], "C222": ["docs", "hr"]}
+    async with loop_on(
+        tmp_path, database_url, THREADSAGE_CHANNEL_CATEGORIES=scoped, THREADSAGE_GAP_FOLLOW_UPS_PER_HOUR=1
+    ) as loop:
+        unreadable = await loop.slack.mention(GAP)  # in C111, which may not read hr
+        first = await mention_in(loop.slack, "C222", GAP)
+        second = await mention_in(loop.slack, "C222", "How long does parental leave last?")
+        await loop.slack.settle()
+        (loop.folder.parent / "hr" / "parental-leave.md").write_text(LEAVE)
+        await loop.sync()
+        closed = {row["question"] + row["channel"]: row["follow_up"] for row in await loop.api("closed")}
+        assert sorted(closed.values()) == ["limit", "scope", "sent"]
+        assert closed[GAP + "C111"] == "scope"
+        assert covered_notes(loop.slack, unreadable) == []
+        notes = covered_notes(loop.slack, first) + covered_notes(loop.slack, second)
+        assert len(notes) == 1 and notes[0]["channel"] == "C222"

@@ -204,6 +204,7 @@ class QuestionStore:
         _, _, place = turn.session_key.partition(":")
         _, channel, thread = [*place.split(":"), "-", "-", "-"][:3]
         closest = await self._nearest(turn, state) if turn.outcome in ("not_covered", "low_confidence") else None
+        cited = _cited(state) if turn.outcome != "clarified" else []
         row: dict[str, Any] = {
             "session_key": turn.session_key,
             "message_id": turn.message_id,
@@ -222,7 +223,7 @@ class QuestionStore:
             "confidence": state.get("confidence"),
             "llm_calls": int(state.get("llm_calls", 0)),
             "latency_ms": turn.latency_ms,
-            "citations": json.dumps(_cited(state) if turn.outcome != "clarified" else []),
+            "citations": json.dumps(cited),
             "closest": json.dumps(closest) if closest else None,
             "options": json.dumps(options if text else len(options)) if options is not None else None,
             "choice": None,
@@ -233,9 +234,7 @@ class QuestionStore:
         }
         await self._insert(row, turn.redelivered)
         if turn.outcome == "answered" and self.knowledge is not None:
-            await self.knowledge.cited(
-                turn.session_key, turn.message_id, row["at"], row["user_id"], _cited(state, versions=True)
-            )
+            await self.knowledge.cited(turn.session_key, turn.message_id, row["at"], row["user_id"], cited)
         if turn.answered is not None:
             answered = turn.answered
             how = "typed" if answered.option is None else "chosen"
@@ -300,12 +299,10 @@ class QuestionStore:
         return await self._closest(query, turn.categories) if self._closest and query else None
 
 
-def _cited(state: dict[str, Any], versions: bool = False) -> list[dict[str, str]]:
-    """What an answer cited; with `versions`, each document's id and the version the answer read
-    (its passages' ids carry it: `Chunk.id`), for telling when the answer went stale."""
+def _cited(state: dict[str, Any]) -> list[dict[str, str]]:
+    """What an answer cited, each document with its id and the version the answer read (its
+    passages' ids carry it: `Chunk.id`), for telling when the answer went stale."""
     cited = [{k: c[k] for k in ("title", "heading", "path")} for c in state.get("citations", [])]
-    if not versions:
-        return cited
     read = {p["source"]: p["id"].split("-") for p in state.get("documents") or [] if p.get("id")}
     for entry, citation in zip(cited, state.get("citations", []), strict=True):
         doc, parts = doc_id_of(citation["source"]), read.get(citation["source"], [])
