@@ -130,8 +130,9 @@ def loop_rows(rows: list[list[Any]]) -> tuple[list[tuple[Any, ...]], list[tuple[
         if row[outcome] == "answered":
             doc = f"doc{rng.randrange(300):04d}"
             stale = rng.random() < 0.05
+            change = "changed to version ef567890" if stale else None
             cited.append((session, message, doc, when, user, f"Title {doc}", f"docs/{doc}.md", "abcd1234",
-                          when + 1000 if stale else None, "changed to version ef567890" if stale else None))  # fmt: skip
+                          when + 1000 if stale else None, change))  # fmt: skip
         elif row[outcome] == "not_covered" and rng.random() < 0.2:
             closes.append((session, message, when + 1000, row[3], row[4], "doc0001", "Title", "docs/doc0001.md",
                            "An answer [1].", "[]", rng.choice(["sent", "limit", "scope"])))  # fmt: skip
