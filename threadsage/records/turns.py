@@ -305,7 +305,8 @@ def _cited(state: dict[str, Any]) -> list[dict[str, str]]:
     cited = [{k: c[k] for k in ("title", "heading", "path")} for c in state.get("citations", [])]
     read = {p["source"]: p["id"].split("-") for p in state.get("documents") or [] if p.get("id")}
     for entry, citation in zip(cited, state.get("citations", []), strict=True):
-        doc, parts = doc_id_of(citation["source"]), read.get(citation["source"], [])
+        source = citation.get("source", "")  # absent from citations kept before sources had one
+        doc, parts = doc_id_of(source), read.get(source, [])
         entry |= {"doc": doc, "version": parts[1] if len(parts) == 3 and parts[0] == doc else ""}
     return cited
 
