@@ -34,8 +34,10 @@ import psycopg  # noqa: E402
 from starlette.datastructures import QueryParams  # noqa: E402
 
 from threadsage.console.filters import Filters  # noqa: E402
+from threadsage.console.loop import LoopData  # noqa: E402
 from threadsage.console.queries import ConsoleData  # noqa: E402
 from threadsage.memory.checkpoints import open_checkpointer  # noqa: E402
+from threadsage.records.knowledge import CITED, CLOSES, KnowledgeRecords  # noqa: E402
 from threadsage.records.tables import Tables  # noqa: E402
 from threadsage.records.turns import COLUMNS, DAY_MS, OUTCOMES, TABLE, QuestionStore  # noqa: E402
 from threadsage.records.votes import FeedbackStore  # noqa: E402
@@ -87,13 +89,18 @@ def turns(n: int, now_ms: int) -> tuple[list[list[Any]], list[tuple[Any, ...]]]:
 
 async def fill(tables: Tables, n: int) -> None:
     rows, votes = turns(n, int(time.time() * 1000))
+    cited, closes = loop_rows(rows)
     marks = ", ".join(["{p}"] * len(COLUMNS))
     insert = f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({marks})".format(p=tables.p)
     vote = f"INSERT INTO threadsage_feedback VALUES ({tables.p}, {tables.p}, {tables.p}, {tables.p}, {tables.p})"
     conn: Any = tables._conn  # the bench fills in bulk, on the stores' own connection
+    cite = f"INSERT INTO {CITED} VALUES ({', '.join([tables.p] * 10)})"
+    close = f"INSERT INTO {CLOSES} VALUES ({', '.join([tables.p] * 11)})"
     if tables.sqlite:
         await conn.executemany(insert, rows)
         await conn.executemany(vote, votes)
+        await conn.executemany(cite, cited)
+        await conn.executemany(close, closes)
         await conn.commit()
         await refresh_votes(tables, votes)
         await conn.execute("ANALYZE")
@@ -101,11 +108,35 @@ async def fill(tables: Tables, n: int) -> None:
     async with conn.connection() as c, c.cursor() as cursor:
         await cursor.executemany(insert, rows)
         await cursor.executemany(vote, votes)
+        await cursor.executemany(cite, cited)
+        await cursor.executemany(close, closes)
     await refresh_votes(tables, votes)
     async with conn.connection() as c:  # as autovacuum leaves a table that has taken inserts
         await c.execute(f"VACUUM ANALYZE {TABLE}")
         await c.execute("VACUUM ANALYZE threadsage_turn_days")
         await c.execute("VACUUM ANALYZE threadsage_feedback")
+        await c.execute(f"VACUUM ANALYZE {CITED}")
+        await c.execute(f"VACUUM ANALYZE {CLOSES}")
+
+
+def loop_rows(rows: list[list[Any]]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The knowledge loop's rows: each answered turn cites one of 300 documents (one in 20 of
+    those citations stale), one gap in five is closed."""
+    rng = random.Random(27)
+    at, outcome = COLUMNS.index("at"), COLUMNS.index("outcome")
+    cited, closes = [], []
+    for row in rows:
+        session, message, when, user = row[0], row[1], row[at], row[COLUMNS.index("user_id")]
+        if row[outcome] == "answered":
+            doc = f"doc{rng.randrange(300):04d}"
+            stale = rng.random() < 0.05
+            change = "changed to version ef567890" if stale else None
+            cited.append((session, message, doc, when, user, f"Title {doc}", f"docs/{doc}.md", "abcd1234",
+                          when + 1000 if stale else None, change))  # fmt: skip
+        elif row[outcome] == "not_covered" and rng.random() < 0.2:
+            closes.append((session, message, when + 1000, row[3], row[4], "doc0001", "Title", "docs/doc0001.md",
+                           "An answer [1].", "[]", rng.choice(["sent", "limit", "scope"])))  # fmt: skip
+    return cited, closes
 
 
 async def refresh_votes(tables: Tables, votes: list[tuple[Any, ...]]) -> None:
@@ -132,7 +163,8 @@ async def timed(run: Callable[[], Awaitable[object]], runs: int) -> tuple[float,
 
 async def measure(name: str, settings: Settings, n: int, runs: int) -> list[str]:
     async with open_checkpointer(settings) as saver:
-        await QuestionStore(saver).setup()
+        records = KnowledgeRecords(saver)
+        await QuestionStore(saver, knowledge=records).setup()
         await FeedbackStore(saver).setup()
         tables = Tables(saver)
         started = time.perf_counter()
@@ -156,6 +188,16 @@ async def measure(name: str, settings: Settings, n: int, runs: int) -> list[str]
             for view, run in views.items():
                 median, worst = await timed(run, runs)
                 lines.append(f"| {name} | {label} | {view} | {median:.1f} | {worst:.1f} |")
+        loop = LoopData(records)
+        since = int(time.time() * 1000) - 30 * 86_400_000
+        loop_views: dict[str, Callable[[], Awaitable[object]]] = {
+            "stale answers (50 documents)": loop.stale,
+            "closed gaps (200)": loop.closed,
+            "open gaps to re-ask (30 days)": lambda: records.open_gaps(since),
+        }
+        for view, run in loop_views.items():
+            median, worst = await timed(run, runs)
+            lines.append(f"| {name} | the knowledge loop | {view} | {median:.1f} | {worst:.1f} |")
         return lines
 
 

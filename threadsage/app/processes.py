@@ -70,7 +70,7 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
     async with AsyncExitStack() as stack:
         coordinator = await stack.enter_async_context(open_coordinator(settings))
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
-        await stack.enter_async_context(knowledge_upkeep(settings, chat.context.kb))
+        await stack.enter_async_context(knowledge_upkeep(settings, chat.context.kb, chat.knowledge_changed))
         queue = (
             await stack.enter_async_context(_connected(TurnQueue(settings), settings)) if settings.redis_url else None
         )
@@ -204,7 +204,7 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
     async with AsyncExitStack() as stack:
         coordinator = await stack.enter_async_context(open_coordinator(settings, check=False))
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
-        await stack.enter_async_context(knowledge_upkeep(settings, chat.context.kb))
+        await stack.enter_async_context(knowledge_upkeep(settings, chat.context.kb, chat.knowledge_changed))
         if "slack" in platforms:
             from threadsage.bots.slack import SlackBot
 

@@ -19,11 +19,13 @@ from threadsage.adapters.questions.translation import make_translator
 from threadsage.adapters.reasoning.base import Reasoner
 from threadsage.adapters.reasoning.rerank import make_reranker
 from threadsage.chat import ChatService
+from threadsage.chat.loop import KnowledgeLoop
 from threadsage.chat.recording import Recording
 from threadsage.delivery.coordination import Coordinator, LocalCoordinator
 from threadsage.graph.build import build_graph
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.memory.checkpoints import open_checkpointer
+from threadsage.records.knowledge import KnowledgeRecords
 from threadsage.records.turns import Closest, QuestionStore
 from threadsage.records.votes import FeedbackStore
 from threadsage.settings.environment import Settings
@@ -53,7 +55,8 @@ async def open_chat_service(
             reasoner = await stack.enter_async_context(open_reasoner(settings, coordinator))
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
-            questions = QuestionStore(checkpointer, settings.record_questions, closest_in(kb))
+            knowledge = KnowledgeRecords(checkpointer)
+            questions = QuestionStore(checkpointer, settings.record_questions, closest_in(kb), knowledge)
             await questions.setup()
             yield ChatService(
                 build_graph(checkpointer),
@@ -76,6 +79,7 @@ async def open_chat_service(
                 progress=settings.openai_api_key is not None,  # the offline back-end answers in milliseconds
                 handoff=parse_handoff(settings.handoff),
                 recording=Recording(questions),
+                loop=KnowledgeLoop.from_settings(settings, knowledge, kb, reasoner, coordinator),
             )
     finally:
         if own_kb:

@@ -29,6 +29,8 @@ from langgraph.types import Command, Interrupt
 from threadsage.adapters.documents.attachments import AttachmentReader, files_read
 from threadsage.adapters.reasoning.base import ModelBusy, Passage
 from threadsage.chat.limits import allowed
+from threadsage.chat.loop import KnowledgeLoop
+from threadsage.chat.notify import Notifier
 from threadsage.chat.recording import Recording
 from threadsage.chat.redelivery import replies_already_given
 from threadsage.chat.replies import answered, clarification_reply, outcome_of, pending_of, request_of
@@ -49,6 +51,7 @@ from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import run_reporting
 from threadsage.i18n import DEFAULT, Language, language_of
+from threadsage.ingestion.pipeline import DocumentChange
 from threadsage.memory.checkpoints import caching_latest_checkpoints
 from threadsage.memory.sessions import thread_id
 from threadsage.observability.telemetry import CLARIFICATIONS, ERRORS, TurnScope, turn_scope
@@ -79,6 +82,7 @@ class ChatService:
     progress: bool = False  # yield `Progress` events: worth it when steps take seconds (a language model)
     handoff: Handoff = field(default_factory=Handoff)  # whom to point to when the documents don't know
     recording: Recording = field(default_factory=Recording)  # each turn's row for the operator console
+    loop: KnowledgeLoop | None = None  # stale answers, gaps that close themselves, verified answers
 
     async def handle(self, turn: Turn) -> list[Reply]:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
@@ -229,6 +233,11 @@ class ChatService:
             return await self._run(answer, config, turn, _language(turn, pending))
         if pending is not None:  # someone else's question replaces the pending one
             await self._abandon(turn.platform, turn.session_key, pending)
+        if self.loop is not None and not attached:
+            verified = await self.loop.verified_answer(text[:MAX_QUESTION_CHARS], turn.categories, language_of(text))
+            if verified is not None:
+                self.recording.ran(turn, verified[1])
+                return [verified[0]]
         return await self._run(self._question(turn, text, attached), config, turn, language_of(text))
 
     async def _keep_files(self, turn: Turn, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
@@ -262,6 +271,16 @@ class ChatService:
         if self.feedback is not None:
             await self.feedback.record(session_key, answer_ref, user_id, vote)
             await self.recording.voted(session_key, answer_ref)
+
+    def register(self, platform: str, notifier: Notifier) -> None:
+        """How the bot of `platform` reaches its places unasked (a gap that closed)."""
+        if self.loop is not None:
+            self.loop.notifiers[platform] = notifier
+
+    async def knowledge_changed(self, changes: list[DocumentChange]) -> None:
+        """A sync or an ingest changed the documents: the knowledge loop's turn."""
+        if self.loop is not None:
+            await self.loop.changed(changes)
 
     async def reset(self, session_key: str, platform: str) -> None:
         """Forget a session's conversation (the `/new` command)."""

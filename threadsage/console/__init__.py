@@ -13,11 +13,13 @@ from starlette.routing import Route
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.console.auth import ConsoleAuth, checked_token
 from threadsage.console.knowledge import knowledge_info
+from threadsage.console.loop import LoopData
 from threadsage.console.queries import ConsoleData
 from threadsage.console.routes import Console
 from threadsage.console.sessions import Sessions
 from threadsage.memory.checkpoints import open_checkpointer
 from threadsage.records.ingestions import IngestionLog
+from threadsage.records.knowledge import KnowledgeRecords
 from threadsage.records.tables import Tables
 from threadsage.records.turns import QuestionStore
 from threadsage.records.votes import FeedbackStore
@@ -43,7 +45,8 @@ async def console_routes(
     database: BaseCheckpointSaver[Any] = (
         checkpointer if checkpointer is not None else await stack.enter_async_context(open_checkpointer(settings))
     )
-    for store in (QuestionStore(database), FeedbackStore(database)):  # `serve` writes neither
+    records = KnowledgeRecords(database)
+    for store in (QuestionStore(database), FeedbackStore(database), records):  # `serve` writes none
         await store.setup()
     ingestions = IngestionLog(database)
     await ingestions.setup()
@@ -53,6 +56,7 @@ async def console_routes(
         ConsoleAuth(token, sessions),
         ConsoleData(Tables(database)),
         knowledge_info(settings, kb, ingestions),
+        LoopData(records),
     )
     log.info("operator console at /console (THREADSAGE_CONSOLE_TOKEN signs in)")
     return console.routes()

@@ -21,6 +21,9 @@ VIEWS = (
     ("questions", "Questions", "/console/questions"),
     ("clarifications", "Clarifications", "/console/clarifications"),
     ("knowledge", "Knowledge base", "/console/knowledge"),
+    ("stale", "Stale answers", "/console/stale"),
+    ("closed", "Closed gaps", "/console/closed"),
+    ("verified", "Verified answers", "/console/verified"),
 )
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "

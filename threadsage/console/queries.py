@@ -71,10 +71,10 @@ class ConsoleData:
         view.funnel = +view.funnel
         return view
 
-    async def turns(self, filters: Filters, limit: int = LIST_LIMIT) -> list[dict[str, Any]]:
-        """The newest turns, with their votes."""
+    async def turns(self, filters: Filters, limit: int = LIST_LIMIT, *extra: str) -> list[dict[str, Any]]:
+        """The newest turns, with their votes (and the `extra` columns: the page's verify button)."""
         where, params = filters.where()
-        return await self._turns(where, params, limit)
+        return await self._turns(where, params, limit, *extra)
 
     async def gaps(self, filters: Filters, limit: int = GAP_GROUPS) -> list[dict[str, Any]]:
         """Questions not covered, answered with low confidence or given a 👎 (the rows marked

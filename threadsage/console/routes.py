@@ -5,6 +5,7 @@ token (401 without one). Nothing but the sign-in page answers before the check."
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -19,17 +20,19 @@ from threadsage.console.exports import QUESTION_FIELDS, csv_text, turn_cells
 from threadsage.console.filters import RANGES, BadFilter, Filters
 from threadsage.console.knowledge import KnowledgeInfo
 from threadsage.console.layout import SECURITY_HEADERS, VIEWS, html
-from threadsage.console.queries import EXPORT_LIMIT, ConsoleData
+from threadsage.console.loop import LoopData
+from threadsage.console.queries import EXPORT_LIMIT, LIST_LIMIT, ConsoleData
 from threadsage.records.turns import OUTCOMES, TABLE
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 TITLES = {key: name for key, name, _ in VIEWS}
 LISTS = ("questions", "gaps", "clarifications")
+LOOP_VIEWS = ("stale", "closed", "verified")  # the knowledge loop's: not filtered
 
 
 class Console:
-    def __init__(self, auth: ConsoleAuth, data: ConsoleData, knowledge: KnowledgeInfo) -> None:
-        self.auth, self.data, self.knowledge = auth, data, knowledge
+    def __init__(self, auth: ConsoleAuth, data: ConsoleData, knowledge: KnowledgeInfo, loop: LoopData) -> None:
+        self.auth, self.data, self.knowledge, self.loop = auth, data, knowledge, loop
 
     def routes(self) -> list[Route]:
         return [
@@ -38,6 +41,8 @@ class Console:
             Route("/console/signout", self.sign_out, methods=["POST"]),
             Route("/console", self._page(self.view), methods=["GET"]),
             Route("/console/{view:str}", self._page(self.view), methods=["GET"]),
+            Route("/console/verify", self._page(self.verify), methods=["POST"]),
+            Route("/console/retire", self._page(self.retire), methods=["POST"]),
             Route("/console/export/{view:str}.csv", self._api(self.export), methods=["GET"]),
             Route("/console/api/{view:str}", self._api(self.api), methods=["GET"]),
         ]
@@ -79,6 +84,9 @@ class Console:
         if name == "knowledge":
             info = await self.knowledge()
             return html(request, "knowledge.html", title=TITLES[name], current=name, **views.knowledge(info))
+        if name in LOOP_VIEWS:
+            found = await getattr(self.loop, name)()
+            return html(request, f"{name}.html", title=TITLES[name], current=name, rows=found)
         filters = Filters.parse(request.query_params)
         places = await self._places(filters)
         context: dict[str, Any] = {
@@ -100,8 +108,26 @@ class Console:
             rows = await self.data.clarifications(filters)
             context |= {"rows": rows, "summary": views.clarification_summary(rows)}
         else:
-            context["turns"] = await self.data.turns(filters)
+            context["turns"] = await self.data.turns(filters, LIST_LIMIT, "session_key", "message_id")
         return html(request, f"{name}.html", **context)
+
+    async def verify(self, request: Request) -> Response:
+        """Keep a recorded answer as the verified answer to its question."""
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        field = {k: v[0] for k, v in form.items()}
+        by = " ".join(field.get("by", "").split())[:80] or "an operator"
+        kept = await self.loop.records.verify(
+            field.get("session_key", ""), field.get("message_id", ""), by, int(time.time() * 1000)
+        )
+        if kept is None:
+            return _message(request, 400, "Only a recorded answer can be verified.", "/console/questions", "Back")
+        return _redirect("/console/verified")
+
+    async def retire(self, request: Request) -> Response:
+        """Stop giving a verified answer."""
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        await self.loop.records.retire(form.get("id", [""])[0], int(time.time() * 1000))
+        return _redirect("/console/verified")
 
     async def _places(self, filters: Filters) -> list[tuple[str, str]]:
         where, params = dataclasses.replace(filters, platform="", channel="", outcome="").where()
@@ -147,6 +173,10 @@ class Console:
             }
         elif name == "knowledge":
             data = await self.knowledge()
+        elif name in LOOP_VIEWS:
+            data = await getattr(self.loop, name)()
+            if not filters.people:
+                data = [_without_people(item) for item in data]
         elif name in LISTS:
             data = await getattr(self.data, "turns" if name == "questions" else name)(filters)
             if not filters.people:
@@ -219,6 +249,8 @@ def _local(path: str) -> str:
 
 
 def _without_people(item: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(item.get("newest"), list):
+        return item | {"newest": [_without_people(i) for i in item["newest"]]}
     if "newest" in item:
         return item | {"newest": _without_people(item["newest"])}
     return {k: v for k, v in item.items() if k != "user_id"}

@@ -10,15 +10,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.ingestion.connectors.base import Connector, Entry, Scan
-from threadsage.ingestion.pipeline import Ingestor
+from threadsage.ingestion.pipeline import DocumentChange, Ingestor
 from threadsage.ingestion.state import SourceStatus, StateStore
 
 log = logging.getLogger(__name__)
+
+# Told what a sync or an ingest added, changed and removed (the knowledge loop: `threadsage.chat.loop`).
+KnowledgeChanged = Callable[[list[DocumentChange]], Awaitable[None]]
 
 
 @dataclass
@@ -28,6 +31,8 @@ class SyncEngine:
     chunk_chars: int
     chunk_overlap: int
     writing: asyncio.Lock
+    on_change: KnowledgeChanged | None = None
+    _changes: list[DocumentChange] = field(default_factory=list)
 
     async def sync(self, connector: Connector) -> SourceStatus:
         """Sync `connector`'s source once. A failure of the whole source is reported in the
@@ -54,7 +59,17 @@ class SyncEngine:
         for key, reason in scan.failed:
             log.warning("source %s: %s: %s", name, key, reason)
         log.info("source %s: %s", name, status.summary())
+        changes, self._changes = self._changes, []
+        await self.changed(changes)
         return status
+
+    async def changed(self, changes: list[DocumentChange]) -> None:
+        """Tell `on_change` what changed; its failure is logged, the sync stands."""
+        if changes and self.on_change is not None:
+            try:
+                await self.on_change(changes)
+            except Exception:
+                log.exception("the knowledge loop failed on %d changed documents", len(changes))
 
     def _apply(self, scan: Scan, known: Mapping[str, Entry]) -> SourceStatus:
         status = SourceStatus(unchanged=len(scan.unchanged), failures=list(scan.failed))
@@ -63,9 +78,12 @@ class SyncEngine:
             report = ingestor.ingest_documents(doc for doc, _ in scan.documents)
             status.new, status.changed = report.new, report.changed
             status.unchanged += report.unchanged
+            self._changes += report.changes
         gone = removed_keys(scan, known)
         if gone:
-            status.removed = ingestor.remove_sources(gone).documents_removed
+            removal = ingestor.remove_sources(gone)
+            status.removed = removal.documents_removed
+            self._changes += removal.changes
         status.documents = len(status_entries(scan, known))
         return status
 

@@ -21,6 +21,22 @@ from threadsage.adapters.knowledge import KnowledgeBase, validate_category
 
 CHUNKER_VERSION = 4  # bump when loading or chunking changes what is stored
 WRITE_BATCH = 256
+VERSION_CHARS = 8  # of the fingerprint: what a chunk's id carries of its document's version
+
+
+@dataclass(frozen=True)
+class DocumentChange:
+    """A document an ingest or sync added, changed or removed: what the knowledge loop
+    (`threadsage.chat.loop`) needs to mark the answers that cited it stale and to re-ask the open
+    gaps. `version` is the start of the new fingerprint (as in chunk ids), "" when removed."""
+
+    doc_id: str
+    source: str
+    title: str
+    path: str
+    category: str
+    kind: str  # "new", "changed", "removed"
+    version: str
 
 
 @dataclass
@@ -35,6 +51,7 @@ class IngestReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    changes: list[DocumentChange] = field(default_factory=list)
 
     @property
     def documents(self) -> int:
@@ -132,6 +149,7 @@ class Ingestor:
                 else:
                     report.new += 1
                     report.chunks_added += len(chunks)
+                report.changes.append(_change(document, "changed" if known else "new"))
                 self._pending.extend(chunks)
                 if len(self._pending) >= WRITE_BATCH:
                     self._write_pending()
@@ -150,6 +168,7 @@ class Ingestor:
         if doomed:
             self.kb.delete_documents([doc.doc_id for doc in doomed])
         report.documents_removed += len(doomed)
+        report.changes += [DocumentChange(d.doc_id, d.source, "", "", "", "removed", "") for d in doomed]
         report.chunks_removed += sum(doc.chunks for doc in doomed)
 
     def _write_pending(self) -> None:
@@ -166,6 +185,13 @@ class Ingestor:
         if document.url:  # a new link rewrites the document; one without keeps the fingerprint it had
             settings += f"|{document.url}"
         return hashlib.sha256((document.content_hash + settings).encode()).hexdigest()
+
+
+def _change(document: Document, kind: str) -> DocumentChange:
+    version = document.content_hash[:VERSION_CHARS]
+    return DocumentChange(
+        document.doc_id, document.source, document.title, document.path, document.category, kind, version
+    )
 
 
 def _under_any(source: str, roots: list[Path]) -> bool:

@@ -25,9 +25,9 @@ from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.connectors.base import Connector
 from threadsage.ingestion.connectors.folder import FolderConnector
-from threadsage.ingestion.engine import SyncEngine
+from threadsage.ingestion.engine import KnowledgeChanged, SyncEngine
 from threadsage.ingestion.inbox import IngestInbox
-from threadsage.ingestion.pipeline import Ingestor
+from threadsage.ingestion.pipeline import DocumentChange, Ingestor
 from threadsage.ingestion.spec import SourceSpec, load_sources
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
@@ -37,12 +37,14 @@ log = logging.getLogger(__name__)
 INBOX_POLL = 0.5
 
 
-async def keep_knowledge(settings: Settings, kb: KnowledgeBase, stop: asyncio.Event) -> None:
-    """Until `stop`: sync the sources, answer handed-over ingests. Never raises: a broken
-    sources file is logged, the bot answers anyway."""
+async def keep_knowledge(
+    settings: Settings, kb: KnowledgeBase, stop: asyncio.Event, on_change: KnowledgeChanged | None = None
+) -> None:
+    """Until `stop`: sync the sources, answer handed-over ingests; each one's changes go to
+    `on_change`. Never raises: a broken sources file is logged, the bot answers anyway."""
     writing = asyncio.Lock()
     store = StateStore(settings.data_dir / "sources")
-    engine = SyncEngine(kb, store, settings.chunk_chars, settings.chunk_overlap, writing)
+    engine = SyncEngine(kb, store, settings.chunk_chars, settings.chunk_overlap, writing, on_change)
     tasks = []
     if settings.sources:
         try:
@@ -60,11 +62,13 @@ async def keep_knowledge(settings: Settings, kb: KnowledgeBase, stop: asyncio.Ev
 
 
 @asynccontextmanager
-async def knowledge_upkeep(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[None]:
+async def knowledge_upkeep(
+    settings: Settings, kb: KnowledgeBase, on_change: KnowledgeChanged | None = None
+) -> AsyncIterator[None]:
     """`keep_knowledge` in the background while inside; on leaving, a sync in flight is cancelled
     (after its writes, see `SyncEngine.sync`) before the knowledge base is closed."""
     stop = asyncio.Event()
-    task = asyncio.create_task(keep_knowledge(settings, kb, stop), name="knowledge-upkeep")
+    task = asyncio.create_task(keep_knowledge(settings, kb, stop, on_change), name="knowledge-upkeep")
     try:
         yield
     finally:
@@ -170,15 +174,18 @@ async def _answer_inbox(settings: Settings, engine: SyncEngine, stop: asyncio.Ev
         while not stop.is_set():
             for ident, request in inbox.requests():
                 async with engine.writing:
-                    result = await asyncio.to_thread(_ingest_request, settings, engine.kb, request)
+                    result, changes = await asyncio.to_thread(_ingest_request, settings, engine.kb, request)
                 inbox.answer(ident, result)
+                await engine.changed(changes)
             with suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), INBOX_POLL)
     finally:
         inbox.close()
 
 
-def _ingest_request(settings: Settings, kb: KnowledgeBase, request: dict[str, Any]) -> dict[str, Any]:
+def _ingest_request(
+    settings: Settings, kb: KnowledgeBase, request: dict[str, Any]
+) -> tuple[dict[str, Any], list[DocumentChange]]:
     try:
         paths = [Path(str(p)) for p in request.get("paths", [])]
         report = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths(
@@ -188,5 +195,6 @@ def _ingest_request(settings: Settings, kb: KnowledgeBase, request: dict[str, An
             base_url=str(request.get("base_url", "")),
         )
     except Exception as exc:  # noqa: BLE001 - told to the waiting command, the bot goes on
-        return {"ok": False, "error": str(exc)}
-    return {"report": asdict(report)}
+        return {"ok": False, "error": str(exc)}, []
+    changes, report.changes = report.changes, []
+    return {"report": asdict(report)}, changes

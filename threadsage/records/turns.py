@@ -17,10 +17,11 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from threadsage.adapters.documents.loaders import doc_id_of
 from threadsage.records.tables import Tables
 from threadsage.support.text import terms
 
@@ -172,16 +173,36 @@ class TurnRecord:
     redelivered: bool = False  # delivered again by the turn queue: its answer may have been shown
 
 
+class CitedVersions(Protocol):
+    """Where the versions an answer cited are kept (`threadsage.records.knowledge.KnowledgeRecords`):
+    a protocol, so that the turn records need not import the knowledge loop's records built on them."""
+
+    async def setup(self) -> None: ...
+
+    async def cited(
+        self, session_key: str, message_id: str, at: int, user_id: str | None, cited: Sequence[dict[str, Any]]
+    ) -> None: ...
+
+    async def prune(self, before_ms: int) -> None: ...
+
+
 class QuestionStore:
     def __init__(
-        self, checkpointer: BaseCheckpointSaver[Any], keep_text: bool = True, closest: Closest | None = None
+        self,
+        checkpointer: BaseCheckpointSaver[Any],
+        keep_text: bool = True,
+        closest: Closest | None = None,
+        knowledge: CitedVersions | None = None,  # the versions answers cited, for the knowledge loop
     ) -> None:
         self.tables = Tables(checkpointer)
         self.keep_text = keep_text
         self._closest = closest
+        self.knowledge = knowledge
 
     async def setup(self) -> None:
         await self.tables.create(_CREATE)
+        if self.knowledge is not None:
+            await self.knowledge.setup()
 
     async def record(self, turn: TurnRecord, now: float | None = None) -> None:
         """The turn's row, once; and the choice it made on the clarification it answered."""
@@ -193,6 +214,7 @@ class QuestionStore:
         _, _, place = turn.session_key.partition(":")
         _, channel, thread = [*place.split(":"), "-", "-", "-"][:3]
         closest = await self._nearest(turn, state) if turn.outcome in ("not_covered", "low_confidence") else None
+        cited = _cited(state) if turn.outcome != "clarified" else []
         row: dict[str, Any] = {
             "session_key": turn.session_key,
             "message_id": turn.message_id,
@@ -211,7 +233,7 @@ class QuestionStore:
             "confidence": state.get("confidence"),
             "llm_calls": int(state.get("llm_calls", 0)),
             "latency_ms": turn.latency_ms,
-            "citations": json.dumps(_cited(state) if turn.outcome != "clarified" else []),
+            "citations": json.dumps(cited),
             "closest": json.dumps(closest) if closest else None,
             "options": json.dumps(options if text else len(options)) if options is not None else None,
             "choice": None,
@@ -221,6 +243,8 @@ class QuestionStore:
             "gap": 1 if turn.outcome in ("not_covered", "low_confidence") else 0,
         }
         await self._insert(row, turn.redelivered)
+        if turn.outcome == "answered" and self.knowledge is not None:
+            await self.knowledge.cited(turn.session_key, turn.message_id, row["at"], row["user_id"], cited)
         if turn.answered is not None:
             answered = turn.answered
             how = "typed" if answered.option is None else "chosen"
@@ -257,6 +281,8 @@ class QuestionStore:
         counts go with them; how many turns went."""
         cutoff = int(((now if now is not None else time.time()) - older_than_days * 86400) * 1000) // DAY_MS
         await self.tables.execute(f"DELETE FROM {DAYS} WHERE day < {{p}}", (cutoff,))
+        if self.knowledge is not None:
+            await self.knowledge.prune(cutoff * DAY_MS)
         return await self.tables.execute(f"DELETE FROM {TABLE} WHERE at < {{p}}", (cutoff * DAY_MS,))
 
     async def _choose(
@@ -284,7 +310,15 @@ class QuestionStore:
 
 
 def _cited(state: dict[str, Any]) -> list[dict[str, str]]:
-    return [{k: c[k] for k in ("title", "heading", "path")} for c in state.get("citations", [])]
+    """What an answer cited, each document with its id and the version the answer read (its
+    passages' ids carry it: `Chunk.id`), for telling when the answer went stale."""
+    cited = [{k: c[k] for k in ("title", "heading", "path")} for c in state.get("citations", [])]
+    read = {p["source"]: p["id"].split("-") for p in state.get("documents") or [] if p.get("id")}
+    for entry, citation in zip(cited, state.get("citations", []), strict=True):
+        source = citation.get("source", "")  # absent from citations kept before sources had one
+        doc, parts = doc_id_of(source), read.get(source, [])
+        entry |= {"doc": doc, "version": parts[1] if len(parts) == 3 and parts[0] == doc else ""}
+    return cited
 
 
 def outcome_of_turn(kind: str, route: str | None, cited: bool, low_confidence: bool, notice: str) -> str:

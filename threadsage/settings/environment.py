@@ -20,6 +20,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from threadsage.i18n import DEFAULT, Language
+from threadsage.settings.loop import KnowledgeLoopSettings
 from threadsage.settings.sections import (
     AccessSettings,
     DocumentSettings,
@@ -39,6 +40,7 @@ ENV_PREFIX = "THREADSAGE_"
 # Pydantic takes the fields of the farthest base first: the areas are listed last to first so that
 # the reference shows them in reading order (storage first), then the fields declared here.
 class Settings(
+    KnowledgeLoopSettings,
     DocumentSettings,
     AccessSettings,
     PlatformSettings,

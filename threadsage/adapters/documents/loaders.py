@@ -65,7 +65,12 @@ class Document:
 
     @property
     def doc_id(self) -> str:
-        return hashlib.sha1(self.source.encode("utf-8")).hexdigest()[:20]
+        return doc_id_of(self.source)
+
+
+def doc_id_of(source: str) -> str:
+    """A document's id: what its chunks are stored under, and what the answers citing it record."""
+    return hashlib.sha1(source.encode("utf-8")).hexdigest()[:20]
 
 
 def content_hash(data: bytes) -> str:

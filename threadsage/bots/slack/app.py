@@ -41,6 +41,7 @@ from threadsage.bots.slack.edits import Question, edit_of
 from threadsage.bots.slack.files import SlackFiles
 from threadsage.bots.slack.home import Asked, Home, RecentQuestions
 from threadsage.bots.slack.intake import events_route, from_a_person, on_error
+from threadsage.bots.slack.notifier import SlackNotifier
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.texts import question_text, unescaped
@@ -139,6 +140,8 @@ class SlackBot:
             self.own_teams = frozenset(filter(None, (identity.get("team_id"), identity.get("enterprise_id"))))
             self.bot_user = str(identity.get("user_id", ""))
             _share_identity(self.app, identity)
+            if self._chat is not None:
+                self._chat.register("slack", SlackNotifier(self.settings, self.send))
             yield self
         finally:
             self.loop.start_waiting()

@@ -1,0 +1,230 @@
+"""The knowledge loop: what a sync or an ingest changed, put to use (docs/console.md, "The
+knowledge loop").
+
+- Answers that cited another version of a changed or removed document are marked stale
+  (`KnowledgeRecords.went_stale`), and so are the verified answers that cite one.
+- The open gaps (questions not covered, or answered with low confidence, in the last
+  `THREADSAGE_GAP_WINDOW_DAYS`) are asked again, cheaply: a search first (one per distinct
+  question), the answerer only where a new or changed document ranks in the top 3. A gap whose
+  new answer cites such a document is closed; the person who asked hears it once, through the
+  bot of their platform (`threadsage.chat.notify`), unless the place may no longer read the
+  documents the answer cites, or the place had its `THREADSAGE_GAP_FOLLOW_UPS_PER_HOUR`.
+- A verified answer is given first to a question that matches its question closely (shared
+  content words ÷ all ≥ `THREADSAGE_VERIFIED_MATCH`) when every document it cites ranks in the
+  question's top 5 in the place's categories (the retrieval agrees, and scoping holds).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from threadsage.adapters.knowledge import Hit, KnowledgeBase
+from threadsage.adapters.reasoning.base import Passage, Reasoner, passage
+from threadsage.chat.notify import Notice, Notifier
+from threadsage.chat.turns import Reply, ReplyKind
+from threadsage.delivery.coordination import Coordinator
+from threadsage.graph.nodes.compose import SNIPPET_CHARS, validate_citations
+from threadsage.graph.state import Citation
+from threadsage.i18n import Language, language_of, say
+from threadsage.ingestion.pipeline import DocumentChange
+from threadsage.records.knowledge import Gap, KnowledgeRecords, Verified
+from threadsage.settings.environment import Settings
+from threadsage.support.text import term_set
+
+log = logging.getLogger(__name__)
+
+TOP = 3  # a changed document must rank this high for a gap to be asked again
+AGREE_K = 5  # a verified answer's documents must all rank this high
+QUESTION_CHARS = 200  # of the question, quoted in a follow-up
+
+
+@dataclass
+class LoopReport:
+    """What one round of the loop did, for the log and the figures (bench/gap_reask.py)."""
+
+    stale_answers: int = 0
+    stale_verified: int = 0
+    gaps: int = 0
+    searches: int = 0
+    model_calls: int = 0
+    closed: int = 0
+    follow_ups: Counter[str] = field(default_factory=Counter)  # sent, off, scope, limit, no_bot, failed
+    seconds: float = 0.0
+
+
+@dataclass
+class KnowledgeLoop:
+    records: KnowledgeRecords
+    kb: KnowledgeBase
+    reasoner: Reasoner
+    coordinator: Coordinator
+    window_days: float = 30
+    follow_up: str = "thread"  # off | thread | dm
+    per_hour: int = 5
+    match: float = 0.6
+    retrieve_k: int = 6
+    notifiers: dict[str, Notifier] = field(default_factory=dict)  # by platform: the bots register
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        records: KnowledgeRecords,
+        kb: KnowledgeBase,
+        reasoner: Reasoner,
+        coordinator: Coordinator,
+    ) -> KnowledgeLoop:
+        return cls(
+            records,
+            kb,
+            reasoner,
+            coordinator,
+            settings.gap_window_days,
+            settings.gap_follow_up,
+            settings.gap_follow_ups_per_hour,
+            settings.verified_match,
+        )
+
+    async def changed(self, changes: Sequence[DocumentChange], now: float | None = None) -> LoopReport:
+        """Mark what went stale, then ask the open gaps again of the new and changed documents."""
+        started, report = time.perf_counter(), LoopReport()
+        at = int((now if now is not None else time.time()) * 1000)
+        for change in changes:
+            label = "removed" if change.kind == "removed" else f"changed to version {change.version}"
+            report.stale_answers += await self.records.went_stale(change.doc_id, change.version, label, at)
+        report.stale_verified = await self._verified_went_stale(changes, at)
+        touched = {c.doc_id: c for c in changes if c.kind != "removed"}
+        if touched:
+            await self._reask(touched, at, report)
+        report.seconds = time.perf_counter() - started
+        log.info(
+            "knowledge loop: %d answers and %d verified answers stale; %d of %d gaps closed (%d searches, "
+            "%d answers asked); follow-ups %s",
+            report.stale_answers, report.stale_verified, report.closed, report.gaps, report.searches,
+            report.model_calls, dict(report.follow_ups) or "none",
+        )  # fmt: skip
+        return report
+
+    # --- gaps ------------------------------------------------------------------------------
+
+    async def _reask(self, touched: dict[str, DocumentChange], at: int, report: LoopReport) -> None:
+        gaps = await self.records.open_gaps(at - int(self.window_days * 86_400_000))
+        report.gaps = len(gaps)
+        by_query: dict[str, list[Gap]] = defaultdict(list)
+        for gap in gaps:
+            by_query[gap.standalone or gap.question].append(gap)
+        for query, asked in by_query.items():
+            report.searches += 1
+            hits = await self.kb.search(query, max(TOP, self.retrieve_k))
+            if not any(h.doc_id in touched for h in hits[:TOP]):
+                continue
+            passages = [passage(h) for h in hits]
+            report.model_calls += 1
+            grounded = await self.reasoner.answer(query, passages)
+            text, citations = validate_citations(grounded.answer, passages)
+            by_source = {h.source: h for h in hits}
+            closing = next(
+                (by_source[c["source"]] for c in citations if by_source[c["source"]].doc_id in touched), None
+            )
+            if closing is None:
+                continue
+            needed = {by_source[c["source"]].category for c in citations}
+            doc = {"doc_id": closing.doc_id, "title": closing.title, "path": closing.path}
+            for gap in asked:
+                if not await self.records.close(gap, at, doc, text, [dict(c) for c in citations]):
+                    continue  # closed meanwhile (another process): its follow-up is that one's
+                report.closed += 1
+                outcome = await self._follow_up(gap, text, citations, needed)
+                report.follow_ups[outcome] += 1
+                await self.records.followed_up(gap, outcome)
+
+    async def _follow_up(self, gap: Gap, text: str, citations: list[Citation], needed: set[str]) -> str:
+        """Tell the person who asked, once, if the place allows it; what became of it."""
+        if self.follow_up == "off":
+            return "off"
+        notifier = self.notifiers.get(gap.platform)
+        if notifier is None:
+            return "no_bot"
+        readable = notifier.categories(gap.session_key)
+        if readable is not None and not needed <= set(readable):
+            return "scope"
+        if not await self.coordinator.allow(f"gap-follow-up:{gap.platform}:{gap.channel}", self.per_hour, 3600.0):
+            return "limit"
+        language = language_of(gap.question)
+        words = say("gap_closed", language, question=_short(gap.question), answer=text)
+        reply = Reply(ReplyKind.ANSWER, words, tuple(citations), language=language, route="gap_follow_up")
+        try:
+            await notifier.notify(Notice(gap.session_key, gap.message_id, gap.user_id, reply, self.follow_up == "dm"))
+        except Exception:
+            log.exception("could not post the follow-up of a closed gap in %s", gap.platform)
+            return "failed"
+        return "sent"
+
+    # --- verified answers ------------------------------------------------------------------
+
+    async def _verified_went_stale(self, changes: Sequence[DocumentChange], at: int) -> int:
+        versions = {c.doc_id: c for c in changes}
+        stale = 0
+        for kept in await self.records.verified(active_only=True):
+            for cited in kept.citations:
+                change = versions.get(cited.get("doc", ""))
+                if change is not None and change.version != cited.get("version"):
+                    label = "removed" if change.kind == "removed" else f"changed to version {change.version}"
+                    await self.records.verified_stale(kept.id, f"{cited.get('title', '')}: {label}", at)
+                    stale += 1
+                    break
+        return stale
+
+    async def verified_answer(
+        self, question: str, categories: Sequence[str] | None, language: Language
+    ) -> tuple[Reply, dict[str, Any]] | None:
+        """The verified answer for `question`, with the state its turn records; None when none
+        matches closely, or the retrieval (in the place's categories) does not agree."""
+        wanted = term_set(question)
+        if not wanted:
+            return None
+        best, closeness = None, 0.0
+        for kept in await self.records.verified(active_only=True):
+            theirs = term_set(kept.question)
+            score = len(wanted & theirs) / len(wanted | theirs) if theirs else 0.0
+            if score > closeness:
+                best, closeness = kept, score
+        if best is None or closeness < self.match:
+            return None
+        hits = {h.doc_id: h for h in reversed(await self.kb.search(question, AGREE_K, categories))}
+        docs = [c.get("doc", "") for c in best.citations]
+        if not docs or not all(d in hits for d in docs):
+            return None
+        await self.records.used(best.id, int(time.time() * 1000))
+        return _verified_reply(best, [hits[d] for d in docs], language)
+
+
+def _verified_reply(kept: Verified, hits: list[Hit], language: Language) -> tuple[Reply, dict[str, Any]]:
+    passages: list[Passage] = [passage(h) for h in hits]
+    citations = [
+        Citation(
+            number=n,
+            title=h.title,
+            heading=str(c.get("heading") or h.heading),
+            source=h.source,
+            path=h.path,
+            snippet=" ".join(h.text.split())[:SNIPPET_CHARS],
+            url=h.url,
+        )
+        for n, (h, c) in enumerate(zip(hits, kept.citations, strict=True), start=1)
+    ]
+    day = datetime.fromtimestamp(kept.verified_at / 1000, UTC).strftime("%Y-%m-%d")
+    text = f"{kept.answer}\n\n{say('verified', language, who=kept.verified_by, day=day)}"
+    reply = Reply(ReplyKind.ANSWER, text, tuple(citations), route="verified", language=language)
+    return reply, {"answer": text, "citations": citations, "documents": passages, "route": "verified"}
+
+
+def _short(question: str) -> str:
+    flat = " ".join(question.split())
+    return flat if len(flat) <= QUESTION_CHARS else flat[: QUESTION_CHARS - 1].rstrip() + "…"

@@ -1,0 +1,223 @@
+"""The knowledge loop's records, beside the turn records (`threadsage.records.turns`):
+
+- the version of every document each answer cited (`threadsage_cited`): when a sync changes or
+  removes a document, the answers that cited another version are marked stale;
+- the gaps closed by a new or changed document (`threadsage_gap_closes`): which document, when,
+  the answer found, and what became of the follow-up (one row per question: at most one);
+- the verified answers an operator kept (`threadsage_verified`), used first for a question that
+  matches one closely (`threadsage.chat.loop`), stale like any answer when a cited document changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from threadsage.records.tables import Tables
+from threadsage.records.turns import GAP_OUTCOMES, TABLE
+
+CITED = "threadsage_cited"
+CLOSES = "threadsage_gap_closes"
+VERIFIED = "threadsage_verified"
+_CREATE = [
+    f"""CREATE TABLE IF NOT EXISTS {CITED} (
+    session_key TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    user_id TEXT,
+    title TEXT NOT NULL,
+    path TEXT NOT NULL,
+    version TEXT NOT NULL,
+    stale_at BIGINT,
+    change TEXT,
+    PRIMARY KEY (session_key, message_id, doc_id)
+)""",
+    f"CREATE INDEX IF NOT EXISTS {CITED}_doc ON {CITED} (doc_id, version)",
+    f"CREATE INDEX IF NOT EXISTS {CITED}_stale ON {CITED} (stale_at, doc_id) WHERE stale_at IS NOT NULL",
+    f"""CREATE TABLE IF NOT EXISTS {CLOSES} (
+    session_key TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    closed_at BIGINT NOT NULL,
+    platform TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    path TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    citations TEXT NOT NULL,
+    follow_up TEXT NOT NULL,
+    PRIMARY KEY (session_key, message_id)
+)""",
+    f"CREATE INDEX IF NOT EXISTS {CLOSES}_at ON {CLOSES} (closed_at)",
+    f"""CREATE TABLE IF NOT EXISTS {VERIFIED} (
+    id TEXT PRIMARY KEY,
+    question TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    citations TEXT NOT NULL,
+    verified_by TEXT NOT NULL,
+    verified_at BIGINT NOT NULL,
+    uses INTEGER NOT NULL DEFAULT 0,
+    last_used BIGINT,
+    stale_at BIGINT,
+    change TEXT,
+    retired_at BIGINT
+)""",
+]
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A question recorded as not covered or low confidence, not closed yet."""
+
+    session_key: str
+    message_id: str
+    platform: str
+    channel: str
+    user_id: str
+    question: str
+    standalone: str
+    at: int
+
+
+@dataclass(frozen=True)
+class Verified:
+    id: str
+    question: str
+    answer: str
+    citations: list[dict[str, Any]]  # each with its document's `doc` and `version`
+    verified_by: str
+    verified_at: int
+    uses: int
+    stale_at: int | None
+    change: str | None
+    retired_at: int | None
+
+
+class KnowledgeRecords:
+    def __init__(self, checkpointer: BaseCheckpointSaver[Any]) -> None:
+        self.tables = Tables(checkpointer)
+
+    async def setup(self) -> None:
+        await self.tables.create(_CREATE)
+
+    # --- what answers cited ------------------------------------------------------------------
+
+    async def cited(
+        self, session_key: str, message_id: str, at: int, user_id: str | None, cited: Sequence[dict[str, Any]]
+    ) -> None:
+        """The versions of the documents an answer cited (those with a known version)."""
+        for c in {c["doc"]: c for c in cited if c.get("doc") and c.get("version")}.values():
+            await self.tables.execute(
+                f"INSERT INTO {CITED} (session_key, message_id, doc_id, at, user_id, title, path, version) "
+                "VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}) ON CONFLICT DO NOTHING",
+                (session_key, message_id, c["doc"], at, user_id, c.get("title", ""), c.get("path", ""), c["version"]),
+            )
+
+    async def went_stale(self, doc_id: str, version: str, change: str, at: int) -> int:
+        """Mark the answers that cited another version of `doc_id` stale; how many."""
+        return await self.tables.execute(
+            f"UPDATE {CITED} SET stale_at = {{p}}, change = {{p}} "
+            "WHERE doc_id = {p} AND version <> {p} AND stale_at IS NULL",
+            (at, change, doc_id, version),
+        )
+
+    async def prune(self, before_ms: int) -> None:
+        await self.tables.execute(f"DELETE FROM {CITED} WHERE at < {{p}}", (before_ms,))
+        await self.tables.execute(f"DELETE FROM {CLOSES} WHERE closed_at < {{p}}", (before_ms,))
+
+    # --- gaps ------------------------------------------------------------------------------
+
+    async def open_gaps(self, since_ms: int, limit: int = 5000) -> list[Gap]:
+        """The newest questions not covered (or low confidence) since `since_ms`, not closed."""
+        rows = await self.tables.fetch(
+            "SELECT t.session_key, t.message_id, t.platform, t.channel, COALESCE(t.user_id, ''), t.question, "
+            f"COALESCE(t.standalone, ''), t.at FROM {TABLE} t WHERE t.outcome IN {GAP_OUTCOMES} AND t.at >= {{p}} "
+            f"AND t.question IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {CLOSES} c "
+            "WHERE c.session_key = t.session_key AND c.message_id = t.message_id) "
+            f"ORDER BY t.at DESC LIMIT {int(limit)}",
+            (since_ms,),
+        )
+        return [Gap(*row) for row in rows]
+
+    async def close(self, gap: Gap, at: int, doc: dict[str, str], answer: str, citations: list[Any]) -> bool:
+        """Record `gap` closed by `doc`, its follow-up still to decide; False when it already was."""
+        return bool(
+            await self.tables.execute(
+                f"INSERT INTO {CLOSES} (session_key, message_id, closed_at, platform, channel, doc_id, title, path, "
+                "answer, citations, follow_up) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, 'pending') "
+                "ON CONFLICT DO NOTHING",
+                (
+                    gap.session_key,
+                    gap.message_id,
+                    at,
+                    gap.platform,
+                    gap.channel,
+                    doc["doc_id"],
+                    doc["title"],
+                    doc["path"],
+                    answer,
+                    json.dumps(citations),
+                ),
+            )
+        )
+
+    async def followed_up(self, gap: Gap, outcome: str) -> None:
+        """What became of the follow-up: sent, or why not (off, scope, limit, no_bot, failed)."""
+        await self.tables.execute(
+            f"UPDATE {CLOSES} SET follow_up = {{p}} WHERE session_key = {{p}} AND message_id = {{p}}",
+            (outcome, gap.session_key, gap.message_id),
+        )
+
+    # --- verified answers ------------------------------------------------------------------
+
+    async def verify(self, session_key: str, message_id: str, by: str, at: int) -> str | None:
+        """Keep the answer of a recorded turn as the verified answer to its question (again
+        fresh when it was verified before); its id, or None when the turn has no answer to keep."""
+        rows = await self.tables.fetch(
+            f"SELECT question, answer, citations FROM {TABLE} WHERE session_key = {{p}} AND message_id = {{p}} "
+            "AND outcome = 'answered' AND question IS NOT NULL AND answer IS NOT NULL",
+            (session_key, message_id),
+        )
+        if not rows:
+            return None
+        question, answer, citations = rows[0]
+        ident = hashlib.sha1(f"{session_key}\n{message_id}".encode()).hexdigest()[:16]
+        await self.tables.execute(f"DELETE FROM {VERIFIED} WHERE id = {{p}}", (ident,))
+        await self.tables.execute(
+            f"INSERT INTO {VERIFIED} (id, question, answer, citations, verified_by, verified_at) "
+            "VALUES ({p}, {p}, {p}, {p}, {p}, {p})",
+            (ident, question, answer, citations, by, at),
+        )
+        return ident
+
+    async def verified(self, active_only: bool = False, limit: int = 500) -> list[Verified]:
+        where = "WHERE stale_at IS NULL AND retired_at IS NULL" if active_only else ""
+        rows = await self.tables.fetch(
+            "SELECT id, question, answer, citations, verified_by, verified_at, uses, stale_at, change, retired_at "
+            f"FROM {VERIFIED} {where} ORDER BY verified_at DESC LIMIT {int(limit)}"
+        )
+        return [Verified(r[0], r[1], r[2], json.loads(r[3]), *r[4:]) for r in rows]
+
+    async def used(self, ident: str, at: int) -> None:
+        await self.tables.execute(
+            f"UPDATE {VERIFIED} SET uses = uses + 1, last_used = {{p}} WHERE id = {{p}}", (at, ident)
+        )
+
+    async def retire(self, ident: str, at: int) -> bool:
+        return bool(
+            await self.tables.execute(
+                f"UPDATE {VERIFIED} SET retired_at = {{p}} WHERE id = {{p}} AND retired_at IS NULL", (at, ident)
+            )
+        )
+
+    async def verified_stale(self, ident: str, change: str, at: int) -> None:
+        await self.tables.execute(
+            f"UPDATE {VERIFIED} SET stale_at = {{p}}, change = {{p}} WHERE id = {{p}} AND stale_at IS NULL",
+            (at, change, ident),
+        )
