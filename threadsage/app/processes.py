@@ -21,7 +21,7 @@ import asyncio
 import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable
-from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -40,6 +40,7 @@ from threadsage.http.thread import HomeLoop, http_server, on_home_loop
 from threadsage.ingestion.service import knowledge_upkeep
 from threadsage.observability.redaction import redact_url
 from threadsage.settings.environment import Settings
+from threadsage.support.backoff import Backoff, wait_or_stop
 
 if TYPE_CHECKING:
     from telegram import Bot
@@ -253,7 +254,7 @@ class ByPlatform:
 async def _run_queue(settings: Settings, performer: Performer, running: asyncio.Event, stop: asyncio.Event) -> None:
     """Run the queue's worker loop until `stop`; if Redis goes away, reconnect (with a growing
     pause) until it is back."""
-    pause = 0.5
+    backoff = Backoff(0.5, cap=10.0)
     consumer = consumer_name()
     while not stop.is_set():
         queue = TurnQueue(settings, performer, stop, consumer)
@@ -264,16 +265,15 @@ async def _run_queue(settings: Settings, performer: Performer, running: asyncio.
         except Exception as exc:
             if running.is_set():
                 running.clear()
-                pause = 0.5
+                backoff.reset()
+            pause = backoff.next()
             log.warning(
                 "turn queue unreachable (%s); retrying in %.1f s",
                 first_leaf(exc),
                 pause,
                 exc_info=log.isEnabledFor(logging.DEBUG),
             )
-            with suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), pause)
-            pause = min(pause * 2, 10.0)
+            await wait_or_stop(pause, stop)
         finally:
             measuring.cancel()
 

@@ -51,6 +51,7 @@ from threadsage.delivery.jobs import Job, Performer
 from threadsage.delivery.outages import first_leaf, retried_by_the_queue
 from threadsage.observability.telemetry import ERRORS, QUEUE_DEPTH, QUEUE_OLDEST
 from threadsage.settings.environment import Settings
+from threadsage.support.backoff import Backoff
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ GRACE_SECONDS = 30  # on stop, turns in flight get this long to finish, then are
 GROUP = "workers"
 READ_BLOCK_MS = 1000  # a worker's blocking read returns this often to see whether it must stop
 FORGOTTEN_AFTER = 10  # turn timeouts a name with nothing pending stays idle before it leaves the group
+OUTAGE_BACKOFF = Backoff(1.0)  # after try n of a job a service was away for: 2^n s (its tries are bounded)
 
 # KEYS: the conversation's jobs, the stream, the depth counter. ARGV: the job, the conversation.
 PUT = """
@@ -326,7 +328,7 @@ class TurnQueue:
                 log.warning("job %s waits for a service (%s); retrying", delivery.id, first_leaf(exc))
             finally:
                 current_delivery.reset(token)
-            await asyncio.sleep(2**delivery.attempt)
+            await asyncio.sleep(OUTAGE_BACKOFF.delay(delivery.attempt))
             attempt = await self.redis.hincrby(self._tries, delivery.id, 1)
             delivery = Delivery(delivery.id, attempt, final=attempt >= self.max_tries)
 
