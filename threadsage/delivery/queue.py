@@ -294,7 +294,8 @@ class TurnQueue:
                 entry = json.loads(head)
                 job_id = entry["id"]
                 self._taken[entry_id] = (conversation, job_id)
-                await self._perform(Job(**entry["job"]), Delivery(job_id, attempt, final=attempt >= self.max_tries))
+                if (job := _job_of(entry)) is not None:
+                    await self._perform(job, Delivery(job_id, attempt, final=attempt >= self.max_tries))
             await self._done(keys=keys, args=[GROUP, entry_id, job_id, conversation])
         except Exception:  # Redis went away: the entry stays pending, to be taken again
             log.warning("job of %s left in the queue", conversation, exc_info=True)
@@ -338,6 +339,16 @@ class TurnQueue:
             await self._performer.give_up(job)
         except Exception:  # the platform itself may be what failed
             log.warning("could not apologise for a job of %s", job.platform, exc_info=True)
+
+
+def _job_of(entry: dict[str, Any]) -> Job | None:
+    """The job of a queue entry; None (said in the log, and the entry is finished) for one that
+    is not a job: taken again, it would fail again and hold up its conversation."""
+    try:
+        return Job(**entry["job"])
+    except (KeyError, TypeError):
+        log.error("job %s dropped: its entry holds no job this version can read", entry.get("id"))
+        return None
 
 
 def consumer_name() -> str:

@@ -21,7 +21,8 @@ from __future__ import annotations
 import logging
 from contextlib import AsyncExitStack, suppress
 from datetime import UTC, datetime, timedelta
-from typing import Self
+from functools import cached_property
+from typing import Any, Self
 
 from starlette.routing import Route
 from telegram import CallbackQuery, Message, Update
@@ -38,11 +39,11 @@ from threadsage.bots.telegram.chains import ReplyChains, private_key
 from threadsage.bots.telegram.files import TelegramFiles
 from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_after_click, place_of
 from threadsage.bots.telegram.texts import message_language, person_language
-from threadsage.bots.telegram.webhook import TelegramWebhook
+from threadsage.bots.telegram.webhook import UPDATE, TelegramWebhook, UpdateShape
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret
 from threadsage.chat import ACCEPTED, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.delivery.coordination import Coordinator
-from threadsage.delivery.jobs import Job
+from threadsage.delivery.jobs import Handler, Handlers, Job
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import say
 from threadsage.settings.environment import Settings
@@ -133,19 +134,34 @@ class TelegramBot:
         return self.webhook.route()
 
     async def _process_here(self, job: Job) -> None:
-        await self.app.update_queue.put(Update.de_json(job.payload, self.app.bot))
+        await self.app.update_queue.put(self._update(job.payload))
+
+    # --- work: the one kind of job, an update (as the webhook or polling received it) -------
+
+    @cached_property
+    def jobs(self) -> Handlers:
+        return Handlers("telegram", [Handler(UPDATE, self._update, self._process, self._apologise)])
 
     async def perform(self, job: Job) -> None:
+        await self.jobs.perform(job)
+
+    async def give_up(self, job: Job) -> None:
+        await self.jobs.give_up(job)
+
+    def _update(self, payload: Any) -> Update:
+        """An update's JSON read back; one without its id (not an update) is refused."""
+        UpdateShape.model_validate(payload)
+        return Update.de_json(payload, self.app.bot)
+
+    async def _process(self, update: Update) -> None:
         """Process one queued update; an outage propagates so that the queue retries it."""
-        update = Update.de_json(job.payload, self.app.bot)
         await self.app.process_update(update)
         outage = self._outages.pop(update.update_id, None)
         if outage is not None:
             raise outage
 
-    async def give_up(self, job: Job) -> None:
+    async def _apologise(self, update: Update) -> None:
         """The apology for an update no worker could finish (each that tried died)."""
-        update = Update.de_json(job.payload, self.app.bot)
         message = update.effective_message
         if not isinstance(message, Message):
             return

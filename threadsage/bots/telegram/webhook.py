@@ -9,6 +9,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -18,6 +19,7 @@ from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfig
 from threadsage.delivery.jobs import Job
 from threadsage.settings.environment import Settings
 
+UPDATE = "update"  # the one kind of Telegram job: the payload is the update's JSON, as Telegram sent it
 WEBHOOK_PATH = "/telegram/webhook"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 _WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
@@ -62,10 +64,17 @@ class TelegramWebhook:
         return Response(status_code=200)
 
 
+class UpdateShape(BaseModel):
+    """What a job's payload must have to be read as an update (PTB reads the rest, leniently)."""
+
+    model_config = ConfigDict(strict=True)
+    update_id: int
+
+
 def queued(update: Update, data: dict[str, Any]) -> Job:
     """An update (`data` is its JSON) as a job of the turn queue: one chat's updates in order."""
     chat = update.effective_chat.id if update.effective_chat else "-"
-    return Job("telegram", "update", data, order_key=f"telegram:{chat}")
+    return Job("telegram", UPDATE, data, order_key=f"telegram:{chat}")
 
 
 def webhook_secret(settings: Settings) -> str | None:
