@@ -48,7 +48,8 @@ from redis.asyncio import Redis
 
 from threadsage.delivery.current import Delivery, current_delivery
 from threadsage.delivery.jobs import Job, Performer
-from threadsage.delivery.outages import first_leaf, retried_by_the_queue
+from threadsage.delivery.outages import ServiceUnavailable, first_leaf, retried_by_the_queue
+from threadsage.observability.redaction import redact_url
 from threadsage.observability.telemetry import ERRORS, QUEUE_DEPTH, QUEUE_OLDEST
 from threadsage.settings.environment import Settings
 from threadsage.support.backoff import Backoff
@@ -140,6 +141,7 @@ class TurnQueue:
         worker makes after Redis went away, and it takes back its own pending entries at once."""
         if not settings.redis_url:
             raise ValueError("the turn queue needs REDIS_URL")
+        self._url = settings.redis_url
         self.redis = Redis.from_url(settings.redis_url, decode_responses=True)
         self.max_tries = settings.turn_max_tries
         self.concurrency = settings.worker_concurrency
@@ -157,7 +159,13 @@ class TurnQueue:
         self._taken: dict[str, tuple[str, str]] = {}  # the conversation and job id of a running entry
 
     async def __aenter__(self) -> TurnQueue:
-        await self.redis.ping()
+        """Connected, to put jobs in; Redis unreachable is said in one line (the process exits)."""
+        try:
+            await self.redis.ping()
+        except Exception as exc:  # noqa: BLE001 - whatever the client raises, said in one line
+            await self.redis.aclose()
+            where = redact_url(self._url)
+            raise ServiceUnavailable(f"cannot reach Redis at REDIS_URL={where}: {first_leaf(exc)}") from None
         return self
 
     async def __aexit__(

@@ -39,7 +39,7 @@ from threadsage.bots.slack.buttons import Buttons, click_language
 from threadsage.bots.slack.edits import Question, edit_of
 from threadsage.bots.slack.files import SlackFiles
 from threadsage.bots.slack.home import Asked, Home, RecentQuestions
-from threadsage.bots.slack.intake import events_route, from_a_person, on_error
+from threadsage.bots.slack.intake import events_route, from_a_person, on_error, socket_mode
 from threadsage.bots.slack.jobs import (
     ClickJob,
     CommandJob,
@@ -100,6 +100,7 @@ class SlackBot:
         self.bot_user = ""  # the bot's user id, from auth.test
         self.tasks = BackgroundTasks()
         self.loop: HomeLoop | None = None  # the loop it runs on, from `running`
+        self.routes: list[Route] = []  # what the process serves for it, from `running(listen=True)`
         self.dispatch = dispatch or self._work_here
         self._queueing = dispatch is not None
         # One HTTP session for every Web API call: slack_sdk otherwise opens a session (and builds
@@ -139,15 +140,24 @@ class SlackBot:
         self.app.error(on_error)
 
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[SlackBot]:
+    async def running(self, listen: bool = False) -> AsyncIterator[SlackBot]:
         """Check the token once at start-up (a refused one fails here, clearly), and on the way
-        out finish the turns in flight and close the HTTP session."""
+        out finish the turns in flight and close the HTTP session. With `listen`, Slack's
+        deliveries come in as the settings say: Socket Mode with SLACK_APP_TOKEN, else the
+        Events API, whose route is then in `routes`."""
         self.loop = HomeLoop()
         try:
             identity = await self._identity()
             self.own_teams = frozenset(filter(None, (identity.get("team_id"), identity.get("enterprise_id"))))
             self.bot_user = str(identity.get("user_id", ""))
             _share_identity(self.app, identity)
+            if listen and self.settings.slack_app_token is not None:
+                async with socket_mode(self.app, self.client, self.settings.slack_app_token.get_secret_value()):
+                    yield self
+                return
+            if listen:
+                self.routes = [self.route()]
+                log.info("Slack: Events API at POST /slack/events")
             yield self
         finally:
             self.loop.start_waiting()
@@ -300,12 +310,12 @@ class SlackBot:
             "slack",
             [
                 handler(MessageJob, self._answer_message, self._apologise_for_message),
-                handler(EditJob, self._record_edit),
-                handler(CommandJob, self._answer_command, self._apologise_for_command),
-                handler(ShortcutJob, self._answer_shortcut, self._apologise_for_shortcut),
-                handler(HomeJob, self._publish_home),
-                handler(ClickJob, self._answer_click, self._apologise_for_click),
-                handler(VoteJob, self._record_vote),
+                handler(EditJob, lambda edit: Question(self.coordinator, edit.channel, edit.ts).record(edit)),
+                handler(CommandJob, lambda job: self.asking.command(job.command), self._apologise_for_command),
+                handler(ShortcutJob, lambda job: self.asking.shortcut(job.body), self._apologise_for_shortcut),
+                handler(HomeJob, lambda job: self.home.publish(job.team, job.user, self.bot_user)),
+                handler(ClickJob, lambda job: self.buttons.answer(job.body, job.action), self._apologise_for_click),
+                handler(VoteJob, lambda job: self.buttons.vote(job.body, job.action)),
             ],
         )
 
@@ -314,24 +324,6 @@ class SlackBot:
 
     async def give_up(self, job: Job) -> None:
         await self.jobs.give_up(job)
-
-    async def _record_edit(self, edit: EditJob) -> None:
-        await Question(self.coordinator, edit.channel, edit.ts).record(edit)
-
-    async def _answer_command(self, job: CommandJob) -> None:
-        await self.asking.command(job.command)
-
-    async def _answer_shortcut(self, job: ShortcutJob) -> None:
-        await self.asking.shortcut(job.body)
-
-    async def _publish_home(self, job: HomeJob) -> None:
-        await self.home.publish(job.team, job.user, self.bot_user)
-
-    async def _answer_click(self, job: ClickJob) -> None:
-        await self.buttons.answer(job.body, job.action)
-
-    async def _record_vote(self, job: VoteJob) -> None:
-        await self.buttons.vote(job.body, job.action)
 
     async def _apologise_for_message(self, job: MessageJob) -> None:
         await self.send.post_quietly(job.place, say("apology", _language(job.event)))
