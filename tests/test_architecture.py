@@ -22,13 +22,9 @@ OPTIONAL = {
     "(docs/performance.md, 'Import time')",
 }
 
-# Files whose imports inside functions other work of issues 22-23 is taking out now (the composition
-# root, the CLI, the graph's nodes that pick a back-end). Remove a file once it has none left: the test
-# says so, so that this list only shrinks.
+# Files whose imports inside functions the work of issue 23 is taking out now (the graph's nodes that
+# pick a back-end). Remove a file once it has none left: the test says so, so that this list only shrinks.
 PENDING = {
-    "threadsage/app/processes.py",
-    "threadsage/app/runtime.py",
-    "threadsage/cli.py",
     "threadsage/graph/nodes/deep.py",
     "threadsage/graph/nodes/tools.py",
 }

@@ -20,15 +20,19 @@ from rich.table import Table
 from threadsage.adapters.documents.links import base_url_error
 from threadsage.adapters.knowledge import KnowledgeBase, KnowledgeBaseError, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import EmbeddingsUnavailable, make_embedder
+from threadsage.app import retention
 from threadsage.app.hits import print_hits
 from threadsage.app.processes import configured_platforms, serve, serve_front_end, work
 from threadsage.app.runtime import open_chat_service
+from threadsage.bots.telegram.access import TelegramAccess
 from threadsage.bots.terminal import TerminalChat
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.evaluation.retrieval import evaluate, evaluation_corpus, load_questions
 from threadsage.ingestion.inbox import HandOverFailed, IngestInbox, hand_over
 from threadsage.ingestion.pipeline import Ingestor, IngestReport
 from threadsage.ingestion.service import knowledge_upkeep
+from threadsage.memory.checkpoints import open_checkpointer
+from threadsage.memory.pruning.base import PruneReport
 from threadsage.observability.redaction import redact
 from threadsage.observability.telemetry import configure_console_logging, configure_logging
 from threadsage.records.ingestions import record_run
@@ -257,8 +261,6 @@ def _serve(platforms: list[str], demo: Path | None) -> None:
 
 def _telegram_banner(settings: Settings) -> None:
     """Whom the Telegram bot answers, said before it starts: unset, that is no one."""
-    from threadsage.bots.telegram.access import TelegramAccess
-
     try:
         access = TelegramAccess.from_settings(settings)
     except ValueError as exc:
@@ -274,10 +276,6 @@ def prune_checkpoints(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would go; delete nothing.")] = False,
 ) -> None:
     """Delete abandoned sessions and all but the latest checkpoint of live ones (feedback is kept)."""
-    from threadsage.app import retention
-    from threadsage.memory.checkpoints import open_checkpointer
-    from threadsage.memory.pruning.base import PruneReport
-
     try:
         age = retention.parse_age(older_than)
     except ValueError as exc:

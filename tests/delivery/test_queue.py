@@ -4,6 +4,8 @@ an outage, and a failing job that does not take the turns behind it down."""
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import suppress
@@ -205,3 +207,23 @@ async def test_a_turn_longer_than_the_timeout_is_renewed_not_taken_over(settings
         with suppress(asyncio.CancelledError):
             await other
     assert started == ["long"]
+
+
+async def test_an_entry_that_holds_no_job_is_finished_and_its_conversation_goes_on(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Written by another version, say: taken again it would fail again, for ever."""
+    done = asyncio.Event()
+    performed: list[str] = []
+
+    async def perform(job: Job) -> None:
+        performed.append(job.payload["n"])
+        done.set()
+
+    async with TurnQueue(settings) as front:
+        not_a_job = json.dumps({"id": "0123", "job": {"platform": "slack", "payload": {"n": "lost"}}})
+        await front._put(keys=[front._jobs + "a", front._stream, front._depth], args=[not_a_job, "a"])
+    with caplog.at_level(logging.ERROR, "threadsage.delivery.queue"):
+        await run_until(settings, Performer(perform), done, [Job("slack", "message", {"n": "next"}, "a")])
+    assert performed == ["next"]
+    assert "job 0123 dropped: its entry holds no job this version can read" in caplog.messages

@@ -381,7 +381,7 @@ async def test_webhook_checks_the_secret_and_processes_updates(tmp_path, fake, h
     async with running(settings, handbook_kb) as bot:
         assert fake.webhook == {"url": "https://bot.example/telegram/webhook", "secret_token": WEBHOOK_SECRET}
         assert not fake.calls_of("getUpdates", ok_only=False)
-        app = create_app([bot.webhook_route()], ready=bot.ready)
+        app = create_app(bot.routes, ready=bot.ready)
         update = {"update_id": 1, "message": fake.message(private(ANN), ANN, TRAVEL)}
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bot") as client:
             assert (await client.get("/readyz")).json() == {"ready": True}

@@ -12,8 +12,12 @@ All stop in order on SIGINT/SIGTERM: no new work is taken (/readyz says 503, del
 refused for the platform to deliver again), the turns in flight are finished or handed back to
 the queue, and the HTTP server stops last.
 
-`serve` and `work` also keep the knowledge current (`sources/service.py`): the sources of
-`THREADSAGE_SOURCES` synced by one process (a Redis lock), ingests handed over on Milvus Lite."""
+What every process holds (signals, the signer, the stack its parts close on) is `opened` once;
+`serve` and `work` add what answering needs (`Process.answering`): the chat service, the
+knowledge kept current (`ingestion/service.py`: the sources of `THREADSAGE_SOURCES` synced by one
+process, a Redis lock; ingests handed over on Milvus Lite) and retention pruning. Each bot starts
+its own listening (Socket Mode, polling, a webhook's route) and hands its deliveries to the turn
+queue when given its `put`."""
 
 from __future__ import annotations
 
@@ -21,8 +25,8 @@ import asyncio
 import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable
-from contextlib import AsyncExitStack, asynccontextmanager, suppress
-from typing import TYPE_CHECKING
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -30,19 +34,18 @@ from starlette.routing import Route
 
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.app.retention import prune_periodically
-from threadsage.app.runtime import open_chat_service, open_coordinator
+from threadsage.app.runtime import Runtime, open_runtime
+from threadsage.bots.slack import SlackBot
+from threadsage.bots.telegram import TelegramBot, TelegramWebhook
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.console import console_routes
 from threadsage.delivery.jobs import Job, Performer
-from threadsage.delivery.outages import ServiceUnavailable, first_leaf
+from threadsage.delivery.outages import first_leaf
 from threadsage.delivery.queue import TurnQueue, consumer_name
-from threadsage.http.thread import MainLoopBridge, http_server, on_main_loop
+from threadsage.http.thread import http_server
 from threadsage.ingestion.service import knowledge_upkeep
-from threadsage.observability.redaction import redact_url
 from threadsage.settings.environment import Settings
-
-if TYPE_CHECKING:
-    from telegram import Bot
+from threadsage.support.backoff import Backoff, wait_or_stop
 
 log = logging.getLogger(__name__)
 
@@ -56,132 +59,101 @@ def configured_platforms(settings: Settings) -> list[str]:
     return platforms
 
 
+@dataclass(frozen=True)
+class Process:
+    """What every process holds: the event SIGINT/SIGTERM set, the signer of the buttons (the
+    same secret on every process), and the stack its parts close on, last opened first closed
+    (the listeners, then the bots finishing their turns, then the chat service)."""
+
+    settings: Settings
+    stop: asyncio.Event
+    signer: Signer
+    stack: AsyncExitStack
+
+    async def answering(self, kb: KnowledgeBase | None, check_redis: bool = True) -> Runtime:
+        """Open what a process that answers needs, on its stack: the coordinator and the chat
+        service (`open_runtime`), the knowledge kept current, and retention pruning until the
+        process stops."""
+        runtime = await self.stack.enter_async_context(open_runtime(self.settings, kb, check_redis=check_redis))
+        await self.stack.enter_async_context(
+            knowledge_upkeep(self.settings, runtime.kb, runtime.chat.knowledge_changed)
+        )
+        pruning = prune_periodically(runtime.checkpointer, self.settings, self.stop, runtime.questions)
+        self.stack.push_async_callback(self._until_stopped, asyncio.create_task(pruning))
+        return runtime
+
+    async def _until_stopped(self, task: asyncio.Task[None]) -> None:
+        """A task that ends when the process stops, awaited; cancelled when the process ends
+        otherwise (it failed to start)."""
+        if not self.stop.is_set():
+            task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+@asynccontextmanager
+async def opened(settings: Settings) -> AsyncIterator[Process]:
+    stop = _stop_on_signals()
+    async with AsyncExitStack() as stack:
+        yield Process(settings, stop, Signer(load_secret(settings)), stack)
+
+
 async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | None = None) -> None:
     """Everything in this process: the platforms' listeners and the turns behind them.
 
     With `REDIS_URL`, each delivery is put in the durable turn queue before it is acknowledged, and
     a worker loop of this same process answers it: a turn lost to a crash is answered after a
     restart. Without Redis a crash loses the turns in flight (docs/operations.md)."""
-    stop = _stop_on_signals()
-    signer = Signer(load_secret(settings))
-    routes: list[Route] = []  # served from the HTTP thread: Slack's reaches this loop itself, the others
-    main_loop = MainLoopBridge()  # through `on_main_loop`
-    bots = BotsByPlatform()
-    async with AsyncExitStack() as stack:
-        coordinator = await stack.enter_async_context(open_coordinator(settings))
-        chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
-        await stack.enter_async_context(knowledge_upkeep(settings, chat.context.kb, chat.knowledge_changed))
-        queue = (
-            await stack.enter_async_context(_connected(TurnQueue(settings), settings)) if settings.redis_url else None
-        )
-        pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stop, chat.recording.store))
+    async with opened(settings) as process:
+        runtime = await process.answering(kb)
+        stack, stop = process.stack, process.stop
+        queue = await stack.enter_async_context(TurnQueue(settings)) if settings.redis_url else None
+        dispatch = queue.put if queue else None
+        bots = BotsByPlatform()
+        routes: list[Route] = []  # served from the HTTP thread; each reaches this loop itself
         if "slack" in platforms:
-            from threadsage.bots.slack import SlackBot
-
-            dispatch = queue.put if queue else None
-            slack = await stack.enter_async_context(
-                SlackBot(settings, chat, signer, coordinator, dispatch=dispatch).running()
-            )
-            bots.add("slack", slack)
-            if settings.slack_app_token is not None:
-                from slack_bolt.adapter.socket_mode.aiohttp import (
-                    AsyncSocketModeHandler,
-                )
-
-                socket = AsyncSocketModeHandler(
-                    slack.app, app_token=settings.slack_app_token.get_secret_value(), web_client=slack.client
-                )
-                await socket.connect_async()  # type: ignore[no-untyped-call]  # slack_bolt leaves it unannotated
-                stack.push_async_callback(socket.close_async)
-                log.info("Slack: Socket Mode connected")
-            else:
-                routes.append(slack.route())
-                log.info("Slack: Events API at POST /slack/events")
+            slack = SlackBot(settings, runtime.chat, process.signer, runtime.coordinator, dispatch=dispatch)
+            bots.add("slack", await stack.enter_async_context(slack.running(listen=True)))
+            routes += slack.routes
         if "telegram" in platforms:
-            from threadsage.bots.telegram import TelegramBot
-
-            telegram = await stack.enter_async_context(
-                TelegramBot(settings, chat, coordinator, signer, receive=queue is None)
-            )
-            bots.add("telegram", telegram)
-            if queue is not None:
-                routes += [
-                    on_main_loop(main_loop, r) for r in await _telegram_into(queue, telegram.app.bot, settings, stack)
-                ]
-            elif telegram.webhook is not None:
-                routes.append(on_main_loop(main_loop, telegram.webhook_route()))
+            telegram = TelegramBot(settings, runtime.chat, runtime.coordinator, process.signer, dispatch=dispatch)
+            bots.add("telegram", await stack.enter_async_context(telegram))
+            routes += telegram.routes
         running = asyncio.Event()
 
         async def ready() -> bool:
             return not stop.is_set() and (queue is None or running.is_set())
 
-        routes += await console_routes(settings, stack, chat.checkpointer, chat.context.kb)  # refused when stopping too
+        routes += await console_routes(settings, stack, runtime.checkpointer, runtime.kb)  # refused when stopping too
         async with http_server(settings, _refusing_when_stopped(stop, routes), ready):
             answering = asyncio.create_task(_run_queue(settings, bots, running, stop)) if queue else None
             await stop.wait()
             log.info("stopping: finishing the turns in flight")
             if answering is not None:
                 await answering
-            await pruning
             await stack.aclose()  # the listeners stop, then the bots finish their turns; HTTP goes last
-
-
-@asynccontextmanager
-async def _connected(queue: TurnQueue, settings: Settings) -> AsyncIterator[TurnQueue]:
-    """The turn queue connected, to put deliveries in; Redis unreachable is said in one line."""
-    try:
-        await queue.__aenter__()
-    except Exception as exc:  # noqa: BLE001 - said in one line, the process exits
-        where = redact_url(settings.redis_url or "")
-        raise ServiceUnavailable(f"cannot reach Redis at REDIS_URL={where}: {first_leaf(exc)}") from None
-    try:
-        yield queue
-    finally:
-        await queue.__aexit__(None, None, None)
-
-
-async def _telegram_into(queue: TurnQueue, bot: Bot, settings: Settings, stack: AsyncExitStack) -> list[Route]:
-    """Telegram's updates into the queue: by the webhook when one is configured (its route),
-    otherwise by long polling that confirms an update only once the queue has it."""
-    from threadsage.bots.telegram import TelegramWebhook
-    from threadsage.bots.telegram.polling import poll_into
-
-    if settings.telegram_webhook_url:
-        webhook = TelegramWebhook(settings, queue.put)
-        await webhook.register(bot)
-        return [webhook.route()]
-    polling = asyncio.create_task(poll_into(bot, queue.put))
-    stack.callback(polling.cancel)
-    return []
 
 
 async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
     """`threadsage serve`: the platforms' webhooks, each delivery recorded in the turn queue
     before it is acknowledged. No conversation state, no models: run as many as you like."""
-    stop = _stop_on_signals()
-    signer = Signer(load_secret(settings))
     queue = TurnQueue(settings)
     # Configuration the receiving ends cannot work with fails here, before anything opens.
     if "slack" in platforms and settings.slack_signing_secret is None:
         raise ValueError("threadsage serve takes Slack's Events API: set SLACK_SIGNING_SECRET")
-    telegram = None
-    if "telegram" in platforms:
-        from threadsage.bots.telegram import TelegramWebhook, build_application
-
-        telegram = TelegramWebhook(settings, queue.put)
+    telegram = TelegramWebhook(settings, queue.put) if "telegram" in platforms else None
     routes: list[Route] = []
-    async with AsyncExitStack() as stack:
-        await stack.enter_async_context(_connected(queue, settings))
+    async with opened(settings) as process:
+        stack = process.stack
+        await stack.enter_async_context(queue)
         if "slack" in platforms:
-            from threadsage.bots.slack import SlackBot
-
-            slack = await stack.enter_async_context(SlackBot(settings, None, signer, dispatch=queue.put).running())
+            slack = await stack.enter_async_context(
+                SlackBot(settings, None, process.signer, dispatch=queue.put).running()
+            )
             routes.append(slack.route())
             log.info("Slack: Events API at POST /slack/events, into the turn queue")
         if telegram is not None:
-            bot = await stack.enter_async_context(build_application(settings, polling=False).bot)
-            await telegram.register(bot)
-            routes.append(on_main_loop(MainLoopBridge(), telegram.route()))
+            await stack.enter_async_context(telegram.registered())
+            routes.append(telegram.route())
             log.info("Telegram: webhook at POST /telegram/webhook, into the turn queue")
 
         async def ready() -> bool:
@@ -189,7 +161,7 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
 
         measuring = asyncio.create_task(_measure_periodically(queue))
         async with http_server(settings, routes + await console_routes(settings, stack), ready):
-            await stop.wait()
+            await process.stop.wait()
             log.info("stopping")
         measuring.cancel()
 
@@ -198,32 +170,22 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
     """`threadsage worker`: take turns from the queue, answer them, post the replies. On
     SIGINT/SIGTERM it takes no more, finishes those in flight (up to 30 s) or hands them back to
     the queue; a worker that dies instead has its turns taken over after THREADSAGE_TURN_TIMEOUT."""
-    stop = _stop_on_signals()
-    signer = Signer(load_secret(settings))
-    bots = BotsByPlatform()
-    async with AsyncExitStack() as stack:
-        coordinator = await stack.enter_async_context(open_coordinator(settings, check=False))
-        chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
-        await stack.enter_async_context(knowledge_upkeep(settings, chat.context.kb, chat.knowledge_changed))
+    async with opened(settings) as process:
+        runtime = await process.answering(kb, check_redis=False)
+        bots = BotsByPlatform()
         if "slack" in platforms:
-            from threadsage.bots.slack import SlackBot
-
-            bots.add("slack", await stack.enter_async_context(SlackBot(settings, chat, signer, coordinator).running()))
+            slack = SlackBot(settings, runtime.chat, process.signer, runtime.coordinator)
+            bots.add("slack", await process.stack.enter_async_context(slack.running()))
         if "telegram" in platforms:
-            from threadsage.bots.telegram import TelegramBot
-
-            telegram = TelegramBot(settings, chat, coordinator, signer, receive=False)
-            bots.add("telegram", await stack.enter_async_context(telegram))
-
+            telegram = TelegramBot(settings, runtime.chat, runtime.coordinator, process.signer, receive=False)
+            bots.add("telegram", await process.stack.enter_async_context(telegram))
         running = asyncio.Event()
 
         async def ready() -> bool:
-            return running.is_set() and not stop.is_set()
+            return running.is_set() and not process.stop.is_set()
 
-        pruning = asyncio.create_task(prune_periodically(chat.checkpointer, settings, stop, chat.recording.store))
         async with http_server(settings, [], ready):
-            await _run_queue(settings, bots, running, stop)
-        await pruning
+            await _run_queue(settings, bots, running, process.stop)
 
 
 class BotsByPlatform:
@@ -253,7 +215,7 @@ class BotsByPlatform:
 async def _run_queue(settings: Settings, performer: Performer, running: asyncio.Event, stop: asyncio.Event) -> None:
     """Run the queue's worker loop until `stop`; if Redis goes away, reconnect (with a growing
     pause) until it is back."""
-    pause = 0.5
+    backoff = Backoff(0.5, cap=10.0)
     consumer = consumer_name()
     while not stop.is_set():
         queue = TurnQueue(settings, performer, stop, consumer)
@@ -264,16 +226,15 @@ async def _run_queue(settings: Settings, performer: Performer, running: asyncio.
         except Exception as exc:
             if running.is_set():
                 running.clear()
-                pause = 0.5
+                backoff.reset()
+            pause = backoff.next()
             log.warning(
                 "turn queue unreachable (%s); retrying in %.1f s",
                 first_leaf(exc),
                 pause,
                 exc_info=log.isEnabledFor(logging.DEBUG),
             )
-            with suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), pause)
-            pause = min(pause * 2, 10.0)
+            await wait_or_stop(pause, stop)
         finally:
             measuring.cancel()
 

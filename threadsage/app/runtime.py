@@ -1,7 +1,8 @@
-"""The composition root: settings in, a ready `ChatService` out.
+"""The composition root: settings in, a ready `ChatService` out (`open_chat_service`), or with
+the parts a process tends beside it (`open_runtime`).
 
-Opens the knowledge base, the reasoning back-end and the checkpointer, and compiles the graph
-once for the process.
+Opens the knowledge base, the coordinator, the reasoning back-end and the checkpointer, and
+compiles the graph once for the process.
 """
 
 from __future__ import annotations
@@ -10,18 +11,25 @@ import asyncio
 import gc
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from redis.asyncio import Redis
 
 from threadsage.adapters.documents.attachments import MB, AttachmentReader
 from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.adapters.questions.translation import make_translator
 from threadsage.adapters.reasoning.base import Reasoner
+from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
+from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.adapters.reasoning.rerank import make_reranker
 from threadsage.chat import ChatService
 from threadsage.chat.loop import KnowledgeLoop
 from threadsage.chat.recording import Recording
 from threadsage.delivery.coordination import Coordinator, LocalCoordinator
+from threadsage.delivery.redis_coordination import RedisCoordinator
 from threadsage.graph.build import build_graph
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.memory.checkpoints import open_checkpointer
@@ -34,6 +42,18 @@ from threadsage.support.handoff import parse_handoff
 from threadsage.tools.toolbox import Toolbox
 
 
+@dataclass(frozen=True)
+class Runtime:
+    """A chat service and the parts a process tends beside it: the bots share its coordinator,
+    retention prunes its checkpointer and recorded turns, the console reads them."""
+
+    chat: ChatService
+    coordinator: Coordinator
+    kb: KnowledgeBase
+    checkpointer: BaseCheckpointSaver[Any]
+    questions: QuestionStore
+
+
 @asynccontextmanager
 async def open_chat_service(
     settings: Settings,
@@ -41,6 +61,18 @@ async def open_chat_service(
     coordinator: Coordinator | None = None,
     check_redis: bool = True,
 ) -> AsyncIterator[ChatService]:
+    """The service on `settings` (see `open_runtime`)."""
+    async with open_runtime(settings, kb, coordinator, check_redis) as runtime:
+        yield runtime.chat
+
+
+@asynccontextmanager
+async def open_runtime(
+    settings: Settings,
+    kb: KnowledgeBase | None = None,
+    coordinator: Coordinator | None = None,
+    check_redis: bool = True,
+) -> AsyncIterator[Runtime]:
     """The service on `settings`, with the knowledge base and coordinator given (shared with the
     front-ends) or its own. `check_redis`: fail at once when `REDIS_URL` does not answer. A worker
     passes False: its queue loop waits for Redis, and the coordinator connects when first used."""
@@ -49,16 +81,16 @@ async def open_chat_service(
     await asyncio.to_thread(warm_up, kb)
     try:
         async with AsyncExitStack() as stack:
-            checkpointer = await stack.enter_async_context(open_checkpointer(settings))
             if coordinator is None:
                 coordinator = await stack.enter_async_context(open_coordinator(settings, check_redis))
+            checkpointer = await stack.enter_async_context(open_checkpointer(settings))
             reasoner = await stack.enter_async_context(open_reasoner(settings, coordinator))
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
             knowledge = KnowledgeRecords(checkpointer)
             questions = QuestionStore(checkpointer, settings.record_questions, closest_in(kb), knowledge)
             await questions.setup()
-            yield ChatService(
+            chat = ChatService(
                 build_graph(checkpointer),
                 BrainContext(
                     kb=kb,
@@ -81,6 +113,7 @@ async def open_chat_service(
                 recording=Recording(questions),
                 loop=KnowledgeLoop.from_settings(settings, knowledge, kb, reasoner, coordinator),
             )
+            yield Runtime(chat, coordinator, kb, checkpointer, questions)
     finally:
         if own_kb:
             kb.close()
@@ -111,12 +144,8 @@ async def open_reasoner(settings: Settings, coordinator: Coordinator) -> AsyncIt
     calls per minute, when one is set), otherwise the offline back-end. The model's HTTP session
     closes on the way out."""
     if settings.openai_api_key is None:
-        from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
-
         yield OfflineReasoner()
         return
-    from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
-
     limit = settings.max_model_calls_per_minute
 
     async def budget() -> bool:
@@ -154,10 +183,6 @@ async def open_coordinator(settings: Settings, check: bool = True) -> AsyncItera
     if not settings.redis_url:
         yield LocalCoordinator()
         return
-    from redis.asyncio import Redis
-
-    from threadsage.delivery.redis_coordination import RedisCoordinator
-
     redis = Redis.from_url(settings.redis_url)
     try:
         if check:

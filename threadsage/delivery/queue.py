@@ -49,9 +49,11 @@ from redis.asyncio import Redis
 
 from threadsage.delivery.current import Delivery, current_delivery
 from threadsage.delivery.jobs import Job, Performer
-from threadsage.delivery.outages import first_leaf, retried_by_the_queue
+from threadsage.delivery.outages import ServiceUnavailable, first_leaf, retried_by_the_queue
+from threadsage.observability.redaction import redact_url
 from threadsage.observability.telemetry import ERRORS, QUEUE_DEPTH, QUEUE_OLDEST
 from threadsage.settings.environment import Settings
+from threadsage.support.backoff import Backoff
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ GRACE_SECONDS = 30  # on stop, turns in flight get this long to finish, then are
 GROUP = "workers"
 READ_BLOCK_MS = 1000  # a worker's blocking read returns this often to see whether it must stop
 FORGOTTEN_AFTER = 10  # turn timeouts a name with nothing pending stays idle before it leaves the group
+OUTAGE_BACKOFF = Backoff(1.0)  # after try n of a job a service was away for: 2^n s (its tries are bounded)
 
 # KEYS: the conversation's jobs, the stream, the depth counter. ARGV: the job, the conversation.
 PUT = """
@@ -139,6 +142,7 @@ class TurnQueue:
         worker makes after Redis went away, and it takes back its own pending entries at once."""
         if not settings.redis_url:
             raise ValueError("the turn queue needs REDIS_URL")
+        self._url = settings.redis_url
         self.redis = Redis.from_url(settings.redis_url, decode_responses=True)
         self.max_tries = settings.turn_max_tries
         self.concurrency = settings.worker_concurrency
@@ -156,7 +160,13 @@ class TurnQueue:
         self._taken: dict[str, tuple[str, str]] = {}  # the conversation and job id of a running entry
 
     async def __aenter__(self) -> TurnQueue:
-        await self.redis.ping()
+        """Connected, to put jobs in; Redis unreachable is said in one line (the process exits)."""
+        try:
+            await self.redis.ping()
+        except Exception as exc:  # noqa: BLE001 - whatever the client raises, said in one line
+            await self.redis.aclose()
+            where = redact_url(self._url)
+            raise ServiceUnavailable(f"cannot reach Redis at REDIS_URL={where}: {first_leaf(exc)}") from None
         return self
 
     async def __aexit__(
@@ -293,7 +303,8 @@ class TurnQueue:
                 entry = json.loads(head)
                 job_id = entry["id"]
                 self._taken[entry_id] = (conversation, job_id)
-                await self._perform(Job(**entry["job"]), Delivery(job_id, attempt, final=attempt >= self.max_tries))
+                if (job := _job_of(entry)) is not None:
+                    await self._perform(job, Delivery(job_id, attempt, final=attempt >= self.max_tries))
             await self._done(keys=keys, args=[GROUP, entry_id, job_id, conversation])
         except Exception:  # Redis went away: the entry stays pending, to be taken again
             log.warning("job of %s left in the queue", conversation, exc_info=True)
@@ -327,7 +338,7 @@ class TurnQueue:
                 log.warning("job %s waits for a service (%s); retrying", delivery.id, first_leaf(exc))
             finally:
                 current_delivery.reset(token)
-            await asyncio.sleep(2**delivery.attempt)
+            await asyncio.sleep(OUTAGE_BACKOFF.delay(delivery.attempt))
             attempt = await self.redis.hincrby(self._tries, delivery.id, 1)
             delivery = Delivery(delivery.id, attempt, final=attempt >= self.max_tries)
 
@@ -337,6 +348,16 @@ class TurnQueue:
             await self._performer.give_up(job)
         except Exception:  # the platform itself may be what failed
             log.warning("could not apologise for a job of %s", job.platform, exc_info=True)
+
+
+def _job_of(entry: dict[str, Any]) -> Job | None:
+    """The job of a queue entry; None (said in the log, and the entry is finished) for one that
+    is not a job: taken again, it would fail again and hold up its conversation."""
+    try:
+        return Job(**entry["job"])
+    except (KeyError, TypeError):
+        log.error("job %s dropped: its entry holds no job this version can read", entry.get("id"))
+        return None
 
 
 def consumer_name() -> str:

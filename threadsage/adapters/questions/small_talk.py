@@ -9,6 +9,7 @@ thanks, or when every content word it has is conversational ("day", "going", "we
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from threadsage.support.text import first_cue, term_set, terms
 
@@ -19,13 +20,21 @@ GREETING = re.compile(
     re.IGNORECASE,
 )
 GREETING_TERMS = 3  # "hello, can you tell me the hotel limit?" is a question, not a greeting
-# Words of conversation, not of documents (stemmed as `terms` stems them).
-_CONVERSATIONAL = term_set(
-    """how's what's it's that's i'm you're hi hello hey day days going go doing today tonight weekend week
+
+
+@cache
+def _conversational() -> frozenset[str]:
+    """Words of conversation, not of documents (stemmed as `terms` stems them). Made on first use:
+    the Chinese ones load jieba's dictionary (about a second), which importing the command that
+    only ingests or searches should not pay."""
+    return term_set(
+        """how's what's it's that's i'm you're hi hello hey day days going go doing today tonight weekend week
     morning afternoon evening night life things thing well fine good great ok okay cool nice awesome
     happy sad tired bored busy feel feeling lol haha thanks thank cheers bye joke fun funny name bot
     human robot real doing job alright sure yes yeah nope 今天 过得 怎么样 好 你好 谢谢 哈哈 晚安""",
-)
+    )
+
+
 _THANKS = re.compile(r"thank|thx|cheers|谢谢", re.IGNORECASE)
 _BYE = re.compile(r"\b(bye|goodbye|see you|good night)\b|再见|晚安", re.IGNORECASE)
 _HOW_ARE_YOU = re.compile(r"\bhow('s| is| are)\b.*\b(you|your|it going|things)\b|怎么样|好吗", re.IGNORECASE)
@@ -36,7 +45,7 @@ def is_small_talk(message: str) -> bool:
     words = terms(message)
     if GREETING.match(message) and len(words) <= GREETING_TERMS:
         return True
-    return bool(words) and set(words) <= _CONVERSATIONAL
+    return bool(words) and set(words) <= _conversational()
 
 
 def reply_key(message: str) -> str:

@@ -15,7 +15,6 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import asdict
 from functools import cached_property
 from typing import Any
 
@@ -40,7 +39,17 @@ from threadsage.bots.slack.buttons import Buttons, click_language
 from threadsage.bots.slack.edits import Question, edit_of
 from threadsage.bots.slack.files import SlackFiles
 from threadsage.bots.slack.home import Asked, Home, RecentQuestions
-from threadsage.bots.slack.intake import events_route, from_a_person, on_error
+from threadsage.bots.slack.intake import events_route, from_a_person, on_error, socket_mode
+from threadsage.bots.slack.jobs import (
+    ClickJob,
+    CommandJob,
+    EditJob,
+    HomeJob,
+    MessageJob,
+    ShortcutJob,
+    VoteJob,
+    handler,
+)
 from threadsage.bots.slack.notifier import SlackNotifier
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
 from threadsage.bots.slack.sending import SlackSender
@@ -48,7 +57,7 @@ from threadsage.bots.slack.texts import question_text, unescaped
 from threadsage.bots.tokens import Signer
 from threadsage.chat import ChatService, Turn
 from threadsage.delivery.coordination import Coordinator
-from threadsage.delivery.jobs import Job
+from threadsage.delivery.jobs import Handlers, Job
 from threadsage.http.thread import MainLoopBridge
 from threadsage.i18n import Language, language_of, say
 from threadsage.settings.environment import Settings
@@ -92,6 +101,7 @@ class SlackBot:
         self.bot_user = ""  # the bot's user id, from auth.test
         self.tasks = BackgroundTasks()
         self.loop: MainLoopBridge | None = None  # the loop it runs on, from `running`
+        self.routes: list[Route] = []  # what the process serves for it, from `running(listen=True)`
         self.dispatch = dispatch or self._work_here
         self._queueing = dispatch is not None
         # One HTTP session for every Web API call: slack_sdk otherwise opens a session (and builds
@@ -131,9 +141,11 @@ class SlackBot:
         self.app.error(on_error)
 
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[SlackBot]:
+    async def running(self, listen: bool = False) -> AsyncIterator[SlackBot]:
         """Check the token once at start-up (a refused one fails here, clearly), and on the way
-        out finish the turns in flight and close the HTTP session."""
+        out finish the turns in flight and close the HTTP session. With `listen`, Slack's
+        deliveries come in as the settings say: Socket Mode with SLACK_APP_TOKEN, else the
+        Events API, whose route is then in `routes`."""
         self.loop = MainLoopBridge()
         try:
             identity = await self._identity()
@@ -142,6 +154,13 @@ class SlackBot:
             _share_identity(self.app, identity)
             if self._chat is not None:
                 self._chat.register("slack", SlackNotifier(self.settings, self.send))
+            if listen and self.settings.slack_app_token is not None:
+                async with socket_mode(self.app, self.client, self.settings.slack_app_token.get_secret_value()):
+                    yield self
+                return
+            if listen:
+                self.routes = [self.route()]
+                log.info("Slack: Events API at POST /slack/events")
             yield self
         finally:
             self.loop.start_waiting()
@@ -225,12 +244,12 @@ class SlackBot:
         edit = edit_of(event, body, bot_user)
         if edit is not None:
             # Its own order key: queued behind the question's turn, the edit would always come too late.
-            await self.dispatch(Job("slack", "edit", edit, f"slack-edit:{edit['channel']}:{edit['ts']}"))
+            await self.dispatch(edit.job(f"slack-edit:{edit.channel}:{edit.ts}"))
 
     async def _on_home_opened(self, event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("tab") == "home":
-            payload = {"team": body.get("team_id", ""), "user": event["user"]}
-            await self.dispatch(Job("slack", "home", payload, f"slack-home:{event['user']}"))
+            home = HomeJob(team=body.get("team_id", ""), user=event["user"])
+            await self.dispatch(home.job(f"slack-home:{event['user']}"))
 
     async def _on_ask(self, ack: Any, command: dict[str, Any]) -> None:
         request = parse_ask(unescaped(command.get("text", "")))
@@ -242,7 +261,7 @@ class SlackBot:
             await ack(say("slack_ask_usage"))
             return
         await ack(say("slack_answering_privately", language_of(request.question)) if request.kind == "private" else "")
-        await self.dispatch(Job("slack", "command", {"command": command}, f"slack-command:{command['trigger_id']}"))
+        await self.dispatch(CommandJob(command=command).job(f"slack-command:{command['trigger_id']}"))
 
     async def _on_shortcut(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
@@ -250,21 +269,21 @@ class SlackBot:
             place = Place("", body["channel"]["id"], "", False)
             self._tell_outsider(place, body["user"]["id"], _language(body["message"]))
             return
-        await self.dispatch(Job("slack", "shortcut", {"body": body}, f"slack-shortcut:{body['trigger_id']}"))
+        await self.dispatch(ShortcutJob(body=body).job(f"slack-shortcut:{body['trigger_id']}"))
 
     async def _on_clarify(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
         if self._outsider(body):
             self._tell_outsider(place_of_click(body), body["user"]["id"], click_language(body))
             return
-        await self.dispatch(Job("slack", "click", {"body": body, "action": action}, place_of_click(body).session))
+        await self.dispatch(ClickJob(body=body, action=action).job(place_of_click(body).session))
 
     async def _on_feedback(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
         if self._outsider(body):
             self._tell_outsider(place_of_click(body), body["user"]["id"], click_language(body))
             return
-        await self.dispatch(Job("slack", "vote", {"body": body, "action": action}, place_of_click(body).session))
+        await self.dispatch(VoteJob(body=body, action=action).job(place_of_click(body).session))
 
     def _outsider(self, body: dict[str, Any], event: dict[str, Any] | None = None) -> bool:
         """Someone from another organisation (see `access`), unless the operator allows them."""
@@ -279,47 +298,52 @@ class SlackBot:
         self.tasks.spawn(self.send.ephemeral(place, user, notice), name="slack-external")
 
     async def _message_job(self, event: dict[str, Any], place: Place) -> None:
-        await self.dispatch(Job("slack", "message", {"event": event, "place": asdict(place)}, place.session))
+        await self.dispatch(MessageJob(event=event, place=place).job(place.session))
 
     async def _work_here(self, job: Job) -> None:
         self.tasks.spawn(self.perform(job), name=f"slack-{job.kind}")
 
-    # --- work ------------------------------------------------------------------------------
+    # --- work: one handler per kind of job (here, or on a worker of the turn queue) ----------
+
+    @cached_property
+    def jobs(self) -> Handlers:
+        """Each kind's work and, where someone waits for an answer, the apology for a turn no
+        worker could finish (each that tried died), in the language of its question."""
+        return Handlers(
+            "slack",
+            [
+                handler(MessageJob, self._answer_message, self._apologise_for_message),
+                handler(EditJob, lambda edit: Question(self.coordinator, edit.channel, edit.ts).record(edit)),
+                handler(CommandJob, lambda job: self.asking.command(job.command), self._apologise_for_command),
+                handler(ShortcutJob, lambda job: self.asking.shortcut(job.body), self._apologise_for_shortcut),
+                handler(HomeJob, lambda job: self.home.publish(job.team, job.user, self.bot_user)),
+                handler(ClickJob, lambda job: self.buttons.answer(job.body, job.action), self._apologise_for_click),
+                handler(VoteJob, lambda job: self.buttons.vote(job.body, job.action)),
+            ],
+        )
 
     async def perform(self, job: Job) -> None:
-        """Do the work behind one listener (here, or on a worker of the turn queue)."""
-        if job.kind == "message":
-            await self._answer_message(job.payload["event"], Place(**job.payload["place"]))
-        elif job.kind == "edit":
-            await Question(self.coordinator, job.payload["channel"], job.payload["ts"]).record(job.payload)
-        elif job.kind == "command":
-            await self.asking.command(job.payload["command"])
-        elif job.kind == "shortcut":
-            await self.asking.shortcut(job.payload["body"])
-        elif job.kind == "home":
-            await self.home.publish(job.payload["team"], job.payload["user"], self.bot_user)
-        elif job.kind == "click":
-            await self.buttons.answer(job.payload["body"], job.payload["action"])
-        elif job.kind == "vote":
-            await self.buttons.vote(job.payload["body"], job.payload["action"])
-        else:
-            log.error("unknown Slack job %r dropped", job.kind)
+        await self.jobs.perform(job)
 
     async def give_up(self, job: Job) -> None:
-        """The apology for a turn no worker could finish (each that tried died), in the language
-        of its question (of the message holding the button, for a click)."""
-        payload = job.payload
-        if job.kind == "message":
-            await self.send.post_quietly(Place(**payload["place"]), say("apology", _language(payload["event"])))
-        elif job.kind == "click":
-            body = payload["body"]
-            await self.send.ephemeral(place_of_click(body), body["user"]["id"], say("apology", click_language(body)))
-        elif job.kind in ("command", "shortcut"):
-            request = payload.get("command") or payload["body"]
-            language = _language(request.get("message") or request)  # a shortcut's message, a command's text
-            await self.send.respond(request.get("response_url", ""), say("apology", language))
+        await self.jobs.give_up(job)
 
-    async def _answer_message(self, event: dict[str, Any], place: Place) -> None:
+    async def _apologise_for_message(self, job: MessageJob) -> None:
+        await self.send.post_quietly(job.place, say("apology", _language(job.event)))
+
+    async def _apologise_for_click(self, job: ClickJob) -> None:
+        body = job.body
+        await self.send.ephemeral(place_of_click(body), body["user"]["id"], say("apology", click_language(body)))
+
+    async def _apologise_for_command(self, job: CommandJob) -> None:
+        await self.send.respond(job.command.get("response_url", ""), say("apology", _language(job.command)))
+
+    async def _apologise_for_shortcut(self, job: ShortcutJob) -> None:
+        language = _language(job.body["message"])  # the language of the message it was used on
+        await self.send.respond(job.body.get("response_url", ""), say("apology", language))
+
+    async def _answer_message(self, job: MessageJob) -> None:
+        event, place = job.event, job.place
         is_thread_reply = event.get("type") == "message" and not place.is_dm
         if is_thread_reply and not await self.chat.has_conversation(place.session):
             return  # a thread the bot is not part of: there it speaks only when mentioned

@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
+from threadsage.bots.slack.jobs import EditJob
 from threadsage.bots.slack.places import place_of_message
 from threadsage.bots.slack.texts import question_text
 from threadsage.chat import Turn
@@ -40,15 +41,15 @@ class Question:
     async def answered(self) -> None:
         await self.coordinator.remember(f"{self._key}:state", "answered", TTL)
 
-    async def record(self, edit: dict[str, Any]) -> None:
+    async def record(self, edit: EditJob) -> None:
         """Keep the newest edited text (see `edit_of`) for the job answering the question, which
         may not have started yet; an edit after the answer was given is ignored."""
         if await self.coordinator.recall(f"{self._key}:state") == "answered":
             log.info("an edit after the answer was given is ignored")
             return
         known = await self.coordinator.recall(f"{self._key}:edit")
-        if known is None or float(json.loads(known)["edited_ts"]) < float(edit["edited_ts"]):
-            newest = json.dumps({"text": edit["text"], "edited_ts": edit["edited_ts"]})
+        if known is None or float(json.loads(known)["edited_ts"]) < float(edit.edited_ts):
+            newest = json.dumps({"text": edit.text, "edited_ts": edit.edited_ts})
             await self.coordinator.remember(f"{self._key}:edit", newest, TTL)
 
     async def latest(self, turn: Turn) -> Turn:
@@ -63,7 +64,7 @@ class Question:
         return turn if message_id == turn.message_id else replace(turn, text=edit["text"], message_id=message_id)
 
 
-def edit_of(event: dict[str, Any], body: dict[str, Any], bot_user: str | None) -> dict[str, Any] | None:
+def edit_of(event: dict[str, Any], body: dict[str, Any], bot_user: str | None) -> EditJob | None:
     """What a `message_changed` event says of an edit that may change a question: one of a person's
     message in a DM or a thread, or of one mentioning the bot. None for the rest (the bot's own
     placeholders and answers being updated among them)."""
@@ -75,4 +76,4 @@ def edit_of(event: dict[str, Any], body: dict[str, Any], bot_user: str | None) -
         return None
     edited_ts = (edited.get("edited") or {}).get("ts") or event["ts"]
     text = question_text(edited.get("text"))
-    return {"channel": event["channel"], "ts": edited["ts"], "text": text, "edited_ts": edited_ts}
+    return EditJob(channel=event["channel"], ts=edited["ts"], text=text, edited_ts=edited_ts)

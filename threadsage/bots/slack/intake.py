@@ -1,4 +1,5 @@
-"""What Slack posts to us, and what of it the bot takes.
+"""What Slack sends us, and what of it the bot takes: by the Events API (a route we serve) or
+by Socket Mode (a websocket we open).
 
 The signature is checked before bolt parses a body (bolt parses first, so garbage from anyone was
 a 500, and its failed-signature message logged the whole body). A signed body that is not a Slack
@@ -9,13 +10,17 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
 from slack_bolt.async_app import AsyncApp, AsyncBoltRequest
 from slack_bolt.error import BoltUnhandledRequestError
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -55,6 +60,18 @@ def events_route(
         return to_starlette_response(await main_loop.run(app.async_dispatch(bolt_request)))
 
     return Route("/slack/events", events, methods=["POST"])
+
+
+@asynccontextmanager
+async def socket_mode(app: AsyncApp, client: AsyncWebClient, app_token: str) -> AsyncIterator[None]:
+    """Slack's deliveries over Socket Mode while inside: no public URL needed."""
+    socket = AsyncSocketModeHandler(app, app_token=app_token, web_client=client)
+    await socket.connect_async()  # type: ignore[no-untyped-call]  # slack_bolt leaves it unannotated
+    log.info("Slack: Socket Mode connected")
+    try:
+        yield
+    finally:
+        await socket.close_async()  # type: ignore[no-untyped-call]
 
 
 async def on_error(error: Exception, body: dict[str, Any]) -> BoltResponse | None:

@@ -18,10 +18,13 @@ the webhook of `threadsage serve` only queues each update and `threadsage worker
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
 from datetime import UTC, datetime, timedelta
-from typing import Self
+from functools import cached_property
+from typing import Any, Self
 
 from starlette.routing import Route
 from telegram import CallbackQuery, Message, Update
@@ -33,16 +36,17 @@ from threadsage.adapters.documents.attachments import MB
 from threadsage.bots.coverage import coverage_lines
 from threadsage.bots.replies import place_categories
 from threadsage.bots.telegram.access import StopDisallowedChats, TelegramAccess
-from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfigError, build_application
+from threadsage.bots.telegram.application import ALLOWED_UPDATES, build_application
 from threadsage.bots.telegram.chains import ReplyChains, private_key
 from threadsage.bots.telegram.files import TelegramFiles
+from threadsage.bots.telegram.polling import poll_into
 from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_after_click, place_of
 from threadsage.bots.telegram.texts import message_language, person_language
-from threadsage.bots.telegram.webhook import TelegramWebhook
+from threadsage.bots.telegram.webhook import UPDATE, TelegramWebhook, UpdateShape
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret
 from threadsage.chat import ACCEPTED, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
 from threadsage.delivery.coordination import Coordinator
-from threadsage.delivery.jobs import Job
+from threadsage.delivery.jobs import Handler, Handlers, Job
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import say
 from threadsage.settings.environment import Settings
@@ -63,8 +67,11 @@ class TelegramBot:
     """One bot: a PTB `Application` wired to a `ChatService`. Start and stop it with
     `async with TelegramBot(...)` (or `start()` / `stop()`); the loop stays ours.
 
-    A worker of the turn queue passes `receive=False` (no polling, no webhook) and feeds the
-    queued updates to `perform`."""
+    It receives updates by the webhook when `TELEGRAM_WEBHOOK_URL` is set (its route is then in
+    `routes`), otherwise by long polling. With `dispatch` (the turn queue's `put`) each update is
+    handed to it as a job instead of processed here, and polling confirms an update only once
+    the queue holds it (`polling`). A worker of the turn queue passes `receive=False` (no
+    polling, no webhook) and feeds the queued updates to `perform`."""
 
     def __init__(
         self,
@@ -73,9 +80,11 @@ class TelegramBot:
         coordinator: Coordinator,
         signer: Signer | None = None,
         receive: bool = True,
+        dispatch: Callable[[Job], Awaitable[object]] | None = None,
     ) -> None:
         self.access = TelegramAccess.from_settings(settings)
-        self.app = build_application(settings, polling=receive and not settings.telegram_webhook_url)
+        ptb_polls = receive and dispatch is None and not settings.telegram_webhook_url
+        self.app = build_application(settings, polling=ptb_polls)
         self.settings = settings
         self.chat = chat
         self.signer = signer or Signer(load_secret(settings))
@@ -83,7 +92,9 @@ class TelegramBot:
         self.idle_after = timedelta(hours=settings.telegram_idle_hours)
         self.webhook_url = settings.telegram_webhook_url
         self.receive = receive
-        self.webhook = TelegramWebhook(settings, self._process_here) if self.webhook_url else None
+        self.dispatch = dispatch
+        self.webhook = TelegramWebhook(settings, dispatch or self._process_here) if self.webhook_url else None
+        self._polling: asyncio.Task[None] | None = None  # into the turn queue
         self.chains = ReplyChains(self.app.bot, coordinator)
         self.send = TelegramSender(self.app.bot, self.signer, coordinator, self.chains)
         self.stop_disallowed = StopDisallowedChats(self.access, coordinator, self.send, self.chains)
@@ -101,7 +112,10 @@ class TelegramBot:
             mode = "updates from the turn queue"
         elif self.webhook is not None:
             await self.webhook.register(self.app.bot)
-            mode = "webhook"
+            mode = "webhook" if self.dispatch is None else "webhook into the turn queue"
+        elif self.dispatch is not None:
+            self._polling = asyncio.create_task(poll_into(self.app.bot, self.dispatch))
+            mode = "polling into the turn queue"
         else:
             assert self.app.updater is not None
             await self.app.updater.start_polling(allowed_updates=ALLOWED_UPDATES)
@@ -111,6 +125,9 @@ class TelegramBot:
 
     async def stop(self) -> None:
         """Stop fetching, finish the updates in flight, close the HTTP clients."""
+        if self._polling is not None:
+            self._polling.cancel()
+            await asyncio.gather(self._polling, return_exceptions=True)
         if self.app.updater is not None and self.app.updater.running:
             await self.app.updater.stop()
         if self.app.running:
@@ -127,25 +144,40 @@ class TelegramBot:
     async def ready(self) -> bool:
         return self.app.running
 
-    def webhook_route(self) -> Route:
-        if self.webhook is None:
-            raise TelegramConfigError("the webhook route needs TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET")
-        return self.webhook.route()
+    @property
+    def routes(self) -> list[Route]:
+        """What the process serves for the bot: the webhook, when it receives by one."""
+        return [self.webhook.route()] if self.receive and self.webhook is not None else []
 
     async def _process_here(self, job: Job) -> None:
-        await self.app.update_queue.put(Update.de_json(job.payload, self.app.bot))
+        await self.app.update_queue.put(self._update(job.payload))
+
+    # --- work: the one kind of job, an update (as the webhook or polling received it) -------
+
+    @cached_property
+    def jobs(self) -> Handlers:
+        return Handlers("telegram", [Handler(UPDATE, self._update, self._process, self._apologise)])
 
     async def perform(self, job: Job) -> None:
+        await self.jobs.perform(job)
+
+    async def give_up(self, job: Job) -> None:
+        await self.jobs.give_up(job)
+
+    def _update(self, payload: Any) -> Update:
+        """An update's JSON read back; one without its id (not an update) is refused."""
+        UpdateShape.model_validate(payload)
+        return Update.de_json(payload, self.app.bot)
+
+    async def _process(self, update: Update) -> None:
         """Process one queued update; an outage propagates so that the queue retries it."""
-        update = Update.de_json(job.payload, self.app.bot)
         await self.app.process_update(update)
         outage = self._outages.pop(update.update_id, None)
         if outage is not None:
             raise outage
 
-    async def give_up(self, job: Job) -> None:
+    async def _apologise(self, update: Update) -> None:
         """The apology for an update no worker could finish (each that tried died)."""
-        update = Update.de_json(job.payload, self.app.bot)
         message = update.effective_message
         if not isinstance(message, Message):
             return

@@ -17,6 +17,7 @@ from telegram import Bot
 from threadsage.bots.telegram.application import ALLOWED_UPDATES
 from threadsage.bots.telegram.webhook import queued
 from threadsage.delivery.jobs import Job
+from threadsage.support.backoff import Backoff
 
 log = logging.getLogger(__name__)
 
@@ -29,14 +30,14 @@ async def poll_into(bot: Bot, dispatch: Callable[[Job], Awaitable[object]]) -> N
     await bot.delete_webhook()
     log.info("telegram bot @%s polling into the turn queue", bot.username)
     offset: int | None = None
-    pause = 0.5
+    backoff = Backoff(0.5, cap=30.0)
     while True:
         try:
             for update in await bot.get_updates(offset=offset, timeout=POLL_SECONDS, allowed_updates=ALLOWED_UPDATES):
                 await dispatch(queued(update, update.to_dict()))
                 offset = update.update_id + 1
-            pause = 0.5
+            backoff.reset()
         except Exception as exc:  # noqa: BLE001 - polling goes on until the process stops
+            pause = backoff.next()
             log.warning("telegram polling failed (%s); retrying in %.1f s", exc, pause)
             await asyncio.sleep(pause)
-            pause = min(pause * 2, 30.0)

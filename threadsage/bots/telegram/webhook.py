@@ -1,23 +1,30 @@
 """The receiving end of Telegram's webhook: checks the secret, parses the update, hands it on as
 a `Job` and answers at once. `threadsage serve` runs only this (the job goes to the turn queue,
-in order per chat); a bot in one process hands it to its own application."""
+in order per chat; `registered`); a bot in one process hands it to its own application.
+
+The route may be served from the HTTP thread's loop: the job is handed on, on the loop that made
+the route (where the bot and the turn queue live)."""
 
 from __future__ import annotations
 
 import hmac
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 from telegram import Bot, Update
 
-from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfigError
+from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfigError, build_application
 from threadsage.delivery.jobs import Job
+from threadsage.http.thread import MainLoopBridge, on_main_loop
 from threadsage.settings.environment import Settings
 
+UPDATE = "update"  # the one kind of Telegram job: the payload is the update's JSON, as Telegram sent it
 WEBHOOK_PATH = "/telegram/webhook"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 _WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
@@ -31,13 +38,21 @@ class TelegramWebhook:
         self.url = settings.telegram_webhook_url
         self.dispatch = dispatch
         self._secret = secret
+        self._settings = settings
 
     async def register(self, bot: Bot) -> None:
         """Tell Telegram where to post updates (setWebhook), with the secret it must send."""
         await bot.set_webhook(self.url, secret_token=self._secret, allowed_updates=ALLOWED_UPDATES)
 
+    @asynccontextmanager
+    async def registered(self) -> AsyncIterator[None]:
+        """Registered through a bot client of its own, for a process with no `TelegramBot`."""
+        async with build_application(self._settings, polling=False).bot as bot:
+            await self.register(bot)
+            yield
+
     def route(self) -> Route:
-        return Route(WEBHOOK_PATH, self._receive, methods=["POST"])
+        return on_main_loop(MainLoopBridge(), Route(WEBHOOK_PATH, self._receive, methods=["POST"]))
 
     async def _receive(self, request: Request) -> Response:
         """403 without the secret; 400 for anything but an Update posted as JSON (never a 500:
@@ -62,10 +77,17 @@ class TelegramWebhook:
         return Response(status_code=200)
 
 
+class UpdateShape(BaseModel):
+    """What a job's payload must have to be read as an update (PTB reads the rest, leniently)."""
+
+    model_config = ConfigDict(strict=True)
+    update_id: int
+
+
 def queued(update: Update, data: dict[str, Any]) -> Job:
     """An update (`data` is its JSON) as a job of the turn queue: one chat's updates in order."""
     chat = update.effective_chat.id if update.effective_chat else "-"
-    return Job("telegram", "update", data, order_key=f"telegram:{chat}")
+    return Job("telegram", UPDATE, data, order_key=f"telegram:{chat}")
 
 
 def webhook_secret(settings: Settings) -> str | None:

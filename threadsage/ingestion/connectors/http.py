@@ -9,12 +9,14 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from threadsage.support.backoff import Backoff
 from threadsage.support.retry_after import server_wait
 
 USER_AGENT = "threadsage-sync/1 (+https://github.com/threadsage)"
 MAX_REDIRECTS = 5
 MAX_RETRIES = 4
 MAX_WAIT_SECONDS = 120.0
+BACKOFF = Backoff(1.0, cap=MAX_WAIT_SECONDS)  # 1, 2, 4, 8 s when the server names no wait
 
 
 class FetchFailed(Exception):
@@ -70,7 +72,7 @@ async def _get_retrying(
 def retry_after(value: str | None, attempt: int) -> float:
     """Seconds to wait: the server's Retry-After (seconds or a date), else a growing pause."""
     wait = server_wait(value, MAX_WAIT_SECONDS)
-    return min(MAX_WAIT_SECONDS, 2.0**attempt) if wait is None else wait
+    return BACKOFF.delay(attempt) if wait is None else wait
 
 
 async def _read(response: httpx.Response, max_bytes: int) -> bytes:

@@ -1,0 +1,102 @@
+"""What a Slack listener hands on as a `Job`: one payload type per kind of delivery.
+
+A payload becomes the job's `payload` dict with `job()` and is read back with `model_validate`,
+which refuses one that lacks what its handler reads. That dict is the turn queue's wire format,
+kept as it was before these types: jobs queued by the previous version are still performed.
+Slack's own objects (an event, an interaction's body, a command) travel whole, as Slack sent them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, ClassVar, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+
+from threadsage.bots.slack.places import Place
+from threadsage.delivery.jobs import Handler, Job
+
+
+def _holding(*keys: str) -> AfterValidator:
+    """A Slack object (a dict) that has at least `keys`: the ones its handler reads."""
+
+    def check(value: dict[str, Any]) -> dict[str, Any]:
+        if missing := [key for key in keys if key not in value]:
+            raise ValueError(f"lacks {', '.join(missing)}")
+        return value
+
+    return AfterValidator(check)
+
+
+SlackObject = dict[str, Any]
+
+
+class SlackJob(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    kind: ClassVar[str]
+
+    def job(self, order_key: str) -> Job:
+        return Job("slack", self.kind, self.model_dump(), order_key)
+
+
+J = TypeVar("J", bound=SlackJob)
+
+
+class MessageJob(SlackJob):
+    """A mention, a DM, or a follow-up in a thread the bot is part of."""
+
+    kind = "message"
+    event: Annotated[SlackObject, _holding("channel", "ts", "user")]
+    place: Place
+
+
+class EditJob(SlackJob):
+    """A person edited a message that may be a question (see `edits`)."""
+
+    kind = "edit"
+    channel: str
+    ts: str
+    text: str
+    edited_ts: str
+
+
+class CommandJob(SlackJob):
+    """`/ask`, as Slack posted the command."""
+
+    kind = "command"
+    command: Annotated[SlackObject, _holding("channel_id", "user_id", "trigger_id")]
+
+
+class ShortcutJob(SlackJob):
+    """The "Ask threadsage" message shortcut."""
+
+    kind = "shortcut"
+    body: Annotated[SlackObject, _holding("message", "channel", "user", "trigger_id")]
+
+
+class HomeJob(SlackJob):
+    """The App Home tab opened: publish it."""
+
+    kind = "home"
+    team: str
+    user: str
+
+
+class ClickJob(SlackJob):
+    """A clarification option chosen."""
+
+    kind = "click"
+    body: Annotated[SlackObject, _holding("user")]
+    action: SlackObject
+
+
+class VoteJob(ClickJob):
+    """👍 or 👎 under an answer."""
+
+    kind = "vote"
+
+
+def handler(
+    kind: type[J], perform: Callable[[J], Awaitable[None]], give_up: Callable[[J], Awaitable[None]] | None = None
+) -> Handler[J]:
+    """The table's row for the jobs of `kind`."""
+    return Handler(kind.kind, kind.model_validate, perform, give_up)
