@@ -13,6 +13,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from threadsage.adapters.documents.attachments import MB, AttachmentReader
+from threadsage.adapters.documents.reading import Budget, use_budget
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.adapters.questions.translation import make_translator
@@ -42,6 +43,7 @@ async def open_chat_service(
     """The service on `settings`, with the knowledge base and coordinator given (shared with the
     front-ends) or its own. `check_redis`: fail at once when `REDIS_URL` does not answer. A worker
     passes False: its queue loop waits for Redis, and the coordinator connects when first used."""
+    use_budget(Budget.of(settings))  # for the sync of sources in this process too
     own_kb = kb is None
     kb = kb or KnowledgeBase.open(settings, make_embedder(settings))
     await asyncio.to_thread(warm_up, kb)
@@ -71,7 +73,10 @@ async def open_chat_service(
                 rate_limit_per_minute=settings.rate_limit_per_minute,
                 description=await describe(settings, kb, reasoner),
                 attachments=AttachmentReader(
-                    int(settings.max_attachment_mb * MB), settings.chunk_chars, settings.chunk_overlap
+                    int(settings.max_attachment_mb * MB),
+                    settings.chunk_chars,
+                    settings.chunk_overlap,
+                    Budget.of(settings),
                 ),
                 progress=settings.openai_api_key is not None,  # the offline back-end answers in milliseconds
                 handoff=parse_handoff(settings.handoff),

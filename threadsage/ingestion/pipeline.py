@@ -16,6 +16,7 @@ from pathlib import Path
 
 from threadsage.adapters.documents.chunking import Chunk, chunk_document
 from threadsage.adapters.documents.loaders import Document, UnreadableDocument, discover_files, load_file, named_path
+from threadsage.adapters.documents.reading import parse_within_budget
 from threadsage.adapters.knowledge.base import KnowledgeBase, validate_category
 
 CHUNKER_VERSION = 4  # bump when loading or chunking changes what is stored
@@ -108,7 +109,7 @@ class Ingestor:
     ) -> Iterable[Document]:
         for file, root in files:
             try:
-                yield load_file(file, root, category, base_url)
+                yield load_file(file, root, category, base_url, parse_within_budget)
             except UnreadableDocument as exc:
                 report.skipped.append((str(file), str(exc)))
                 self._on_progress(file.name, self._total)

@@ -18,6 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from threadsage.adapters.documents.reading import Budget, use_budget
 from threadsage.adapters.knowledge.base import KnowledgeBase
 from threadsage.ingestion.connectors.base import Connector, connector_for
 from threadsage.ingestion.connectors.folder import FolderConnector
@@ -39,6 +40,7 @@ INBOX_POLL = 0.5
 async def keep_knowledge(settings: Settings, kb: KnowledgeBase, stop: asyncio.Event) -> None:
     """Until `stop`: sync the sources, answer handed-over ingests. Never raises: a broken
     sources file is logged, the bot answers anyway."""
+    use_budget(Budget.of(settings))
     writing = asyncio.Lock()
     store = StateStore(settings.data_dir / "sources")
     engine = SyncEngine(kb, store, settings.chunk_chars, settings.chunk_overlap, writing)
