@@ -145,6 +145,7 @@ SLOW = (
     "tests/test_redelivery.py",  # every route killed after each of its saves
     "tests/test_many_in_flight.py",  # 500 turns at once against one Milvus Lite
     "tests/test_http_thread.py",  # holds the turns' loop for seconds
+    "tests/test_costly_files_in_flight.py",  # twelve hostile files read until the deadline stops them
     "tests/bots/test_render_properties.py",
     "tests/test_evaluation.py::test_gitlab_single_text_file_recall_at_5_with_bm25",
     "tests/test_evaluation.py::test_cmrc2018_recall_at_5_on_a_fixed_sample",
