@@ -9,6 +9,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from threadsage.i18n import say
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
 
+_OWN = ThreadPoolExecutor(1)
 TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
 QUICK = Budget(seconds=2.0, memory_mb=512, readers=1)
 
@@ -110,8 +112,7 @@ async def test_readiness_says_so_when_the_threads_or_the_loop_are_held(tmp_path:
         assert await asyncio.to_thread(_ready, url) == 200
         held = [asyncio.create_task(asyncio.to_thread(release.wait)) for _ in range(40)]  # every default thread
         thread, codes = _asking(url)
-        while thread.is_alive():
-            await asyncio.sleep(0.1)
+        await asyncio.get_running_loop().run_in_executor(_OWN, thread.join)  # not a default thread: all held
         release.set()
         await asyncio.gather(*held)
         assert codes == [503]
