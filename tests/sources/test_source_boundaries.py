@@ -4,15 +4,22 @@ only. A refusal is a short line naming no URL."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from tests.fakes.http import JsonServer
 from tests.sources.fake_sites import FakeConfluence, FakeSite, WikiPage
+from tests.sources.test_git_and_folder import commit, git
 from tests.sources.test_web_and_wiki import sync, wiki_settings
+from threadsage.ingestion.connectors.base import connector_for
 from threadsage.ingestion.connectors.http import FetchFailed, Site
+from threadsage.ingestion.engine import SyncEngine
+from threadsage.ingestion.spec import SourceSpec
+from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
 
 METADATA = "/latest/meta-data/iam/security-credentials/"
@@ -99,3 +106,39 @@ async def test_confluence_credentials_do_not_follow_a_base_on_another_host(
         other.stop()
     assert stolen == []
     assert status.new == 2 and status.error == ""
+
+
+async def test_a_git_source_reads_nothing_under_dot_git_through_a_tracked_link(
+    kb, tmp_path: Path, settings: Settings
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "remote", "add", "origin", "https://deploy:hunter2-secret@git.example.com/team/handbook.git")
+    commit(repo, {"real.md": "# Real\nThe wombat rota is on Mondays.\n"})
+    (repo / "leak.md").symlink_to(".git/config")
+    (repo / "alias.md").symlink_to("real.md")
+    commit(repo, {})
+    spec = SourceSpec(name="repo", type="git", url=str(repo))
+    status = await SyncEngine(kb, StateStore(tmp_path / "state"), 1200, 200, asyncio.Lock()).sync(
+        connector_for(spec, settings)
+    )
+    assert status.new == 2 and [key for key, _ in status.failures] == ["repo:leak.md"]
+    assert all("hunter2" not in h.text for h in kb.search_blocking("remote origin url deploy hunter2 secret", k=10))
+    assert {h.path for h in kb.search_blocking("wombat rota Mondays", k=5)} == {"alias.md", "real.md"}
+
+
+async def test_a_branch_is_never_taken_for_an_option(kb, tmp_path: Path, settings: Settings) -> None:
+    planted = tmp_path / "planted"
+    branch = f"--upload-pack=touch {planted}; git-upload-pack"
+    with pytest.raises(ValidationError, match="not starting with '-'"):
+        SourceSpec(name="repo", type="git", url="https://git.example.com/x.git", branch=branch)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    commit(repo, {"a.md": "# A\nText.\n"})
+    engine = SyncEngine(kb, StateStore(tmp_path / "state"), 1200, 200, asyncio.Lock())
+    await engine.sync(connector_for(SourceSpec(name="repo", type="git", url=f"file://{repo}"), settings))
+    unchecked = SourceSpec.model_construct(name="repo", type="git", url=f"file://{repo}", branch=branch, path=None)
+    status = await engine.sync(connector_for(unchecked, settings))  # as if a spec had got past the check
+    assert "invalid refspec" in status.error and not planted.exists()
