@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from threadsage.adapters.documents.loaders import DocumentTooLong, Section, UnreadableDocument
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+_HOME = str(Path(__file__).resolve().parents[3])  # where this `threadsage` is imported from: the readers' too
 
 
 class TooCostly(UnreadableDocument):
@@ -64,8 +66,14 @@ class _Reader:
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
         command = [sys.executable, "-m", "threadsage.adapters.documents.reader_process", str(budget.memory_mb)]
+        paths = [_HOME, os.environ.get("PYTHONPATH", "")]
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)},
         )
 
     def read(self, data: bytes, name: str) -> dict[str, Any]:

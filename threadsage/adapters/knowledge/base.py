@@ -40,7 +40,7 @@ from threadsage.adapters.knowledge.search import HIT_FIELDS, Query, local_search
 from threadsage.adapters.knowledge.search import Hit as Hit  # callers import it from here
 from threadsage.observability.redaction import redact_url
 from threadsage.settings.environment import Settings
-from threadsage.support.private_files import private_dir
+from threadsage.support.private_files import private_dir, tighten
 from threadsage.support.text import index_form, index_terms
 
 MAX_QUERY_CHARS = 2000
@@ -88,7 +88,12 @@ class KnowledgeBase:
 
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> KnowledgeBase:
-        """Connect to `MILVUS_URI` (or the Milvus Lite file under the data dir)."""
+        """Connect to `MILVUS_URI` (or the Milvus Lite file under the data dir). The data dir is
+        made private first (see `private_files.tighten`): every process that holds it opens this."""
+        try:
+            tighten(settings.data_dir)
+        except OSError as exc:  # NotPrivate says why; a read-only volume says what it says
+            raise KnowledgeBaseError(f"the data directory cannot be made private: {exc}") from None
         path = None
         if settings.milvus_uri:
             uri, describe = settings.milvus_uri, f"MILVUS_URI={redact_url(settings.milvus_uri)}"
