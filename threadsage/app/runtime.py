@@ -155,11 +155,9 @@ async def open_coordinator(settings: Settings, check: bool = True) -> AsyncItera
     if not settings.redis_url:
         yield LocalCoordinator()
         return
-    from redis.asyncio import Redis
+    from threadsage.delivery.redis_coordination import RedisCoordinator, connect
 
-    from threadsage.delivery.redis_coordination import RedisCoordinator
-
-    redis = Redis.from_url(settings.redis_url)
+    redis = connect(settings.redis_url)
     try:
         if check:
             await redis.ping()

@@ -47,12 +47,12 @@ class Button:
 
 
 def session_digest(session_key: str) -> bytes:
-    return hashlib.sha256(session_key.encode()).digest()[:SESSION_BYTES]
+    return hashlib.sha256(session_key.encode("utf-8", "surrogatepass")).digest()[:SESSION_BYTES]
 
 
 def turn_ref(message_id: str) -> str:
     """A short reference to the turn an answer belongs to (for feedback buttons)."""
-    return hashlib.sha256(message_id.encode()).hexdigest()[: REF_BYTES * 2]
+    return hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).hexdigest()[: REF_BYTES * 2]
 
 
 class Signer:
