@@ -2,7 +2,8 @@
 memory limit it sets on itself before it reads anything.
 
 Run as `python -m threadsage.adapters.documents.reader_process <memory MB>`. A request on stdin
-is one JSON line (`{"name": …, "size": n}`) and the file's n bytes; the answer on stdout is one
+is one JSON line (`{"name": …, "size": n}`) and the file's n bytes (once ready, it says
+`{"ready": true}`); the answer on stdout is one
 JSON line: `{"title": …, "sections": [[headings, text], …]}` or `{"unreadable": reason}`,
 `{"too_long": reason}`, `{"too_costly": "memory"}`. JSON, not pickle: a parser subverted by a
 hostile file must not be able to run code in the bot by what it answers. The time limit is the
@@ -66,6 +67,8 @@ def main() -> None:
     import docx  # noqa: F401 - loaded before the first request, not during its time
     import pypdf  # noqa: F401
 
+    answers.write(b'{"ready": true}\n')  # the deadline of the first file starts after this
+    answers.flush()
     serve(sys.stdin.buffer, answers)
 
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+STARTUP_SECONDS = 60.0  # for a reader to load the parsers, on a busy machine
 _HOME = str(Path(__file__).resolve().parents[3])  # where this `threadsage` is imported from: the readers' too
 
 
@@ -75,6 +76,9 @@ class _Reader:
             close_fds=True,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)},
         )
+        if not self._line(time.monotonic() + STARTUP_SECONDS).endswith(b"\n"):  # a file's time is its own
+            self.kill()
+            raise ReadersBusy("a reader process did not start")
 
     def read(self, data: bytes, name: str) -> dict[str, Any]:
         """The reader's answer, or `TooCostly` (the process is then gone) when it overran."""
