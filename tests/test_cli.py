@@ -62,6 +62,27 @@ def test_the_data_directory_is_created_private(cli, tmp_path: Path) -> None:
     assert (tmp_path / "data").stat().st_mode & 0o777 == 0o700
 
 
+def test_a_data_directory_with_wider_modes_is_tightened_at_start(cli, tmp_path: Path) -> None:
+    """A Docker volume, say: the folder 0755, what is in it 0644 — the Milvus Lite files with every
+    category's chunks and the git checkouts among them. The next start makes them the bot's own."""
+    previous = os.umask(0o022)
+    try:
+        assert cli("ingest", str(HANDBOOK / "it")).exit_code == 0
+        checkout = tmp_path / "data" / "sources" / "git" / "repo"
+        checkout.mkdir(parents=True)
+        (checkout / "README.md").write_text("# Readme\n")
+        for path in [tmp_path / "data", *(tmp_path / "data").rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        assert cli("search", "VPN").exit_code == 0
+    finally:
+        os.umask(previous)
+    modes = {p.relative_to(tmp_path).as_posix(): p.stat().st_mode & 0o777 for p in (tmp_path / "data").rglob("*")}
+    assert (tmp_path / "data").stat().st_mode & 0o777 == 0o700
+    assert {m for p, m in modes.items() if (tmp_path / p).is_dir()} == {0o700}, modes
+    assert {m for p, m in modes.items() if (tmp_path / p).is_file()} == {0o600}, modes
+    assert "data/milvus.db" in modes and "data/sources/git/repo/README.md" in modes
+
+
 def test_search_shows_source_heading_and_score(cli) -> None:
     cli("ingest", str(HANDBOOK))
     result = cli("search", "how do I reset my VPN password", "-k", "3")

@@ -14,12 +14,11 @@ import pytest
 import redis.exceptions
 from redis.asyncio import Redis
 
+from tests.support.queue import REDIS_URL, Performer
 from threadsage.delivery.current import current_delivery
 from threadsage.delivery.jobs import Job
 from threadsage.delivery.queue import TurnQueue
 from threadsage.settings.environment import Settings
-
-REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 @pytest.fixture
@@ -31,17 +30,6 @@ async def settings() -> AsyncIterator[Settings]:
     if keys:
         await redis.delete(*keys)
     await redis.aclose()
-
-
-class Performer:
-    """A worker's bots, reduced to a function; the jobs it gave up (apologised for) are kept."""
-
-    def __init__(self, perform) -> None:
-        self.perform = perform
-        self.given_up: list[str] = []
-
-    async def give_up(self, job: Job) -> None:
-        self.given_up.append(job.payload["n"])
 
 
 async def run_until(settings: Settings, performer: Performer, done: asyncio.Event, jobs: list[Job]) -> None:

@@ -38,6 +38,8 @@ class FakeSite:
         self.in_flight = self.most_in_flight = 0
         self._lock = threading.Lock()
         self.robots = "User-agent: *\nDisallow: /private/\n"
+        self.robots_status = 200
+        self.sitemap_xml: str | None = None  # served as /sitemap.xml instead of the pages' sitemap
         self.server = JsonServer(self._respond)
         self.url = self.server.url
 
@@ -62,9 +64,10 @@ class FakeSite:
         self.gets[path] += 1
         html = {"Content-Type": "text/html; charset=utf-8"}
         if path == "/robots.txt":
-            return 200, {"Content-Type": "text/plain"}, self.robots
+            return self.robots_status, {"Content-Type": "text/plain"}, self.robots
         if path == "/sitemap.xml":
-            return 200, {"Content-Type": "application/xml"}, self.sitemap(*sorted(self.pages), "/loop", "/huge")
+            xml = self.sitemap_xml or self.sitemap(*sorted(self.pages), "/loop", "/huge")
+            return 200, {"Content-Type": "application/xml"}, xml
         if path == "/loop":
             return 302, {"Location": "/loop-again"}, ""
         if path == "/loop-again":
@@ -110,6 +113,7 @@ class FakeConfluence:
         self.requests: list[str] = []
         self.server = JsonServer(self._respond)
         self.site = f"{self.server.url}/wiki"
+        self.base = self.site  # the listings' `_links.base`
 
     def add(self, page: WikiPage) -> None:
         self.pages[page.id] = page
@@ -156,7 +160,7 @@ class FakeConfluence:
         limit = min(int(query.get("limit", "25")), self.page_size)
         ordered = sorted((p for p in self.pages.values() if p.id > after), key=lambda p: p.id)
         window = ordered[:limit]
-        links = {"base": self.site}
+        links = {"base": self.base}
         extra: dict[str, str] = {}
         if len(ordered) > limit:
             cursor = base64.urlsafe_b64encode(window[-1].id.encode()).decode()

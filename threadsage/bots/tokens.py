@@ -47,7 +47,7 @@ class Button:
 
 
 def session_digest(session_key: str) -> bytes:
-    return hashlib.sha256(session_key.encode()).digest()[:SESSION_BYTES]
+    return hashlib.sha256(session_key.encode("utf-8", "surrogatepass")).digest()[:SESSION_BYTES]
 
 
 class Signer:

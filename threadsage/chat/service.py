@@ -26,7 +26,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 
-from threadsage.adapters.documents.attachments import AttachmentReader, files_read
+from threadsage.adapters.documents.attachments import AttachmentReader, display_name, files_read
 from threadsage.adapters.reasoning.base import ModelBusy, Passage
 from threadsage.chat.limits import allowed
 from threadsage.chat.loop import KnowledgeLoop
@@ -50,7 +50,7 @@ from threadsage.delivery.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import run_reporting
-from threadsage.i18n import DEFAULT, Language, language_of
+from threadsage.i18n import DEFAULT, Language, language_of, say
 from threadsage.ingestion.pipeline import DocumentChange
 from threadsage.memory.checkpoints import caching_latest_checkpoints
 from threadsage.memory.sessions import thread_id
@@ -83,6 +83,7 @@ class ChatService:
     handoff: Handoff = field(default_factory=Handoff)  # whom to point to when the documents don't know
     recording: Recording = field(default_factory=Recording)  # each turn's row for the operator console
     loop: KnowledgeLoop | None = None  # stale answers, gaps that close themselves, verified answers
+    _reading: set[str] = field(default_factory=set, init=False, repr=False)  # people whose files are being read
 
     async def handle(self, turn: Turn) -> list[Reply]:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
@@ -147,15 +148,23 @@ class ChatService:
                 yield refusal
                 return
             yield ACCEPTED
-        attached, problems = (
-            ([], [])
-            if not turn.attachments
-            else await asyncio.to_thread(self.attachments.read, turn.attachments, language)
-        )
+        attached, problems = await self._read_files(turn, language) if turn.attachments else ([], [])
         async for event in self._reporting(self._locked(turn, text, config, attached)):
             yield event
         for problem in problems:  # what could not be read, after the answer
             yield notice(problem, language)
+
+    async def _read_files(self, turn: Turn, language: Language) -> tuple[list[Passage], list[str]]:
+        """The turn's files read, one turn's files at a time per person (in this process): a
+        person who sends file after file waits for none of them, and holds at most one reader."""
+        reader = f"{turn.platform}:{turn.user_id}"
+        if reader in self._reading:
+            return [], [say("file_reading_yours", language, name=display_name(a.name)) for a in turn.attachments]
+        self._reading.add(reader)
+        try:
+            return await self.attachments.read(turn.attachments, language)
+        finally:
+            self._reading.discard(reader)
 
     async def _locked(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         async with self.coordinator.session_lock(turn.session_key):

@@ -51,7 +51,7 @@ def turn_ref(message_id: str) -> str:
     """A short reference to the turn an answer belongs to: the feedback buttons carry it (8 hex
     characters, the 4 bytes a button token holds: `bots.tokens.REF_BYTES`) and the turn record
     keeps it as `answer_ref`, so that a vote finds its answer."""
-    return hashlib.sha256(message_id.encode()).hexdigest()[:8]
+    return hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
 class ReplyKind(StrEnum):

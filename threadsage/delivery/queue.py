@@ -33,6 +33,7 @@ standard turn").
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -45,11 +46,11 @@ from types import TracebackType
 from typing import Any, cast
 
 import redis.exceptions
-from redis.asyncio import Redis
 
 from threadsage.delivery.current import Delivery, current_delivery
 from threadsage.delivery.jobs import Job, Performer
 from threadsage.delivery.outages import ServiceUnavailable, first_leaf, retried_by_the_queue
+from threadsage.delivery.redis_coordination import connect
 from threadsage.observability.redaction import redact_url
 from threadsage.observability.telemetry import ERRORS, QUEUE_DEPTH, QUEUE_OLDEST
 from threadsage.settings.environment import Settings
@@ -127,6 +128,12 @@ end
 """
 
 
+def conversation_name(order_key: str) -> str:
+    """The name a conversation's jobs go under in Redis: a digest of its order key, so that what a
+    platform sends there (of any length, with any characters) never becomes part of a key."""
+    return hashlib.sha256(order_key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 class TurnQueue:
     """Front-ends `put` inside `async with TurnQueue(settings) as queue`; workers call `run`
     (which connects by itself) on a queue made with a `performer` and the event that stops it."""
@@ -143,7 +150,7 @@ class TurnQueue:
         if not settings.redis_url:
             raise ValueError("the turn queue needs REDIS_URL")
         self._url = settings.redis_url
-        self.redis = Redis.from_url(settings.redis_url, decode_responses=True)
+        self.redis = connect(settings.redis_url, decode_responses=True)
         self.max_tries = settings.turn_max_tries
         self.concurrency = settings.worker_concurrency
         self.timeout = settings.turn_timeout
@@ -178,8 +185,11 @@ class TurnQueue:
         """Record the job durably in Redis; returns its id. Raises if Redis is unreachable, so
         that a front-end can refuse the platform's request (and the platform retries)."""
         job_id = secrets.token_hex(12)
-        entry = json.dumps({"id": job_id, "job": asdict(job)})
-        await self._put(keys=[self._jobs + job.order_key, self._stream, self._depth], args=[entry, job.order_key])
+        entry = json.dumps(
+            {"id": job_id, "job": asdict(job)}, ensure_ascii=False
+        )  # Redis' cjson refuses a lone surrogate's escape
+        conversation = conversation_name(job.order_key)
+        await self._put(keys=[self._jobs + conversation, self._stream, self._depth], args=[entry, conversation])
         return job_id
 
     async def run(self, on_started: Callable[[], object] = lambda: None) -> None:

@@ -22,7 +22,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.lock import Lock
 from redis.exceptions import LockNotOwnedError
 
@@ -54,6 +54,26 @@ return allowed
 """
 
 _current_lock: contextvars.ContextVar[Lock | None] = contextvars.ContextVar("threadsage_lock", default=None)
+
+
+MAX_CONNECTIONS = 100  # per client: the default pool's size, but waited for rather than refused
+CONNECTION_WAIT = 30.0  # seconds a command waits for a free connection
+
+
+def connect(url: str, decode_responses: bool = False) -> Redis:
+    """A client whose commands wait for a free connection: redis-py's default pool raises
+    `MaxConnectionsError` at once past 100, which a flood of turns from distinct sessions (each
+    claims, counts and locks) reached — every turn beyond failed with an apology. Strings go as
+    UTF-8 with lone surrogates passed through (a JSON `\\ud800` escape makes one, and strict
+    UTF-8 raised on it in every claim, count and lock of that conversation)."""
+    pool = BlockingConnectionPool.from_url(
+        url,
+        max_connections=MAX_CONNECTIONS,
+        timeout=CONNECTION_WAIT,
+        decode_responses=decode_responses,
+        encoding_errors="surrogatepass",
+    )
+    return Redis.from_pool(pool)
 
 
 class RedisCoordinator:
@@ -108,7 +128,7 @@ class RedisCoordinator:
 
     async def recall(self, key: str) -> str | None:
         value = await self.redis.get(f"{self.prefix}fact:{key}")
-        return value.decode() if isinstance(value, bytes) else value
+        return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
 
     async def allow(
         self, key: str, limit: int, window_seconds: float, decision: str | None = None, decision_ttl: float = 0

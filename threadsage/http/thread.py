@@ -33,6 +33,7 @@ from threadsage.support.background import BackgroundTasks
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+READY_WITHIN = 2.0  # seconds the turns' loop and threads have to answer a readiness probe
 
 
 class MainLoopBridge:
@@ -106,6 +107,17 @@ def on_main_loop(main_loop: MainLoopBridge, route: Route) -> Route:
     return Route(route.path, endpoint, methods=sorted(route.methods or ()))
 
 
+async def threads_answer(within: float) -> bool:
+    """Whether the default thread pool (the knowledge base's searches, the checkpoints, the
+    scans of sources run there) takes a piece of work within `within` seconds: a bot whose
+    threads are all held answers nobody, though its loop is free."""
+    try:
+        await asyncio.wait_for(asyncio.to_thread(int), within)
+    except TimeoutError:
+        return False
+    return True
+
+
 @asynccontextmanager
 async def http_server(
     settings: Settings, routes: list[Route], ready: ReadinessCheck | None = None
@@ -115,10 +127,13 @@ async def http_server(
     main_loop = MainLoopBridge()
 
     async def readiness() -> bool:
-        return True if ready is None else await ready()
+        return await threads_answer(READY_WITHIN) and (True if ready is None else await ready())
 
     async def ready_at_home() -> bool:
-        return await main_loop.run(readiness())
+        try:
+            return await asyncio.wait_for(main_loop.run(readiness()), READY_WITHIN)
+        except TimeoutError:  # the turns' loop is held: whatever it would say, it cannot answer anyone
+            return False
 
     config = uvicorn.Config(
         create_app(routes, ready_at_home),

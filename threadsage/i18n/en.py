@@ -59,6 +59,14 @@ TEXTS: dict[str, str] = {
     "file_unsupported": "I can't read “{name}”: I read PDF, Word (.docx), Markdown, HTML or plain text files.",
     "file_not_fetched": "I couldn't download “{name}” — please try sending it again.",
     "file_unreadable": "I couldn't read “{name}”: {reason}.",
+    "file_too_costly": (
+        "I couldn't read “{name}”: reading it would take more than {seconds} s or {memory} MB, and I stopped."
+        " Please send the part that matters, or a plain-text copy."
+    ),
+    "file_readers_busy": (
+        "I'm reading many files just now and couldn't get to “{name}” — please send it again in a minute."
+    ),
+    "file_reading_yours": "I'm still reading the file you sent before — please send “{name}” again once I've answered.",
     "files_read_one": "I've read {names}. What would you like to know about it?",
     "files_read_many": "I've read {names}. What would you like to know about them?",
     "list_comma": ", ",

@@ -51,6 +51,11 @@ TEXTS: dict[str, str] = {
     "file_unsupported": "我无法读取“{name}”：我能读取 PDF、Word（.docx）、Markdown、HTML 或纯文本文件。",
     "file_not_fetched": "我无法下载“{name}”——请再发送一次。",
     "file_unreadable": "我无法读取“{name}”：{reason}。",
+    "file_too_costly": (
+        "我无法读取“{name}”：读取它需要超过 {seconds} 秒或 {memory} MB，我已停止。请发送需要的部分，或纯文本版本。"
+    ),
+    "file_readers_busy": "我现在正在读取很多文件，没能读取“{name}”——请过一分钟再发送一次。",
+    "file_reading_yours": "我还在读取你之前发送的文件——请在我回答之后再发送“{name}”。",
     "files_read_one": "我已读取{names}。你想了解它的哪些内容？",
     "files_read_many": "我已读取{names}。你想了解它们的哪些内容？",
     "list_comma": "、",

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from threadsage.adapters.documents.chunking import Chunk, chunk_document
 from threadsage.adapters.documents.loaders import Document, discover_files, load_file, named_path
+from threadsage.adapters.documents.reading import parse_within_budget
 from threadsage.adapters.documents.sections import UnreadableDocument
 from threadsage.adapters.knowledge import KnowledgeBase, validate_category
 
@@ -126,7 +127,7 @@ class Ingestor:
     ) -> Iterable[Document]:
         for file, root in files:
             try:
-                yield load_file(file, root, category, base_url)
+                yield load_file(file, root, category, base_url, parse_within_budget)
             except UnreadableDocument as exc:
                 report.skipped.append((str(file), str(exc)))
                 self._on_progress(file.name, self._total)

@@ -64,6 +64,13 @@ class SourceSpec(BaseModel):
         except KnowledgeBaseError as exc:
             raise ValueError(str(exc)) from None
 
+    @field_validator("branch")
+    @classmethod
+    def _branch(cls, value: str | None) -> str | None:
+        if value is not None and (not value or value.startswith("-") or any(c.isspace() for c in value)):
+            raise ValueError("a branch name: not empty, not starting with '-', no spaces")
+        return value
+
     @field_validator("every")
     @classmethod
     def _every(cls, value: str) -> str:

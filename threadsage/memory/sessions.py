@@ -7,6 +7,7 @@ same place to the same checkpointed thread.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://threadsage.invalid/sessions")
@@ -18,4 +19,7 @@ def session_key(platform: str, workspace: str, channel: str, thread: str = "-") 
 
 
 def thread_id(key: str) -> str:
-    return str(uuid.uuid5(_NAMESPACE, key))
+    """`uuid5(_NAMESPACE, key)`, computed here so that a key with a lone surrogate (from a JSON
+    escape) has one too rather than raising."""
+    digest = hashlib.sha1(_NAMESPACE.bytes + key.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=5))

@@ -296,6 +296,18 @@ class AccessSettings(BaseModel):
         description="Files sent with a question (PDF, Word, Markdown, HTML, text) are read up to this size, in MB; "
         "Telegram's bots cannot download more than 20 MB",
     )
+    file_read_seconds: float = Field(
+        20.0,
+        gt=0,
+        description="A file (sent with a question, or in a synced source) is read within this many seconds, in a "
+        "reader process that is killed past it: a file too costly to read gets a message, never holds the bot",
+    )
+    file_read_memory_mb: int = Field(
+        512, ge=256, description="Memory (address space, MB) each reader process may use; past it the file is refused"
+    )
+    file_readers: int = Field(
+        2, ge=1, description="Reader processes per bot process: files read at the same time (each person one at a time)"
+    )
     anyone_may_answer: bool = Field(
         False, description="`true` = anyone in the thread may answer someone else's clarification"
     )

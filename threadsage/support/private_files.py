@@ -1,11 +1,14 @@
 """Files only the bot's own user may read: the data directory (0700) and what threadsage keeps in
-it (0600) — conversations, votes, the generated button secret. The modes are set exactly, whatever
-the umask."""
+it (0600) — conversations, votes, the generated button secret, the Milvus Lite files holding every
+category's chunks, the git checkouts. The modes are set exactly, whatever the umask; a data
+directory that already exists with wider modes (a Docker volume, say) is tightened at start
+(`tighten`), and one holding what another user owns and others may read is refused."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -70,3 +73,31 @@ def replace_whole(path: Path, content: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(aside)
         raise
+
+
+class NotPrivate(PermissionError):
+    """The data directory holds something the bot cannot make private."""
+
+
+def tighten(root: Path) -> None:
+    """Everything under `root` (links not followed) that the bot's user owns made 0700 (folders)
+    or 0600 (files); `NotPrivate`, naming it, for anything another user owns that others than its
+    owner may read. Milvus Lite and git create their files with the umask's modes."""
+    if not root.is_dir():
+        return
+    me = os.getuid()
+    for folder, folders, files in os.walk(root):
+        for name in [".", *folders, *files]:
+            path = Path(folder) / name
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                continue
+            wanted = DIRECTORY_MODE if stat.S_ISDIR(info.st_mode) else FILE_MODE
+            if info.st_uid == me:
+                if stat.S_IMODE(info.st_mode) != wanted:
+                    path.chmod(wanted)
+            elif info.st_mode & 0o077:
+                raise NotPrivate(
+                    f"{path} belongs to another user (uid {info.st_uid}) and others may read it: "
+                    f"give the data directory to this user (uid {me}) or empty it"
+                )

@@ -104,7 +104,7 @@ async def test_what_is_said_about_files_is_in_the_askers_language(tmp_path: Path
     assert english.text == "I've read “heron.md” and “heron.txt”. What would you like to know about them?"
 
 
-def test_a_pdf_past_the_page_or_text_cap_is_refused_with_a_message() -> None:
+async def test_a_pdf_past_the_page_or_text_cap_is_refused_with_a_message() -> None:
     """A few MB of PDF can hold thousands of pages or millions of characters: past the caps it is
     refused whole, saying the limits, in the asker's language; one within them is read."""
     many_pages = pdf_bytes("Project Heron", pages=MAX_PDF_PAGES + 1)
@@ -114,23 +114,23 @@ def test_a_pdf_past_the_page_or_text_cap_is_refused_with_a_message() -> None:
         Attachment("dense.pdf", much_text),
         Attachment("two.pdf", pdf_bytes(HERON, pages=2)),
     ]
-    passages, problems = AttachmentReader(max_bytes=50 * MB).read(files, "zh")
+    passages, problems = await AttachmentReader(max_bytes=50 * MB).read(files, "zh")
     limits = {"pages": MAX_PDF_PAGES, "chars": f"{MAX_PDF_CHARS:,}"}
     assert problems == [say("file_too_long", "zh", name=n, **limits) for n in ("many.pdf", "dense.pdf")]
     assert {p["path"] for p in passages} == {"two.pdf"}
-    _, [english] = AttachmentReader(max_bytes=50 * MB).read(files[:1], "en")
+    _, [english] = await AttachmentReader(max_bytes=50 * MB).read(files[:1], "en")
     assert english.startswith("I couldn't use “many.pdf”: it is too long — I read PDFs of up to 1000 pages")
 
 
-def test_a_name_without_a_suffix_is_read_by_its_media_type_and_shown_without_folders() -> None:
-    [passage], problems = AttachmentReader().read(
+async def test_a_name_without_a_suffix_is_read_by_its_media_type_and_shown_without_folders() -> None:
+    [passage], problems = await AttachmentReader().read(
         [Attachment("../../etc/notes\x1b[2J", b"# Notes\n\nHello.", "text/markdown")], "en"
     )
     assert not problems and passage["path"] == "notes[2J" and passage["title"] == "Notes"
 
 
-def test_the_attached_passages_that_share_no_term_with_the_question_are_not_offered() -> None:
-    passages, _ = AttachmentReader(chunk_chars=200, chunk_overlap=0).read(
+async def test_the_attached_passages_that_share_no_term_with_the_question_are_not_offered() -> None:
+    passages, _ = await AttachmentReader(chunk_chars=200, chunk_overlap=0).read(
         [Attachment("a.md", f"# A\n\n## Budget\n\n{HERON}\n\n## Lunch\n\nSoup on Fridays.\n".encode())], "en"
     )
     assert [p["heading"] for p in best_attached(QUESTION, passages, 5)] == ["Budget"]

@@ -86,6 +86,18 @@ async def test_a_document_too_big_is_not_fetched_and_the_caption_is_still_answer
     assert not fake.calls_of("getFile", ok_only=False)
 
 
+async def test_a_download_is_cut_at_the_cap_whatever_size_was_declared(bot, fake: FakeBotAPI) -> None:
+    """A self-hosted Bot API server lets bots download files of any size, and a message may
+    declare any size: the bytes are counted as they arrive, and reading stops past the cap."""
+    chat = private(ANN)
+    content = b"# Manual\n\n" + b"word " * (12 * 1024 * 1024)  # 60 MB, declared as 1 KB
+    fake.send_file(chat, ANN, TRAVEL, fake.upload("manual.md", content, "text/markdown", size=1024))
+    answer, problem = await new_messages(fake, chat, 0, count=2)
+    assert "premium economy" in answer["text"].lower()
+    assert problem["text"].startswith("I couldn't use “manual.md”: it is 10.") and "up to 10 MB" in problem["text"]
+    assert fake.downloaded < 25 * 1024 * 1024, f"{fake.downloaded / 1024 / 1024:.0f} MB sent"
+
+
 async def test_start_lists_the_categories_this_chat_may_read_with_their_counts(
     tmp_path: Path, fake: FakeBotAPI
 ) -> None:

@@ -4,32 +4,16 @@ changed blobs after a new one), and the sources file's fixed shape."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.support.repositories import commit, git
 from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.engine import SyncEngine
 from threadsage.ingestion.spec import SourcesFileError, load_sources
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-
-
-def commit(repo: Path, files: dict[str, str | None]) -> None:
-    for name, text in files.items():
-        path = repo / name
-        if text is None:
-            path.unlink()
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "change")
 
 
 @pytest.mark.slow

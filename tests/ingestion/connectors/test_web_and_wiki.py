@@ -4,7 +4,6 @@ version numbers), what is gone is pruned, and a bad page fails alone."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
@@ -12,22 +11,10 @@ import pytest
 from pydantic import SecretStr
 
 from tests.fakes.sites import FakeConfluence, FakeSite, WikiPage
-from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.ingestion.connectors import connector_for
-from threadsage.ingestion.engine import SyncEngine
-from threadsage.ingestion.spec import SourceSpec
-from threadsage.ingestion.state import SourceStatus, StateStore
+from tests.support.syncing import sync, wiki_settings
 from threadsage.settings.environment import Settings
 
 pytestmark = pytest.mark.slow  # fake servers, Retry-After waits
-
-
-def engine(kb: KnowledgeBase, tmp_path: Path) -> SyncEngine:
-    return SyncEngine(kb, StateStore(tmp_path / "state"), 1200, 200, asyncio.Lock())
-
-
-async def sync(kb: KnowledgeBase, tmp_path: Path, settings: Settings, **spec: object) -> SourceStatus:
-    return await engine(kb, tmp_path).sync(connector_for(SourceSpec.model_validate(spec), settings))
 
 
 @pytest.fixture
@@ -124,12 +111,6 @@ def wiki():
     fake.add(WikiPage("103", "Deploys", "<p>Deploys freeze on Fridays after noon.</p>"))
     yield fake
     fake.server.stop()
-
-
-def wiki_settings(settings: Settings) -> Settings:
-    return settings.model_copy(
-        update={"confluence_email": FakeConfluence.EMAIL, "confluence_api_token": SecretStr(FakeConfluence.TOKEN)}
-    )
 
 
 async def test_a_confluence_space_syncs_by_version_number(kb, tmp_path: Path, settings: Settings, wiki) -> None:

@@ -8,10 +8,11 @@ hits. Citations name the file as it was sent.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from threadsage.adapters.documents.chunking import chunk_document
@@ -22,8 +23,8 @@ from threadsage.adapters.documents.loaders import (
     Document,
     DocumentTooLong,
     content_hash,
-    parse_bytes,
 )
+from threadsage.adapters.documents.reading import Budget, ReaderPool, ReadersBusy, TooCostly, shared_pool
 from threadsage.adapters.documents.sections import UnreadableDocument, clean_text
 from threadsage.adapters.reasoning.base import Passage
 from threadsage.i18n import Explained, Language, Text, listed, say
@@ -98,20 +99,32 @@ class AttachmentReader:
     max_bytes: int = 10 * MB
     chunk_chars: int = 1200
     chunk_overlap: int = 200
+    budget: Budget = field(default_factory=Budget)  # of each file's reading: see `reading`
 
-    def read(self, attachments: Sequence[Attachment], language: Language) -> tuple[list[Passage], list[str]]:
+    async def read(self, attachments: Sequence[Attachment], language: Language) -> tuple[list[Passage], list[str]]:
         """The attachments' passages, and a message (in `language`) for each file that could not
-        be used. Blocking (parsing a PDF takes a while): run it in a thread."""
+        be used. The files are read in the process's reader pool, within its budget; files that
+        wait for a reader longer than a file may take are refused as "busy"."""
+        pool = shared_pool(self.budget)
+        waiting = pool.run(self._read, pool, attachments, language)
+        try:
+            return await asyncio.wait_for(waiting, timeout=len(attachments) * self.budget.seconds * 2 + 5)
+        except TimeoutError:
+            return [], [Text("file_readers_busy", {"name": display_name(a.name)}).render(language) for a in attachments]
+
+    def _read(
+        self, pool: ReaderPool, attachments: Sequence[Attachment], language: Language
+    ) -> tuple[list[Passage], list[str]]:
         passages: list[Passage] = []
         problems: list[str] = []
         for attachment in attachments:
             try:
-                passages.extend(self._passages(attachment))
+                passages.extend(self._passages(pool, attachment))
             except Unusable as exc:
                 problems.append(exc.text.render(language))
         return passages, problems
 
-    def _passages(self, attachment: Attachment) -> list[Passage]:
+    def _passages(self, pool: ReaderPool, attachment: Attachment) -> list[Passage]:
         name = display_name(attachment.name)
         if attachment.problem is not None:
             raise Unusable.saying(attachment.problem)
@@ -121,11 +134,17 @@ class AttachmentReader:
         if parse_as is None:
             raise Unusable.saying(unsupported(name))
         try:
-            title, sections = parse_bytes(attachment.content, parse_as)
+            title, sections = pool.parse(attachment.content, parse_as, wait=False)
         except DocumentTooLong as exc:
             raise Unusable("file_too_long", name=name, pages=MAX_PDF_PAGES, chars=f"{MAX_PDF_CHARS:,}") from exc
+        except TooCostly as exc:
+            raise Unusable(
+                "file_too_costly", name=name, seconds=f"{self.budget.seconds:g}", memory=self.budget.memory_mb
+            ) from exc
         except UnreadableDocument as exc:  # its reason is the parser's, in English
             raise Unusable("file_unreadable", name=name, reason=exc) from exc
+        except ReadersBusy as exc:
+            raise Unusable("file_readers_busy", name=name) from exc
         digest = content_hash(attachment.content)
         document = Document(f"{SOURCE_PREFIX}{name}", name, title, sections, digest)
         return [

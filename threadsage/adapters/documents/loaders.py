@@ -13,7 +13,7 @@ import io
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,9 +119,13 @@ def named_path(path: Path) -> Path:
     return path.resolve() if path.is_dir() else path.parent.resolve() / path.name
 
 
-def load_file(file: Path, root: Path, category: str = "", base_url: str = "") -> Document:
+Parse = Callable[[bytes, str], tuple[str, tuple[Section, ...]]]
+
+
+def load_file(file: Path, root: Path, category: str = "", base_url: str = "", parse: Parse | None = None) -> Document:
     """Read one file into a `Document`, or raise `UnreadableDocument` saying why not. A file whose
-    real path is outside `root` (through a symbolic link) is refused, not read. Its link: see `links`."""
+    real path is outside `root` (through a symbolic link) is refused, not read. Its link: see `links`.
+    `parse`: `parse_bytes` or one bounding it (ingestion reads within `reading`'s budget)."""
     root, real = root.resolve(), file.resolve()
     if not real.is_relative_to(root):
         raise UnreadableDocument(f"symbolic link to outside {root}")
@@ -130,7 +134,7 @@ def load_file(file: Path, root: Path, category: str = "", base_url: str = "") ->
         mtime = int(file.stat().st_mtime)
     except OSError as exc:
         raise UnreadableDocument(f"cannot read: {exc.strerror or exc}") from exc
-    title, sections = parse_bytes(data, file.name)
+    title, sections = (parse or parse_bytes)(data, file.name)
     relative = file.relative_to(root).as_posix()
     markdown = _decode_text(data) if file.suffix.lower() in MARKDOWN_SUFFIXES else None
     return Document(

@@ -12,6 +12,7 @@ from threadsage.adapters.knowledge.embeddings import Embedder
 from threadsage.adapters.knowledge.search import Hit
 from threadsage.adapters.knowledge.server import ServerKnowledgeBase
 from threadsage.settings.environment import Settings
+from threadsage.support.private_files import tighten
 
 __all__ = [
     "Hit",
@@ -25,7 +26,12 @@ __all__ = [
 
 def open_knowledge_base(settings: Settings, embedder: Embedder | None = None) -> KnowledgeBase:
     """The knowledge base of `settings`: on the Milvus server at `MILVUS_URI` when it is set,
-    else embedded (Milvus Lite file under the data dir). Unreachable: `KnowledgeBaseError`."""
+    else embedded (Milvus Lite file under the data dir). Unreachable: `KnowledgeBaseError`. The data
+    dir is made private first (`private_files.tighten`): every process that holds it opens this."""
+    try:
+        tighten(settings.data_dir)
+    except OSError as exc:  # NotPrivate says why; a read-only volume says what it says
+        raise KnowledgeBaseError(f"the data directory cannot be made private: {exc}") from None
     if settings.milvus_uri:
         return ServerKnowledgeBase.open(settings, embedder)
     return EmbeddedKnowledgeBase.open(settings, embedder)

@@ -6,9 +6,12 @@ other; the photo itself is not read.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from pathlib import Path
 
-from telegram import Message
+import httpx
+from telegram import File, Message
 from telegram.error import BadRequest, TelegramError
 
 from threadsage.adapters.documents.attachments import MB, Attachment, not_fetched, readable_as, too_big, unsupported
@@ -16,6 +19,7 @@ from threadsage.adapters.documents.attachments import MB, Attachment, not_fetche
 log = logging.getLogger(__name__)
 
 BOT_API_DOWNLOAD_LIMIT = 20 * MB  # getFile refuses bigger files ("file is too big")
+DOWNLOAD_TIMEOUT = 60.0
 
 
 class TelegramFiles:
@@ -36,10 +40,38 @@ class TelegramFiles:
             return (Attachment(name, b"", media_type, problem=too_big(name, document.file_size, self.max_bytes)),)
         try:
             file = await document.get_file()
-            content = bytes(await file.download_as_bytearray())
+            content = await self._download(file)
+        except (httpx.HTTPError, OSError) as exc:
+            log.warning("downloading a document failed: %s", type(exc).__name__)  # its URL holds the token
+            return (Attachment(name, b"", media_type, problem=not_fetched(name)),)
         except TelegramError as exc:
             log.warning("downloading a document failed: %s", exc)
             refused = isinstance(exc, BadRequest) and "too big" in exc.message  # when no size was given
             problem = too_big(name, BOT_API_DOWNLOAD_LIMIT + 1, self.max_bytes) if refused else not_fetched(name)
             return (Attachment(name, b"", media_type, problem=problem),)
+        if len(content) > self.max_bytes:
+            return (Attachment(name, b"", media_type, problem=too_big(name, len(content), self.max_bytes)),)
         return (Attachment(name, content, media_type),)
+
+    async def _download(self, file: File) -> bytes:
+        """The file's bytes, at most one piece past the limit (which the caller refuses): counted
+        while they arrive, whatever size the message declared — a self-hosted Bot API server
+        lets bots download files of any size."""
+        if not (file.file_path or "").startswith(("https://", "http://")):  # a local Bot API server's path
+            return await asyncio.to_thread(_head, Path(file.file_path or ""), self.max_bytes + 1)
+        content = bytearray()
+        async with (
+            httpx.AsyncClient(timeout=DOWNLOAD_TIMEOUT) as client,
+            client.stream("GET", str(file.file_path)) as response,
+        ):
+            response.raise_for_status()
+            async for piece in response.aiter_bytes():
+                content += piece
+                if len(content) > self.max_bytes:
+                    break
+        return bytes(content)
+
+
+def _head(path: Path, size: int) -> bytes:
+    with path.open("rb") as file:
+        return file.read(size)

@@ -8,7 +8,8 @@ format (XHTML, turned into text like any HTML), with their labels (`/pages/{id}/
 
 A page is cited by its web URL, `_links.base` + `_links.webui`: a page renamed or moved comes back
 under its new URL (the old one is pruned), a deleted page leaves the listing and is pruned.
-Basic auth with `CONFLUENCE_EMAIL` and `CONFLUENCE_API_TOKEN`; a 429 waits for its Retry-After
+Basic auth with `CONFLUENCE_EMAIL` and `CONFLUENCE_API_TOKEN`, sent to the configured site only
+(a listing's `_links.base` on another host is not followed); a 429 waits for its Retry-After
 (`http.fetch`); 401 and 403 fail the whole source with what to fix.
 """
 
@@ -37,6 +38,7 @@ class ConfluenceConnector:
     def __init__(self, spec: SourceSpec, settings: Settings) -> None:
         self.spec = spec
         self.site = (spec.url or "").rstrip("/")  # https://example.atlassian.net/wiki
+        self.origin = http.Site(self.site)  # the credentials go nowhere else (see `http`)
         token = settings.confluence_api_token.get_secret_value() if settings.confluence_api_token else ""
         self.auth = httpx.BasicAuth(settings.confluence_email or "", token) if token else None
 
@@ -72,6 +74,7 @@ class ConfluenceConnector:
             data = await self._json(client, following, MAX_LISTING_BYTES)
             links = data.get("_links", {})
             base = str(links.get("base") or self.site).rstrip("/")
+            base = base if self.origin.holds(base) else self.site  # a base on another host is not followed
             results += [(item, base) for item in data.get("results", [])]
             following = self._next(links.get("next"), base)
         return results
@@ -118,7 +121,7 @@ class ConfluenceConnector:
         return self.spec.category
 
     async def _json(self, client: httpx.AsyncClient, url: str, max_bytes: int = MAX_LISTING_BYTES) -> dict[str, Any]:
-        fetched = await http.fetch(client, url, max_bytes, {"Accept": "application/json"})
+        fetched = await http.fetch(client, self.origin, url, max_bytes, {"Accept": "application/json"})
         where = urlsplit(url).path
         if fetched.status == 404:
             raise _Gone(url)

@@ -14,6 +14,7 @@ from pathlib import Path
 from watchfiles import awatch
 
 from threadsage.adapters.documents.loaders import discover_files, load_file
+from threadsage.adapters.documents.reading import parse_within_budget
 from threadsage.adapters.documents.sections import UnreadableDocument
 from threadsage.ingestion.connectors.base import Known, Scan, cited_source
 from threadsage.ingestion.spec import SourceSpec
@@ -43,7 +44,7 @@ class FolderConnector:
                 if known.entries.get(key, {}).get("version") == version:
                     scan.unchanged[key] = {"version": version}
                     continue
-                document = load_file(file, root, self.spec.category, base_url=self.spec.base_url or "")
+                document = load_file(file, root, self.spec.category, self.spec.base_url or "", parse_within_budget)
             except (OSError, UnreadableDocument) as exc:
                 scan.failed.append((key, str(exc) or type(exc).__name__))
                 continue

@@ -33,11 +33,12 @@ class WebConnector:
     def __init__(self, spec: SourceSpec) -> None:
         self.spec = spec
         self.start = spec.url or ""
-        self.host = urlsplit(self.start).netloc
+        self.site = http.Site(self.start)  # nothing off it is fetched (see `http`)
         self.max_bytes = spec.max_page_kb * 1024
 
     async def scan(self, known: Known) -> Scan:
         scan = Scan()
+        self.site = http.Site(self.start)  # resolved afresh each scan
         async with http.client() as client:
             robots = await self._robots(client)
             delay = min(MAX_CRAWL_DELAY, float(robots.crawl_delay(http.USER_AGENT) or 0))
@@ -75,35 +76,41 @@ class WebConnector:
     async def _sitemap(self, client: httpx.AsyncClient, url: str, depth: int = 0) -> list[tuple[str, str]]:
         """The page URLs of a sitemap with their `<lastmod>` ("" if none), following a sitemap
         index (a failed one fails the scan, which then prunes nothing)."""
-        fetched = await http.fetch(client, url, 50 * 1024 * 1024)
+        fetched = await http.fetch(client, self.site, url, 50 * 1024 * 1024)
         if fetched.status != 200:
-            raise http.FetchFailed(f"sitemap {url}: HTTP {fetched.status}")
+            raise http.FetchFailed(f"a sitemap answered HTTP {fetched.status}")
         try:
             root = ElementTree.fromstring(fetched.body)
-        except ElementTree.ParseError as exc:
-            raise http.FetchFailed(f"sitemap {url} is not XML: {exc}") from None
+        except ElementTree.ParseError:
+            raise http.FetchFailed("a sitemap is not XML") from None
         if root.tag.endswith("sitemapindex") and depth < 2:
             pages: list[tuple[str, str]] = []
-            for nested, _ in _entries(root)[:MAX_SITEMAPS]:
+            for nested, _ in [e for e in _entries(root) if self.site.holds(e[0])][:MAX_SITEMAPS]:
                 pages += await self._sitemap(client, nested, depth + 1)
             return pages
-        return [(_normal(u), lastmod) for u, lastmod in _entries(root) if urlsplit(u).netloc == self.host]
+        return [(_normal(u), lastmod) for u, lastmod in _entries(root) if self.site.holds(u)]
 
     async def _robots(self, client: httpx.AsyncClient) -> RobotFileParser:
+        """The site's robots.txt as RFC 9309 reads it: 4xx (none there) allows everything; 5xx,
+        429 or no answer at all disallows everything for now — the sync fails, nothing is pruned,
+        and the next one asks again."""
         robots = RobotFileParser()
-        parts = urlsplit(self.start)
         try:
-            fetched = await http.fetch(client, f"{parts.scheme}://{parts.netloc}/robots.txt", 512 * 1024)
-        except http.FetchFailed:
-            fetched = None
-        if fetched is not None and fetched.status == 200:
+            fetched = await http.fetch(
+                client, self.site, f"{self.site.scheme}://{self.site.netloc}/robots.txt", 512 * 1024
+            )
+        except http.FetchFailed as exc:
+            raise http.FetchFailed(f"robots.txt unreachable ({exc}): trying again at the next sync") from None
+        if fetched.status == 200:
             robots.parse(fetched.body.decode("utf-8", errors="replace").splitlines())
-        else:
+        elif 400 <= fetched.status < 500 and fetched.status != 429:
             robots.parse([])  # none: everything is allowed
+        else:
+            raise http.FetchFailed(f"robots.txt answered HTTP {fetched.status}: trying again at the next sync")
         return robots
 
     def _allowed(self, robots: RobotFileParser, url: str) -> bool:
-        return urlsplit(url).netloc == self.host and robots.can_fetch(http.USER_AGENT, url)
+        return self.site.holds(url) and robots.can_fetch(http.USER_AGENT, url)
 
     @staticmethod
     def _is_sitemap(url: str) -> bool:
@@ -139,7 +146,7 @@ class WebConnector:
         if entry.get("modified"):
             conditions["If-Modified-Since"] = entry["modified"]
         try:
-            fetched = await http.fetch(client, url, self.max_bytes, conditions)
+            fetched = await http.fetch(client, self.site, url, self.max_bytes, conditions)
         except http.FetchFailed as exc:
             scan.failed.append((url, str(exc)))
             return []
@@ -157,7 +164,7 @@ class WebConnector:
         soup = BeautifulSoup(fetched.body, "html.parser")  # links read before navigation is dropped
         hrefs = [a["href"] for a in soup.find_all("a", href=True)]
         links = [_normal(urljoin(fetched.url, h)) for h in hrefs if isinstance(h, str)]
-        links = [link for link in links if urlsplit(link).netloc == self.host]
+        links = [link for link in links if self.site.holds(link)]
         etag, modified = fetched.headers.get("etag", ""), fetched.headers.get("last-modified", "")
         new_entry = {
             "version": etag or modified or content_hash(fetched.body),
