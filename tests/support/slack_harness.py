@@ -33,7 +33,7 @@ from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.chat import ChatService
 from threadsage.console import console_routes
-from threadsage.delivery.coordination import LocalCoordinator
+from threadsage.delivery.coordination import Coordinator, LocalCoordinator
 from threadsage.http.server import create_app
 from threadsage.settings.environment import Settings
 
@@ -166,10 +166,12 @@ async def running(
     database_url: str = "",
     fake: FakeSlack | None = None,
     progress: bool | None = None,
+    coordinator: Coordinator | None = None,
     **overrides,
 ) -> AsyncIterator[Harness]:
     """The bot served on a real chat service; `progress` overrides whether the service reports
-    its steps (the offline back-end does not), `overrides` are settings."""
+    its steps (the offline back-end does not), `coordinator` is the one it shares (a fresh local
+    one by default), `overrides` are settings."""
     fake = fake or FakeSlack().start()
     settings = Settings(
         **{
@@ -184,7 +186,7 @@ async def running(
         }
     )
     async with AsyncExitStack() as stack:
-        coordinator = LocalCoordinator()
+        coordinator = coordinator or LocalCoordinator()
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
         chat = chat if progress is None else replace(chat, progress=progress)
         bot = await stack.enter_async_context(

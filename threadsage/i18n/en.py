@@ -102,6 +102,12 @@ TEXTS: dict[str, str] = {
     "slack_new_elsewhere": (
         "Every `/ask` here starts a thread of its own; `/ask new` starts our direct conversation over."
     ),
+    "assistant_greeting": (
+        "Hi! Ask me about the documents. While this panel is open beside a channel, I read what a question "
+        "asked in that channel may read."
+    ),
+    "assistant_prompts": "Try asking",
+    "assistant_prompt_category": "What do the {category} documents cover?",
     "home_can_answer": "What I can answer",
     "home_more": "…and {count} more",
     "home_scoped": "That is what a direct message may read; some channels read other categories.",
