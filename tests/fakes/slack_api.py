@@ -131,9 +131,12 @@ def action_body(
     label: str,
     action_ts: str,
     user_team: str = TEAM,
+    kind: str = "button",
 ) -> bytes:
     """A `block_actions` payload for a button in `message` (as posted by the bot), pressed by
-    `user` of the team `user_team`."""
+    `user` of the team `user_team`; `kind` "feedback_buttons" for one of Slack's feedback buttons,
+    whose action carries the pressed button's value and text (docs.slack.dev/reference/block-kit/
+    block-elements/feedback-buttons-element)."""
     payload = {
         "type": "block_actions",
         "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": user_team},
@@ -158,7 +161,7 @@ def action_body(
                 "block_id": "b",
                 "text": {"type": "plain_text", "text": label, "emoji": True},
                 "value": value,
-                "type": "button",
+                "type": kind,
                 "action_ts": action_ts,
             }
         ],

@@ -111,17 +111,23 @@ class Harness:
     async def click(
         self, message: dict, index: int, user: str = "U222", value: str | None = None, user_team: str = TEAM
     ) -> int:
-        buttons = next(b for b in message["blocks"] if b["type"] == "actions")["elements"]
-        button = buttons[index]
+        """The `index`th button of the message's first block of buttons (of Slack's feedback buttons:
+        0 is 👍, 1 is 👎)."""
+        block = next(b for b in message["blocks"] if b["type"] in ("actions", "context_actions"))
+        element = block["elements"][0 if block["type"] == "context_actions" else index]
+        button = element
+        if element["type"] == "feedback_buttons":
+            button = element["positive_button" if index == 0 else "negative_button"]
         body = action_body(
             message,
             message["channel"],
             user,
-            button["action_id"],
+            element["action_id"],
             value or button["value"],
             button["text"]["text"],
             next_ts(),
             user_team,
+            element["type"],
         )
         return await self.send(body, content_type="application/x-www-form-urlencoded")
 

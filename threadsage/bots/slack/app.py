@@ -127,7 +127,7 @@ class SlackBot:
         self.app.command(ASK_COMMAND)(self._on_ask)
         self.app.message_shortcut(ASK_SHORTCUT)(self._on_shortcut)
         self.app.action(re.compile(r"^clarify:\d+$"))(self._on_clarify)
-        self.app.action(re.compile(r"^feedback:(up|down)$"))(self._on_feedback)
+        self.app.action(re.compile(r"^feedback:(up|down|vote)$"))(self._on_feedback)
         assistant.register(self.app, self.dispatch, self._outsider)
         self.app.error(on_error)
 
