@@ -125,6 +125,10 @@ TEXTS: dict[str, str] = {
         "• When a question is ambiguous I ask back: pick an option or answer in your own words."
     ),
     # Telegram
+    "tg_command_ask": "Ask about the documents (-p in a group: answered privately)",
+    "tg_command_new": "Start our conversation over",
+    "tg_command_help": "How to ask",
+    "tg_command_start": "What I can answer",
     "tg_not_allowed": (
         "Sorry, I can't answer here yet: I only answer chats that whoever runs this bot has allowed.\n"
         "Your user id: {user}\n"

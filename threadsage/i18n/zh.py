@@ -104,6 +104,10 @@ TEXTS: dict[str, str] = {
         "• 问题有歧义时我会反问：选一个选项，或者用你自己的话回答。"
     ),
     # Telegram
+    "tg_command_ask": "询问文档内容（群组中加 -p：私下回答）",
+    "tg_command_new": "重新开始对话",
+    "tg_command_help": "如何提问",
+    "tg_command_start": "我能回答什么",
     "tg_not_allowed": (
         "抱歉，我暂时还不能在这里回答：我只回答运行这个机器人的人允许的聊天。\n"
         "你的用户 ID：{user}\n"
