@@ -95,6 +95,23 @@ def home_opened(user: str, tab: str = "home") -> dict:
     return {"type": "app_home_opened", "user": user, "channel": "D" + user[1:], "tab": tab, "event_ts": ts}
 
 
+def assistant_thread(kind: str, user: str, channel: str, thread_ts: str, context: dict | None = None) -> dict:
+    """`assistant_thread_started` or `assistant_thread_context_changed`: the person opened the AI panel
+    (or moved to another channel with it open); `context` names the channel they view
+    (docs.slack.dev/reference/events/assistant_thread_started, …/assistant_thread_context_changed)."""
+    thread = {"user_id": user, "context": context or {}, "channel_id": channel, "thread_ts": thread_ts}
+    return {"type": kind, "assistant_thread": thread, "event_ts": f"{time.time():.6f}"}
+
+
+# The required arguments of the assistant.threads.* methods (docs.slack.dev/reference/methods/<method>).
+ASSISTANT_METHODS = {
+    "assistant.threads.setStatus": ("channel_id", "thread_ts", "status"),
+    "assistant.threads.setSuggestedPrompts": ("channel_id", "thread_ts", "prompts"),
+    "assistant.threads.setTitle": ("channel_id", "thread_ts", "title"),
+}
+MAX_PROMPTS = 4  # setSuggestedPrompts: "a maximum of 4 prompts"
+
+
 def message_changed(channel: str, original: dict, new_text: str, channel_type: str = "channel") -> dict:
     """The `message_changed` event of an edit (docs.slack.dev/reference/events/message/message_changed)."""
     edited_ts = f"{time.time():.6f}"
@@ -114,9 +131,12 @@ def action_body(
     label: str,
     action_ts: str,
     user_team: str = TEAM,
+    kind: str = "button",
 ) -> bytes:
     """A `block_actions` payload for a button in `message` (as posted by the bot), pressed by
-    `user` of the team `user_team`."""
+    `user` of the team `user_team`; `kind` "feedback_buttons" for one of Slack's feedback buttons,
+    whose action carries the pressed button's value and text (docs.slack.dev/reference/block-kit/
+    block-elements/feedback-buttons-element)."""
     payload = {
         "type": "block_actions",
         "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": user_team},
@@ -141,7 +161,7 @@ def action_body(
                 "block_id": "b",
                 "text": {"type": "plain_text", "text": label, "emoji": True},
                 "value": value,
-                "type": "button",
+                "type": kind,
                 "action_ts": action_ts,
             }
         ],
@@ -163,6 +183,9 @@ class FakeSlack(ServedFake):
     _ts: int = 0
     socket_url: str = ""
     files: dict[str, tuple[dict, bytes]] = field(default_factory=dict)  # id → (file object, content)
+    # (channel, thread_ts) → the assistant thread's status as shown: "" once cleared, by an empty
+    # status or by the bot's next message in the thread (setStatus: "removed if no message has been sent")
+    statuses: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def api_url(self) -> str:
@@ -283,6 +306,16 @@ class FakeSlack(ServedFake):
             if method == "chat.postMessage":
                 params = {**params, "ts": ts}
                 self.messages[(params["channel"], ts)] = dict(params)
+                if (params["channel"], params.get("thread_ts")) in self.statuses:
+                    self.statuses[(params["channel"], params["thread_ts"])] = ""
+            if method in ASSISTANT_METHODS:
+                missing = [a for a in ASSISTANT_METHODS[method] if a not in params]
+                prompts = _json(params.get("prompts", "[]"))
+                if missing or len(prompts) > MAX_PROMPTS:
+                    self.calls.append((f"{method}#invalid_arguments", params))
+                    return 200, {}, {"ok": False, "error": "invalid_arguments"}
+                if method == "assistant.threads.setStatus":
+                    self.statuses[(params["channel_id"], params["thread_ts"])] = params["status"]
             if method == "chat.update":
                 stored = self.messages.get((params.get("channel", ""), params.get("ts", "")))
                 if stored is None:
@@ -315,7 +348,7 @@ class FakeSlack(ServedFake):
             return 200, {}, {"ok": True, "view": view}
         if method == "conversations.open":
             return 200, {}, {"ok": True, "channel": {"id": "D" + str(params["users"])[1:]}}
-        if method in ("reactions.add", "reactions.remove"):
+        if method in ("reactions.add", "reactions.remove") or method in ASSISTANT_METHODS:
             return 200, {}, {"ok": True}
         if method == "files.info":
             known = self.files.get(str(params.get("file", "")))

@@ -42,7 +42,11 @@ BOT = {
     "can_read_all_group_messages": False,
     "supports_inline_queries": False,
 }
-JSON_PARAMS = {"reply_markup", "reply_parameters", "link_preview_options", "allowed_updates", "entities"}
+JSON_PARAMS = {
+    "reply_markup", "reply_parameters", "link_preview_options", "allowed_updates", "entities", "commands", "scope",
+    "menu_button",
+}  # fmt: skip
+COMMAND = re.compile(r"^[a-z0-9_]{1,32}$")  # BotCommand.command: 1-32 lowercase letters, digits, underscores
 TAGS = {
     "b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline", "ins": "underline",
     "s": "strikethrough", "strike": "strikethrough", "del": "strikethrough", "tg-spoiler": "spoiler",
@@ -122,6 +126,8 @@ class FakeBotAPI:
         self.messages: dict[tuple[int, int], dict] = {}  # (chat id, message id) → message
         self.chats: dict[int, dict] = {}
         self.webhook: dict[str, Any] = {}
+        self.commands: dict[str, list[dict]] = {}  # language_code ("" the default) → setMyCommands' list
+        self.menu_button: dict[str, Any] = {}  # the default menu button (setChatMenuButton without chat_id)
         self._updates: list[dict] = []
         self._update_ids = itertools.count(815263001)
         self._message_ids = itertools.count(500)
@@ -320,6 +326,24 @@ class FakeBotAPI:
 
     def api_getMe(self, **_: Any) -> dict:  # noqa: N802 (Bot API names)
         return BOT
+
+    def api_setMyCommands(  # noqa: N802
+        self, commands: list[dict], scope: dict | None = None, language_code: str = "", **_: Any
+    ) -> bool:
+        """At most 100 commands, each 1-32 of [a-z0-9_] with a description of 1-256 characters;
+        `language_code` empty or a two-letter ISO 639-1 code (core.telegram.org/bots/api#setmycommands)."""
+        if len(commands) > 100 or (language_code and not re.fullmatch(r"[a-z]{2}", language_code)):
+            raise ApiError(400, "Bad Request: invalid parameters")
+        for command in commands:
+            if not COMMAND.match(command.get("command", "")) or not 1 <= len(command.get("description", "")) <= 256:
+                raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+        self.commands[language_code] = commands
+        return True
+
+    def api_setChatMenuButton(self, chat_id: str | None = None, menu_button: dict | None = None) -> bool:  # noqa: N802
+        if chat_id is None:
+            self.menu_button = menu_button or {"type": "default"}
+        return True
 
     def api_deleteWebhook(self, drop_pending_updates: str = "false") -> bool:  # noqa: N802
         self.webhook = {}

@@ -16,12 +16,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.slack_harness import Harness, as_text, mention_event, running, thread_messages
-from threadsage.adapters.knowledge.base import KnowledgeBase
-from threadsage.ingestion.connectors.base import connector_for
+from threadsage.adapters.knowledge import open_knowledge_base
+from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.engine import SyncEngine
 from threadsage.ingestion.spec import SourceSpec
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
+
+pytestmark = pytest.mark.slow  # a live sync, its files read by reader processes
 
 TOKEN = "console-test-password-4b1d"
 TRAVEL = "# Travel\n\nFlights of six hours or more may be booked in business class. Shorter flights are economy.\n"
@@ -80,7 +82,7 @@ async def loop_on(tmp_path: Path, database_url: str, **overrides: object) -> Asy
     (tmp_path / "hr").mkdir()
     (folder / "travel.md").write_text(TRAVEL)
     settings = Settings(THREADSAGE_DATA_DIR=tmp_path / "data", THREADSAGE_EMBEDDINGS="none", _env_file=None)
-    kb = KnowledgeBase.open(settings)
+    kb = open_knowledge_base(settings)
     try:
         async with running(tmp_path, kb, database_url, THREADSAGE_CONSOLE_TOKEN=TOKEN, **overrides) as slack:
             engine = SyncEngine(

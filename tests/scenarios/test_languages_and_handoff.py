@@ -130,9 +130,9 @@ async def test_slack_buttons_guests_and_give_ups_speak_the_language_of_their_mes
     turn it gave up on is in the question's language."""
     async with slack_bot(tmp_path, categorised_kb) as slack:
         answer = await slack_answer(slack, HOTEL_ZH, dm=True)
-        votes = next(b for b in answer["blocks"] if b["type"] == "actions")["elements"]
+        [votes] = next(b for b in answer["blocks"] if b["type"] == "context_actions")["elements"]
         await slack.click(answer, 0)  # 👍
-        await slack.click(answer, 1, value=votes[1]["value"][:-2] + "AA")  # an altered 👎
+        await slack.click(answer, 1, value=votes["negative_button"]["value"][:-2] + "AA")  # an altered 👎
         await slack.mention("出差可以报销哪些费用？", user="UEXT", user_team="T0OTHERORG")
         await slack.settle()
         said = sorted(e["text"] for e in slack.fake.of("chat.postEphemeral"))

@@ -48,8 +48,10 @@ async def test_mention_is_answered_in_a_thread_with_sources_and_feedback(slack: 
         and "finance/travel.md" in b["elements"][0]["text"]
         for b in blocks
     )
-    feedback = blocks[-1]
-    assert [e["action_id"] for e in feedback["elements"]] == ["feedback:up", "feedback:down"]
+    feedback = blocks[-1]  # Slack's own feedback buttons
+    assert feedback["type"] == "context_actions" and [e["type"] for e in feedback["elements"]] == ["feedback_buttons"]
+    [buttons] = feedback["elements"]
+    assert (buttons["positive_button"]["text"]["text"], buttons["negative_button"]["text"]["text"]) == ("👍", "👎")
     assert answer["text"] and answer["metadata"]["event_payload"]["turn"] == f"{CHANNEL}:{ts}"
     reactions = [(name, p["name"], p["timestamp"]) for name, p in slack.fake.calls if name.startswith("reactions.")]
     assert reactions == [("reactions.add", "eyes", ts), ("reactions.remove", "eyes", ts)]

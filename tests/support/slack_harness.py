@@ -33,7 +33,7 @@ from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.chat import ChatService
 from threadsage.console import console_routes
-from threadsage.delivery.coordination import LocalCoordinator
+from threadsage.delivery.coordination import Coordinator, LocalCoordinator
 from threadsage.http.server import create_app
 from threadsage.settings.environment import Settings
 
@@ -111,17 +111,23 @@ class Harness:
     async def click(
         self, message: dict, index: int, user: str = "U222", value: str | None = None, user_team: str = TEAM
     ) -> int:
-        buttons = next(b for b in message["blocks"] if b["type"] == "actions")["elements"]
-        button = buttons[index]
+        """The `index`th button of the message's first block of buttons (of Slack's feedback buttons:
+        0 is 👍, 1 is 👎)."""
+        block = next(b for b in message["blocks"] if b["type"] in ("actions", "context_actions"))
+        element = block["elements"][0 if block["type"] == "context_actions" else index]
+        button = element
+        if element["type"] == "feedback_buttons":
+            button = element["positive_button" if index == 0 else "negative_button"]
         body = action_body(
             message,
             message["channel"],
             user,
-            button["action_id"],
+            element["action_id"],
             value or button["value"],
             button["text"]["text"],
             next_ts(),
             user_team,
+            element["type"],
         )
         return await self.send(body, content_type="application/x-www-form-urlencoded")
 
@@ -166,10 +172,12 @@ async def running(
     database_url: str = "",
     fake: FakeSlack | None = None,
     progress: bool | None = None,
+    coordinator: Coordinator | None = None,
     **overrides,
 ) -> AsyncIterator[Harness]:
     """The bot served on a real chat service; `progress` overrides whether the service reports
-    its steps (the offline back-end does not), `overrides` are settings."""
+    its steps (the offline back-end does not), `coordinator` is the one it shares (a fresh local
+    one by default), `overrides` are settings."""
     fake = fake or FakeSlack().start()
     settings = Settings(
         **{
@@ -184,7 +192,7 @@ async def running(
         }
     )
     async with AsyncExitStack() as stack:
-        coordinator = LocalCoordinator()
+        coordinator = coordinator or LocalCoordinator()
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
         chat = chat if progress is None else replace(chat, progress=progress)
         bot = await stack.enter_async_context(

@@ -110,6 +110,12 @@ TEXTS: dict[str, str] = {
     "slack_new_elsewhere": (
         "Every `/ask` here starts a thread of its own; `/ask new` starts our direct conversation over."
     ),
+    "assistant_greeting": (
+        "Hi! Ask me about the documents. While this panel is open beside a channel, I read what a question "
+        "asked in that channel may read."
+    ),
+    "assistant_prompts": "Try asking",
+    "assistant_prompt_category": "What do the {category} documents cover?",
     "home_can_answer": "What I can answer",
     "home_more": "…and {count} more",
     "home_scoped": "That is what a direct message may read; some channels read other categories.",
@@ -127,6 +133,10 @@ TEXTS: dict[str, str] = {
         "• When a question is ambiguous I ask back: pick an option or answer in your own words."
     ),
     # Telegram
+    "tg_command_ask": "Ask about the documents (-p in a group: answered privately)",
+    "tg_command_new": "Start our conversation over",
+    "tg_command_help": "How to ask",
+    "tg_command_start": "What I can answer",
     "tg_not_allowed": (
         "Sorry, I can't answer here yet: I only answer chats that whoever runs this bot has allowed.\n"
         "Your user id: {user}\n"

@@ -91,6 +91,9 @@ TEXTS: dict[str, str] = {
     "slack_not_a_member": "我不是这个对话的成员：请邀请我（`/invite @threadsage`），或者在私信里问我。",
     "slack_no_text": "这条消息没有可以当作问题的文字。",
     "slack_new_elsewhere": "这里的每个 `/ask` 都会开启一个单独的消息串；`/ask new` 会重新开始我们的私信对话。",
+    "assistant_greeting": "你好！可以问我文档里的问题。面板开在某个频道旁时，我只读取在该频道提问可读取的内容。",
+    "assistant_prompts": "试着问",
+    "assistant_prompt_category": "{category} 类文档涵盖哪些内容？",
     "home_can_answer": "我能回答什么",
     "home_more": "……还有 {count} 个",
     "home_scoped": "以上是私信可以查阅的内容；有些频道可以查阅其他类别。",
@@ -106,6 +109,10 @@ TEXTS: dict[str, str] = {
         "• 问题有歧义时我会反问：选一个选项，或者用你自己的话回答。"
     ),
     # Telegram
+    "tg_command_ask": "询问文档内容（群组中加 -p：私下回答）",
+    "tg_command_new": "重新开始对话",
+    "tg_command_help": "如何提问",
+    "tg_command_start": "我能回答什么",
     "tg_not_allowed": (
         "抱歉，我暂时还不能在这里回答：我只回答运行这个机器人的人允许的聊天。\n"
         "你的用户 ID：{user}\n"

@@ -29,6 +29,8 @@ _OWN = ThreadPoolExecutor(1)
 TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
 QUICK = Budget(seconds=2.0, memory_mb=512, readers=1)
 
+pytestmark = pytest.mark.slow  # reader processes, killed at their deadline
+
 
 def turn(n: int, text: str, *files: Attachment, user: str = "U1", key: str = "test:ws:chan:thread") -> Turn:
     return Turn("test", key, user, f"m{n}", text=text, attachments=files)

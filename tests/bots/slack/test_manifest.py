@@ -11,10 +11,19 @@ from re import Pattern
 
 import yaml
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 
-from tests.fakes.slack_api import BOT_USER, home_opened
+from tests.fakes.slack_api import BOT_USER, assistant_thread, home_opened
 from tests.support.locations import REPO
-from tests.support.slack_harness import AMBIGUOUS, CHANNEL, Harness, next_ts, thread_messages, user_message
+from tests.support.slack_harness import (
+    AMBIGUOUS,
+    CHANNEL,
+    Harness,
+    dm_message,
+    next_ts,
+    thread_messages,
+    user_message,
+)
 from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer
 from threadsage.settings.environment import Settings
@@ -26,6 +35,8 @@ MESSAGE_EVENTS = ["message.channels", "message.groups", "message.im", "message.m
 EVENT_SCOPES = {
     "app_mention": "app_mentions:read",
     "app_home_opened": None,
+    "assistant_thread_started": None,
+    "assistant_thread_context_changed": None,
     "message.channels": "channels:history",
     "message.groups": "groups:history",
     "message.im": "im:history",
@@ -46,6 +57,14 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "conversations.open": {"im:write"},
     "conversations.replies": HISTORY,
     "conversations.history": HISTORY,
+    "assistant.threads.setStatus": {"chat:write"},  # or assistant:write, for the time being
+    "assistant.threads.setSuggestedPrompts": {"assistant:write"},
+    "assistant.threads.setTitle": {"assistant:write"},
+}
+# bolt's Assistant middleware holds listeners of its own, one list per event it routes.
+ASSISTANT_EVENTS = {
+    "_thread_started_listeners": "assistant_thread_started",
+    "_thread_context_changed_listeners": "assistant_thread_context_changed",
 }
 
 
@@ -60,6 +79,10 @@ def listened(app: AsyncApp) -> dict[str, set[str]]:
             for name, value in inspect.getclosurevars(test).nonlocals.items() if test else ():
                 if name in kinds:
                     found[kinds[name]].add(value.pattern if isinstance(value, Pattern) else value)
+    for middleware in app._async_middleware_list:
+        if isinstance(middleware, AsyncAssistant):
+            found["events"] |= {event for lists, event in ASSISTANT_EVENTS.items() if getattr(middleware, lists)}
+            found["assistant"] = {"assistant_view"}
     return found
 
 
@@ -81,6 +104,9 @@ def missing_from(manifest: dict, app: AsyncApp) -> list[str]:
     missing += [f"message shortcut {s}" for s in listens["shortcuts"] - shortcuts]
     if (listens["commands"] or listens["shortcuts"]) and "commands" not in scopes:
         missing.append("scope commands")
+    if listens.get("assistant"):  # the AI panel: the feature, and the scope its methods take
+        missing += [] if "assistant_view" in features else ["feature assistant_view"]
+        missing += [] if "assistant:write" in scopes else ["scope assistant:write"]
     return sorted(missing)
 
 
@@ -99,9 +125,12 @@ async def test_the_manifest_declares_what_the_bot_listens_to(tmp_path: Path) -> 
     bot = a_bot(tmp_path)
     listens = listened(bot.app)
     assert {"app_mention", "message", "app_home_opened"} <= listens["events"]  # the listeners were found
+    assert {"assistant_thread_started", "assistant_thread_context_changed"} <= listens["events"]
     assert listens["commands"] == {"/ask"} and listens["shortcuts"] == {"ask_threadsage"}
     manifest = load_manifest()
     assert missing_from(manifest, bot.app) == []
+    panel = manifest["features"]["assistant_view"]
+    assert panel["assistant_description"] and isinstance(panel["suggested_prompts"], list)
     home = manifest["features"]["app_home"]
     assert home["messages_tab_enabled"] and not home["messages_tab_read_only_enabled"] and home["home_tab_enabled"]
     assert manifest["settings"]["interactivity"]["is_enabled"]
@@ -113,6 +142,15 @@ async def test_a_listener_whose_event_the_manifest_lacks_is_found(tmp_path: Path
     without_mpim = load_manifest()
     without_mpim["settings"]["event_subscriptions"]["bot_events"].remove("message.mpim")
     assert missing_from(without_mpim, bot.app) == ["event message.mpim"]
+    without_panel = load_manifest()
+    del without_panel["features"]["assistant_view"]
+    without_panel["oauth_config"]["scopes"]["bot"].remove("assistant:write")
+    without_panel["settings"]["event_subscriptions"]["bot_events"].remove("assistant_thread_started")
+    assert missing_from(without_panel, bot.app) == [
+        "event assistant_thread_started",
+        "feature assistant_view",
+        "scope assistant:write",
+    ]
 
     async def listener() -> None: ...
 
@@ -147,9 +185,14 @@ async def test_the_scopes_cover_every_method_called_at_every_entry_point(slack: 
     [clarification] = thread_messages(slack.fake, ts)
     await slack.click(clarification, 0)
     await slack.event(home_opened("U222"))
+    panel_ts = next_ts()  # the AI panel: opened beside the channel, then asked in
+    await slack.event(assistant_thread("assistant_thread_started", "U222", "D222", panel_ts, {"channel_id": CHANNEL}))
+    await slack.settle()
+    await slack.event(dm_message("What is the rate limit per API key?", "D222", thread_ts=panel_ts))
     await slack.settle()
     called = {name for name, _ in slack.fake.calls if "/" not in name and "#" not in name and name != "response_url"}
     assert {"chat.postMessage", "chat.update", "views.publish", "conversations.open", "chat.getPermalink"} <= called
+    assert {"assistant.threads.setSuggestedPrompts", "assistant.threads.setTitle"} <= called
     unknown = called - METHOD_SCOPES.keys()
     assert not unknown, f"add the scopes of {unknown} to METHOD_SCOPES (from Slack's method reference)"
     needed = set().union(*(METHOD_SCOPES[method] for method in called))

@@ -15,7 +15,7 @@ from tests.fakes.http import JsonServer
 from tests.fakes.sites import FakeConfluence, FakeSite, WikiPage
 from tests.support.repositories import commit, git
 from tests.support.syncing import sync, wiki_settings
-from threadsage.ingestion.connectors.base import connector_for
+from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.connectors.http import FetchFailed, Site
 from threadsage.ingestion.engine import SyncEngine
 from threadsage.ingestion.spec import SourceSpec

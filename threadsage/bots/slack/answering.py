@@ -15,6 +15,7 @@ from threadsage.bots.slack.edits import MAX_EDITS, Question
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.progress import Placeholder
 from threadsage.bots.slack.sending import NOT_HERE, SlackSender
+from threadsage.bots.slack.status import Shown, Status
 from threadsage.chat import ChatService, Progress, Reply, ReplyKind, Turn
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import say
@@ -39,12 +40,18 @@ class Answering:
         on_accepted: Action | None = None,
         notices_to: str | None = None,
         unreachable: Action | None = None,
+        in_panel: bool = False,
     ) -> None:
         """`on_accepted`: what to do once a clicked answer is accepted; `notices_to`: the person
         whom notices go to privately while nothing shows (a refused click); `unreachable`: what
-        to do where the bot may not post. A service outage propagates: the turn queue retries."""
+        to do where the bot may not post; `in_panel`: an assistant thread, where the steps are its
+        status. A service outage propagates: the turn queue retries."""
         apology = say("apology", turn.reply_language)
-        shown = Placeholder(self.send, place, turn.message_id, self.progress, self.step_seconds)
+        shown: Shown = (
+            Status(self.send, place)
+            if in_panel and self.progress
+            else Placeholder(self.send, place, turn.message_id, self.progress, self.step_seconds)
+        )
         try:
             await shown.find()
             if question is not None:
@@ -74,9 +81,9 @@ class Answering:
             log.exception("answering %s failed", turn.message_id)
             await shown.apologise(apology)
         finally:
-            shown.stop()
+            await shown.end()
 
-    async def _run(self, turn: Turn, shown: Placeholder, on_accepted: Action | None) -> list[Reply]:
+    async def _run(self, turn: Turn, shown: Shown, on_accepted: Action | None) -> list[Reply]:
         """The turn's replies; its steps shown on the way."""
         replies = []
         async with aclosing(self.chat.stream(turn)) as events:  # a failure here stops the run at once

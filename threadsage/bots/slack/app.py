@@ -32,6 +32,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from starlette.routing import Route
 
 from threadsage.adapters.documents.attachments import MB
+from threadsage.bots.slack import assistant
 from threadsage.bots.slack.access import command_is_external, is_external, person_team
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.asking import Asking, parse_ask
@@ -41,6 +42,7 @@ from threadsage.bots.slack.files import SlackFiles
 from threadsage.bots.slack.home import Asked, Home, RecentQuestions
 from threadsage.bots.slack.intake import events_route, from_a_person, on_error, socket_mode
 from threadsage.bots.slack.jobs import (
+    AssistantJob,
     ClickJob,
     CommandJob,
     EditJob,
@@ -137,7 +139,8 @@ class SlackBot:
         self.app.command(ASK_COMMAND)(self._on_ask)
         self.app.message_shortcut(ASK_SHORTCUT)(self._on_shortcut)
         self.app.action(re.compile(r"^clarify:\d+$"))(self._on_clarify)
-        self.app.action(re.compile(r"^feedback:(up|down)$"))(self._on_feedback)
+        self.app.action(re.compile(r"^feedback:(up|down|vote)$"))(self._on_feedback)
+        assistant.register(self.app, self.dispatch, self._outsider)
         self.app.error(on_error)
 
     @asynccontextmanager
@@ -209,7 +212,12 @@ class SlackBot:
 
     @cached_property
     def buttons(self) -> Buttons:
-        return Buttons(self.settings, self.chat, self.send, self.signer, self.answering)
+        return Buttons(self.settings, self.chat, self.send, self.signer, self.answering, self.panel)
+
+    @cached_property
+    def panel(self) -> assistant.Panel:
+        contexts = assistant.ThreadContexts(self.coordinator)
+        return assistant.Panel(self.settings, self.chat, self.send, contexts, self.recent, lambda: self.own_teams)
 
     @cached_property
     def home(self) -> Home:
@@ -319,6 +327,7 @@ class SlackBot:
                 handler(HomeJob, lambda job: self.home.publish(job.team, job.user, self.bot_user)),
                 handler(ClickJob, lambda job: self.buttons.answer(job.body, job.action), self._apologise_for_click),
                 handler(VoteJob, lambda job: self.buttons.vote(job.body, job.action)),
+                handler(AssistantJob, self.panel.handle),
             ],
         )
 
@@ -356,15 +365,19 @@ class SlackBot:
             await self.send.post_quietly(place, say("new_started"))
             return
         message_id = f"{event['channel']}:{event['ts']}"
-        categories = place.categories(self.settings)
+        in_panel = await self.panel.of(place) is not None  # an assistant thread: its context decides the scope
+        categories = await self.panel.categories(place)
         if text:
             await self.recent.add(place.team, event["user"], Asked(unescaped(text), event["channel"], event["ts"]))
+            if in_panel:
+                await self.panel.title(place, unescaped(text))
         async with self.send.eyes_on(place.channel, event["ts"]):
             files = await self.files.fetch(event)
             turn = Turn(
                 "slack", place.session, event["user"], message_id, text=text, categories=categories, attachments=files
             )
-            await self.answering.answer(place, turn, Question(self.coordinator, event["channel"], event["ts"]))
+            question = Question(self.coordinator, event["channel"], event["ts"])
+            await self.answering.answer(place, turn, question, in_panel=in_panel)
 
 
 def _language(message: dict[str, Any]) -> Language:

@@ -15,6 +15,7 @@ from threadsage.chat import Citation, Reply, ReplyKind, Turn, turn_ref
 from threadsage.i18n import Language, language_of, say
 
 MAX_BLOCKS = 50
+FEEDBACK_ACTION = "feedback:vote"  # answers posted before it carry buttons "feedback:up" / "feedback:down"
 TEXT_FALLBACK_CHARS = 3000
 
 Message = tuple[list[dict[str, Any]], str]  # blocks and the plain-text fallback (notifications, old clients)
@@ -64,15 +65,21 @@ def clarification_blocks(reply: Reply, place: Place, signer: Signer) -> list[dic
 
 
 def feedback_block(place: Place, turn: Turn, signer: Signer) -> dict[str, Any]:
+    """Slack's own 👍/👎 (a `context_actions` block holding `feedback_buttons`), each value a signed
+    token naming the answer and the vote."""
     ref = turn_ref(turn.message_id)
 
-    def button(action: str, emoji: str, vote: int) -> dict[str, Any]:
+    def button(emoji: str, vote: int) -> dict[str, Any]:
         token = signer.sign(Button(ButtonKind.FEEDBACK, session_digest(place.session), ref, vote))
-        text = {"type": "plain_text", "text": emoji, "emoji": True}
-        return {"type": "button", "action_id": f"feedback:{action}", "text": text, "value": token}
+        return {"text": {"type": "plain_text", "text": emoji}, "value": token}
 
-    elements = [button("up", "👍", 1), button("down", "👎", 0)]
-    return {"type": "actions", "block_id": f"feedback-{ref}", "elements": elements}
+    element = {
+        "type": "feedback_buttons",
+        "action_id": FEEDBACK_ACTION,
+        "positive_button": button("👍", 1),
+        "negative_button": button("👎", 0),
+    }
+    return {"type": "context_actions", "block_id": f"feedback-{ref}", "elements": [element]}
 
 
 def choice_shown(body: dict[str, Any], label: str, user: str) -> Message:

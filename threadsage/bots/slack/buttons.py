@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from threadsage.bots.slack.answering import Answering
+from threadsage.bots.slack.assistant import Panel
 from threadsage.bots.slack.places import Place, place_of_click
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
@@ -29,9 +30,16 @@ def click_language(body: dict[str, Any]) -> Language:
 
 class Buttons:
     def __init__(
-        self, settings: Settings, chat: ChatService, send: SlackSender, signer: Signer, answering: Answering
+        self,
+        settings: Settings,
+        chat: ChatService,
+        send: SlackSender,
+        signer: Signer,
+        answering: Answering,
+        panel: Panel,
     ) -> None:
         self.settings = settings
+        self.panel = panel  # a click in an assistant thread reads what the thread reads
         self.chat = chat
         self.send = send
         self.signer = signer
@@ -45,13 +53,14 @@ class Buttons:
         place, user, button = pressed
         message_id = f"action:{body.get('container', {}).get('message_ts')}:{action.get('action_ts')}"
         answer = ClarificationAnswer(button.ref, button.value)
-        categories, language = place.categories(self.settings), click_language(body)
+        categories, language = await self.panel.categories(place), click_language(body)
         turn = Turn("slack", place.session, user, message_id, answer=answer, categories=categories, language=language)
 
         async def show_choice() -> None:
             await self.send.show_choice(body, action.get("text", {}).get("text", ""), user)
 
-        await self.answering.answer(place, turn, on_accepted=show_choice, notices_to=user)
+        in_panel = await self.panel.of(place) is not None
+        await self.answering.answer(place, turn, on_accepted=show_choice, notices_to=user, in_panel=in_panel)
 
     async def vote(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         """A 👍 or 👎 under an answer, thanked privately."""

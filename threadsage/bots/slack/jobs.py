@@ -95,6 +95,14 @@ class VoteJob(ClickJob):
     kind = "vote"
 
 
+class AssistantJob(SlackJob):
+    """An assistant thread opened in Slack's AI panel, or the channel its person views changed."""
+
+    kind = "assistant"
+    event: Annotated[SlackObject, _holding("type", "assistant_thread")]
+    team: str
+
+
 def handler(
     kind: type[J], perform: Callable[[J], Awaitable[None]], give_up: Callable[[J], Awaitable[None]] | None = None
 ) -> Handler[J]:

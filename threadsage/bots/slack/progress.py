@@ -82,6 +82,9 @@ class Placeholder:
         if self._later is not None and not self._updating:
             self._later.cancel()
 
+    async def end(self) -> None:
+        self.stop()
+
     async def _show_next(self, wait: float) -> None:
         try:
             await asyncio.sleep(wait)

@@ -38,6 +38,7 @@ from threadsage.bots.replies import place_categories
 from threadsage.bots.telegram.access import StopDisallowedChats, TelegramAccess
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, build_application
 from threadsage.bots.telegram.chains import ReplyChains, private_key
+from threadsage.bots.telegram.commands import register_commands
 from threadsage.bots.telegram.files import TelegramFiles
 from threadsage.bots.telegram.polling import poll_into
 from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_after_click, place_of
@@ -108,6 +109,8 @@ class TelegramBot:
         """getMe, then the update loop; registers the webhook or starts long polling."""
         await self.app.initialize()
         await self.app.start()
+        if self.receive:  # the process that receives updates speaks for the bot
+            await register_commands(self.app.bot)
         if not self.receive:
             mode = "updates from the turn queue"
         elif self.webhook is not None:

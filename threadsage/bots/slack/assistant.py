@@ -1,0 +1,202 @@
+"""Slack's AI panel (Agents & AI Apps): bolt's `Assistant` middleware for the panel's own events,
+and what a thread of the panel changes about answering in it.
+
+An assistant thread is a thread of the person's DM with the bot, so its messages arrive as DM
+thread messages and are answered by the same path as any DM (clarification buttons, clicks,
+redelivery, edits, exactly one answer). Three things differ there:
+- scope: the channel the person is viewing (`assistant_thread_started`'s context, then each
+  `assistant_thread_context_changed`) decides what the thread may read, exactly as a question asked
+  in that channel would — a channel the map does not name, or one of another organisation (Slack
+  Connect), reads only the defaults, and no context reads what a DM reads;
+- progress: `assistant.threads.setStatus` with the step rather than a placeholder message (`status`);
+- the thread is greeted, offered suggested prompts, and titled from its first question.
+
+The context is kept in the coordinator (Redis when deployed), behind bolt's
+`AsyncAssistantThreadContextStore` interface: bolt's default keeps it in the metadata of the bot's
+first reply, which costs a `conversations.replies` read per question, and memory alone would lose it
+on a restart or to another worker. Knowing a thread's context is also how the bot tells a panel
+thread from an ordinary thread of the DM.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.assistant.thread_context import AssistantThreadContext
+from slack_bolt.context.assistant.thread_context_store.async_store import AsyncAssistantThreadContextStore
+from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.request.payload_utils import is_other_message_sub_event_in_assistant_thread
+from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
+
+from threadsage.bots.replies import place_categories
+from threadsage.bots.slack.home import RecentQuestions
+from threadsage.bots.slack.jobs import AssistantJob
+from threadsage.bots.slack.places import Place
+from threadsage.bots.slack.sending import SlackSender
+from threadsage.chat import ChatService
+from threadsage.delivery.coordination import Coordinator
+from threadsage.delivery.jobs import Job
+from threadsage.i18n import Language, language_of, say
+from threadsage.settings.environment import Settings
+
+log = logging.getLogger(__name__)
+
+CONTEXT_TTL = 90 * 24 * 3600.0  # a panel thread can be reopened from its History long after
+MAX_PROMPTS = 4  # assistant.threads.setSuggestedPrompts accepts at most four
+TITLE_CHARS = 80
+
+
+class ThreadContexts(AsyncAssistantThreadContextStore):
+    """The context of each assistant thread (the channel the person views), in the coordinator. A
+    thread started with no channel in view is kept with an empty context: it is still a panel thread."""
+
+    def __init__(self, coordinator: Coordinator) -> None:
+        self.coordinator = coordinator
+
+    async def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str]) -> None:
+        await self.coordinator.remember(_key(channel_id, thread_ts), json.dumps(dict(context)), CONTEXT_TTL)
+
+    async def find(self, *, channel_id: str, thread_ts: str) -> AssistantThreadContext | None:
+        """bolt's contract: the context, None when it names no channel."""
+        known = await self.known(channel_id, thread_ts)
+        return AssistantThreadContext(known) if known and known.get("channel_id") else None
+
+    async def known(self, channel_id: str, thread_ts: str) -> dict[str, Any] | None:
+        """The stored context, `{}` for a panel thread with no channel in view, None for a thread
+        that is no panel thread."""
+        value = await self.coordinator.recall(_key(channel_id, thread_ts))
+        return dict(json.loads(value)) if value is not None else None
+
+
+def _key(channel: str, thread_ts: str) -> str:
+    return f"slack-assistant:{channel}:{thread_ts}"
+
+
+class PanelAssistant(AsyncAssistant):
+    """bolt's Assistant, except that an edit in a DM thread goes on to the app's own `message`
+    listener: bolt cannot tell a panel thread from any other DM thread and acknowledges every
+    `message_changed` there unseen, which would lose the edits `edits` answers."""
+
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Callable[[], Awaitable[BoltResponse]]
+    ) -> BoltResponse | None:
+        if is_other_message_sub_event_in_assistant_thread(req.body):
+            return await next()
+        return await super().async_process(req=req, resp=resp, next=next)
+
+
+def register(app: AsyncApp, dispatch: Callable[[Job], Awaitable[object]], outsider: Callable[..., bool]) -> None:
+    """The panel's events as jobs, ordered with the thread's messages (their session). Messages in
+    the thread need no listener of the Assistant's: they fall through to the app's `message` one."""
+    assistant = PanelAssistant(logger=logging.getLogger("slack_bolt"))  # its loggers follow the app's level
+
+    async def on_thread_event(event: dict[str, Any], body: dict[str, Any]) -> None:
+        thread = event["assistant_thread"]
+        if outsider(body, event):
+            return
+        place = Place(body.get("team_id", ""), thread["channel_id"], thread["thread_ts"], True)
+        await dispatch(AssistantJob(event=event, team=place.team).job(place.session))
+
+    assistant.thread_started(on_thread_event)
+    assistant.thread_context_changed(on_thread_event)
+    app.assistant(assistant)
+
+
+class Panel:
+    """What answering does differently in a panel thread, and the panel's own events."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        chat: ChatService,
+        send: SlackSender,
+        contexts: ThreadContexts,
+        recent: RecentQuestions,
+        own_teams: Callable[[], Collection[str]],
+    ) -> None:
+        self.settings = settings
+        self.chat = chat
+        self.send = send
+        self.contexts = contexts
+        self.recent = recent
+        self.own_teams = own_teams
+
+    async def handle(self, job: AssistantJob) -> None:
+        """`assistant_thread_started` (greeted and offered prompts once) or a changed context."""
+        event, team = job.event, job.team
+        thread = event["assistant_thread"]
+        channel, thread_ts = thread["channel_id"], thread["thread_ts"]
+        await self.contexts.save(channel_id=channel, thread_ts=thread_ts, context=thread.get("context") or {})
+        if event["type"] != "assistant_thread_started":
+            return
+        if not await self.chat.coordinator.claim(f"slack-assistant-greeted:{channel}:{thread_ts}", CONTEXT_TTL):
+            return  # a redelivered start: greeted already
+        place = Place(team, channel, thread_ts, True)
+        asked = await self.recent.of(team, thread["user_id"])
+        language = language_of(asked[0].text) if asked else "en"  # the language the person last asked in
+        await self.send.post_quietly(place, say("assistant_greeting", language))
+        prompts = await self._prompts(place, [a.text for a in asked], language)
+        if prompts:
+            try:
+                await self.send.client.assistant_threads_setSuggestedPrompts(
+                    channel_id=channel, thread_ts=thread_ts, prompts=prompts, title=say("assistant_prompts", language)
+                )
+            except SlackApiError as exc:
+                log.warning("could not offer suggested prompts: %s", exc.response.get("error"))
+
+    async def of(self, place: Place) -> dict[str, Any] | None:
+        """The context of a panel thread, None for any other place."""
+        if not (place.is_dm and place.thread_ts):
+            return None
+        return await self.contexts.known(place.channel, place.thread_ts)
+
+    async def categories(self, place: Place) -> tuple[str, ...] | None:
+        """What a question asked at `place` may read; in a panel thread, what a question in the
+        channel in view would (the defaults for an unmapped channel or one of another organisation)."""
+        context = await self.of(place)
+        if context is None:
+            return place.categories(self.settings)
+        return self.categories_of(context)
+
+    def categories_of(self, context: dict[str, Any]) -> tuple[str, ...] | None:
+        channel = context.get("channel_id") or ""
+        teams = {context.get("team_id"), context.get("enterprise_id")} - {None, ""}
+        if channel and teams and not teams & set(self.own_teams()):
+            channel = ""  # a channel of another organisation, shared with ours: the defaults
+        return place_categories(self.settings, channel, not channel)
+
+    async def title(self, place: Place, question: str) -> None:
+        """The thread's title, from its first question."""
+        if not await self.chat.coordinator.claim(f"slack-assistant-titled:{place.channel}:{place.thread_ts}", 3600):
+            return
+        title = " ".join(question.split())
+        title = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+        try:
+            await self.send.client.assistant_threads_setTitle(
+                channel_id=place.channel, thread_ts=place.thread_ts, title=title
+            )
+        except SlackApiError as exc:
+            log.warning("could not title an assistant thread: %s", exc.response.get("error"))
+
+    async def _prompts(self, place: Place, asked: list[str], language: Language) -> list[dict[str, str]]:
+        """Up to four: the person's own recent questions, then one per category the thread may read
+        (those with documents, largest first)."""
+        context = await self.of(place) or {}
+        counts = await self.chat.documents_by_category(self.categories_of(context))
+        prompts = [{"title": _short(text), "message": text} for text in dict.fromkeys(asked)][: MAX_PROMPTS // 2]
+        for category, _ in sorted(counts.items(), key=lambda item: -item[1]):
+            if len(prompts) >= MAX_PROMPTS:
+                break
+            text = say("assistant_prompt_category", language, category=category)
+            prompts.append({"title": _short(text), "message": text})
+        return prompts
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 75 else text[:74] + "…"

@@ -1,0 +1,80 @@
+"""What a turn shows while it works, and the one that shows it in an assistant thread.
+
+`Shown` is the interface `answering` drives: a step reported (`show`), then a reply delivered or an
+apology, then `end`. The placeholder message (`progress.Placeholder`) is one; `Status` is the panel's:
+`assistant.threads.setStatus` with the step ("Looking in the documents…"), which Slack shows under
+the thread and clears by itself when the bot's reply arrives (or after two minutes without one).
+A stream of the answer's text would be a third: its `show` writes text as it comes, its `deliver`
+finishes the message with the citations and buttons.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from slack_sdk.errors import SlackApiError
+
+from threadsage.bots.slack.places import Place
+from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.slack.texts import STEPS
+from threadsage.chat import Progress, Reply, Turn
+from threadsage.i18n import say
+
+log = logging.getLogger(__name__)
+
+
+class Shown(Protocol):
+    ts: str | None  # a message the turn shows while it works (none for a status)
+
+    async def find(self) -> None: ...
+    async def show(self, progress: Progress) -> None: ...
+    async def deliver(self, reply: Reply, turn: Turn) -> None: ...
+    async def apologise(self, text: str) -> None: ...
+    def stop(self) -> None: ...
+    async def end(self) -> None: ...
+
+
+class Status:
+    """The status of an assistant thread: each step set as it comes (Slack rotates nothing and keeps
+    the last), cleared should the turn end with nothing posted in the thread."""
+
+    ts: str | None = None
+
+    def __init__(self, send: SlackSender, place: Place) -> None:
+        self.send = send
+        self.place = place
+        self._showing = False
+
+    async def find(self) -> None:
+        """Nothing to take over: a status is not a message."""
+
+    async def show(self, progress: Progress) -> None:
+        text = say(STEPS[progress.step], progress.language)
+        if progress.detail:
+            text = f"{text} ({progress.detail})"
+        await self._set(text)
+
+    async def deliver(self, reply: Reply, turn: Turn) -> None:
+        await self.send.post(self.place, reply, turn)
+        self._showing = False  # Slack clears the status when the bot replies
+
+    async def apologise(self, text: str) -> None:
+        await self.send.post_quietly(self.place, text)
+        self._showing = False
+
+    def stop(self) -> None:
+        """Nothing runs between steps."""
+
+    async def end(self) -> None:
+        if self._showing:
+            await self._set("")  # the empty status clears it
+
+    async def _set(self, status: str) -> None:
+        try:
+            await self.send.client.assistant_threads_setStatus(
+                channel_id=self.place.channel, thread_ts=self.place.thread_ts, status=status
+            )
+            self._showing = bool(status)
+        except SlackApiError as exc:  # a courtesy: the answer comes anyway
+            log.warning("could not set an assistant thread's status: %s", exc.response.get("error"))
