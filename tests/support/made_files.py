@@ -24,11 +24,12 @@ def pdf_bytes(*lines: str, pages: int = 1) -> bytes:
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
     objects += [PAGE] * pages  # every page shows the same content stream
-    return _pdf_file([body.encode("latin-1") for body in objects])
+    return pdf_file([body.encode("latin-1") for body in objects])
 
 
-def _pdf_file(objects: list[bytes]) -> bytes:
-    """A PDF 1.4 of these objects (numbered from 1, the catalog first) with its cross-reference table."""
+def pdf_file(objects: list[bytes], info: int | None = None) -> bytes:
+    """A PDF 1.4 of these objects (numbered from 1, the catalog first) with its cross-reference table;
+    `info`, the number of the document information object, if one of them is."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -37,7 +38,8 @@ def _pdf_file(objects: list[bytes]) -> bytes:
     xref = len(out)
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     out += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    described = f" /Info {info} 0 R" if info else ""
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{described} >>\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
 
 
@@ -78,7 +80,7 @@ def empty_text_pdf(pages: int = 1000, operators: int = 900_000) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
     objects += [PAGE.encode()] * pages
-    return _pdf_file(objects)
+    return pdf_file(objects)
 
 
 def many_paragraphs_docx(paragraphs: int = 10_000) -> bytes:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.locations import HANDBOOK
-from tests.support.made_files import write
+from tests.support.made_files import pdf_file, write
 from threadsage.adapters.documents.loaders import discover_files, load_file, load_jsonl_corpus
 from threadsage.adapters.documents.sections import UnreadableDocument
 
@@ -27,17 +27,7 @@ def make_pdf(pages: list[str], title: str = "") -> bytes:
         objects.append(b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream")
     info_id = len(objects) + 1
     objects.append(f"<< /Title ({title}) >>".encode())
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R /Info {info_id} 0 R >>\n".encode()
-    out += f"startxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return pdf_file(objects, info_id)
 
 
 def test_markdown_front_matter_headings_and_shortcodes(tmp_path: Path) -> None:
