@@ -169,8 +169,9 @@ class FakeOpenAI(ServedFake):
         body = json.loads(raw)
         with self._lock:
             self.requests.append((path, body))
-            self.authorizations.append(headers.get("Authorization", ""))
-            self.proxy_authorizations.append(headers.get("Proxy-Authorization", ""))
+            named = {name.lower(): value for name, value in headers.items()}  # HTTP names are case-blind
+            self.authorizations.append(named.get("authorization", ""))
+            self.proxy_authorizations.append(named.get("proxy-authorization", ""))
         if path.endswith("/embeddings"):
             return 200, {}, self.embeddings(body)
         if path.endswith("/chat/completions"):

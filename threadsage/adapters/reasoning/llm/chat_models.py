@@ -51,7 +51,9 @@ def chat_model(settings: Settings, model: str, max_tokens: int, http: httpx.Asyn
     HTTP(S)_PROXY and NO_PROXY as the SDK's would, and closes with the back-end)."""
     provider, name = provider_of(model)
     common: dict[str, Any] = {"temperature": 0, "timeout": settings.llm_timeout, "max_retries": 0}
-    pooled = {**common, "http_async_client": http}
+    # the sync client is never used: no keep-alive transport built for it (which would also warn
+    # that it disables the proxy of the environment)
+    pooled = {**common, "http_async_client": http, "http_socket_options": ()}
     if provider == "openai":
         key = settings.openai_api_key
         if settings.openai_base_url:
