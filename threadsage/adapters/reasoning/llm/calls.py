@@ -28,11 +28,11 @@ from langchain_core.exceptions import ModelError, ModelTimeoutError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from threadsage.adapters.reasoning.base import ModelBusy
 from threadsage.adapters.reasoning.llm.chat_models import Method, chat_model, structured_method
-from threadsage.adapters.reasoning.llm.salvage import reply_text, salvaged
+from threadsage.adapters.reasoning.llm.salvage import first_json_object, reply_text, salvaged
 from threadsage.observability.telemetry import ERRORS, LLM_CALLS, count_tokens
 from threadsage.settings.environment import Settings
 from threadsage.support.retry_after import server_wait
@@ -75,7 +75,7 @@ class ModelCalls:
             timeout=settings.llm_timeout, limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100)
         )
         self._models: dict[tuple[str, int], BaseChatModel] = {}
-        self._structured: dict[tuple[type[BaseModel], str, int], Runnable[Any, dict[str, Any]]] = {}
+        self._structured: dict[tuple[type[BaseModel], str, int], Runnable[Any, Any]] = {}
 
     def model(self, name: str, max_tokens: int) -> BaseChatModel:
         """The chat model `name` answering at most `max_tokens` tokens, built on first use."""
@@ -107,40 +107,39 @@ class ModelCalls:
         `from_text` (a plain-text reply that serves as it is), else repaired once."""
         runnable = self._runnable(schema, model, max_tokens)
         sent = self._with_schema(schema, model, messages)
-        result = await self._call(model, schema.__name__, runnable, sent)
-        parsed, raw = result.get("parsed"), result.get("raw")
-        if isinstance(parsed, schema):
-            return parsed
-        reply = raw if isinstance(raw, AIMessage) else AIMessage(content="")
+        reply = _raw(await self._call(model, schema.__name__, runnable, sent))
         if (found := salvaged(schema, reply)) is not None:
             return found
         if from_text is not None and (found := from_text(reply_text(reply).strip())) is not None:
             return found
         ERRORS.labels("llm_output").inc()
-        error = str(result.get("parsing_error") or "no reply in that form")[:REASON_CHARS]
-        log.info("%s did not parse (%s): one repair", schema.__name__, error.splitlines()[0] if error else "")
+        error = _what_is_wrong(schema, reply)
+        log.info("%s did not parse (%s): one repair", schema.__name__, error)
         written = reply_text(reply) or json.dumps([c["args"] for c in reply.tool_calls])
         repair = [
             *sent,
             AIMessage(content=written[:2000]),
             HumanMessage(content=REPAIR.format(name=schema.__name__, error=error)),
         ]
-        result = await self._call(model, f"{schema.__name__} repair", runnable, repair)
-        parsed, raw = result.get("parsed"), result.get("raw")
-        if isinstance(parsed, schema):
-            return parsed
-        if isinstance(raw, AIMessage) and (found := salvaged(schema, raw)) is not None:
+        reply = _raw(await self._call(model, f"{schema.__name__} repair", runnable, repair))
+        if (found := salvaged(schema, reply)) is not None:
             return found
         ERRORS.labels("llm_output").inc()
         raise UnusableReply(f"the model returned no usable {schema.__name__}")
 
-    def _runnable(self, schema: type[BaseModel], model: str, max_tokens: int) -> Runnable[Any, dict[str, Any]]:
+    def _runnable(self, schema: type[BaseModel], model: str, max_tokens: int) -> Runnable[Any, Any]:
+        """The model bound to ask for `schema`, built once per schema, model and limit. A named
+        function is bound with its tool converted once, here (LangChain's `with_structured_output`
+        converts the schema again at every call, for its trace metadata, and parses in a thread);
+        the reply is read by salvage.py whichever way it was asked for."""
         key = (schema, model, max_tokens)
         if key not in self._structured:
-            built = self.model(model, max_tokens).with_structured_output(
-                schema, method=self.method(model), include_raw=True
-            )
-            self._structured[key] = built  # type: ignore[assignment]  # include_raw: a dict
+            chat = self.model(model, max_tokens)
+            method = self.method(model)
+            if method == "function_calling":
+                self._structured[key] = chat.bind_tools([schema], tool_choice=schema.__name__)
+            else:
+                self._structured[key] = chat.with_structured_output(schema, method=method, include_raw=True)
         return self._structured[key]
 
     def _with_schema(self, schema: type[BaseModel], model: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -187,6 +186,26 @@ class ModelCalls:
         return reason[:REASON_CHARS]
 
 
+def _raw(result: Any) -> AIMessage:
+    """The model's message, whichever runnable asked (`include_raw` wraps it in a dict)."""
+    raw = result.get("raw") if isinstance(result, dict) else result
+    return raw if isinstance(raw, AIMessage) else AIMessage(content="")
+
+
+def _what_is_wrong(schema: type[BaseModel], reply: AIMessage) -> str:
+    """Why the reply is not `schema`, short, for the repair request."""
+    if not reply.tool_calls and not reply_text(reply).strip():
+        return "the reply was empty"
+    data = reply.tool_calls[0]["args"] if reply.tool_calls else first_json_object(reply_text(reply))
+    if data is None:
+        return "no JSON object was found in it"
+    try:
+        schema.model_validate(data)
+    except ValidationError as exc:
+        return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])[:REASON_CHARS]
+    return "it was not in the form asked for"
+
+
 def _status(exc: Exception) -> int | None:
     status = getattr(exc, "status_code", None)
     return status if isinstance(status, int) else None
@@ -214,8 +233,7 @@ def _retry_after(exc: Exception) -> float | None:
 
 
 def _count(model: str, kind: str, result: Any) -> None:
-    reply = result.get("raw") if isinstance(result, dict) else result
-    usage = getattr(reply, "usage_metadata", None)
+    usage = _raw(result).usage_metadata
     if usage:
         count_tokens(
             model, kind, {"prompt_tokens": usage.get("input_tokens"), "completion_tokens": usage.get("output_tokens")}
