@@ -4,12 +4,15 @@ to retry, except on the last try."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
-from tests.fakes.openai_server import Failure, FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI
 from tests.support.conversation import QUESTION, delivering, llm_chat, route_to
 from threadsage.chat import APOLOGY, RATE_LIMITED, ReplyKind, Turn
 from threadsage.delivery.current import Delivery
@@ -54,12 +57,22 @@ async def test_a_redelivered_finished_turn_gives_the_same_reply_hand_off_include
 async def test_a_redelivered_unfinished_turn_continues_from_its_last_checkpoint(
     tmp_path: Path, llm: FakeOpenAI, handbook_kb
 ) -> None:
+    answering = threading.Event()
+
+    def stuck(_request: dict) -> str:
+        answering.set()
+        time.sleep(2)
+        return "never read"
+
     llm.script["RouteDecision"] = route_to("HOW_TO")
-    llm.script["answer"] = Failure(400, '{"error": {"message": "bad request", "type": "invalid_request_error"}}')
+    llm.script["answer"] = stuck
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         with delivering(Delivery("job-1", attempt=1, final=False)):
-            [failed] = await chat.handle(TURN)  # stands for a worker dying inside the answer node
-        assert failed.text == APOLOGY
+            turn = asyncio.create_task(chat.handle(TURN))
+            await asyncio.to_thread(answering.wait, 30)
+            turn.cancel()  # the worker dies inside the answer node
+            with pytest.raises(asyncio.CancelledError):
+                await turn
         llm.script["answer"] = "Premium economy is allowed [1]."
         llm.requests.clear()
         with delivering(Delivery("job-1", attempt=2, final=False)):

@@ -4,14 +4,44 @@ POST to a function and writes back its JSON answer, and the start/stop of a fake
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 # (path, headers, raw body) -> (status, extra headers, JSON-able payload, a ready string, or bytes as they are)
 Responder = Callable[[str, dict[str, str], bytes], tuple[int, dict[str, str], Any]]
 DROP = 0  # the status with which a responder has the connection closed without an answer
+
+
+@dataclass
+class Slow:
+    """A payload that takes `seconds` to be ready (a model computing its reply). Meanwhile the
+    connection is watched: a client that closes it gets nothing, and `abandoned` is called — what
+    a real server sees when the client gives up, and why it can stop generating."""
+
+    seconds: float
+    payload: Any
+    abandoned: Callable[[], None]
+
+
+def _closed_within(connection: socket.socket, seconds: float) -> bool:
+    """Whether the client closes `connection` within `seconds` (it sends nothing more: a request
+    body was read whole, so readable means end of stream)."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([connection], [], [], min(left, 0.02))
+        if readable:
+            try:
+                if connection.recv(1, socket.MSG_PEEK) == b"":
+                    return True
+            except OSError:
+                return True
+    return False
 
 
 class _Server(ThreadingHTTPServer):
@@ -32,6 +62,12 @@ class JsonServer:
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 status, headers, payload = respond(self.path, dict(self.headers.items()), raw)
+                if isinstance(payload, Slow):
+                    if _closed_within(self.connection, payload.seconds):
+                        payload.abandoned()
+                        self.close_connection = True
+                        return
+                    payload = payload.payload
                 if status == DROP:  # the connection lost before an answer: the client sees it closed
                     self.close_connection = True
                     return

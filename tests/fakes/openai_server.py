@@ -2,13 +2,31 @@
 
 - `/v1/embeddings`: a hashed bag of words — texts that share words get similar vectors, which is
   enough for hybrid search to behave as it does with a real model.
-- `/v1/chat/completions`: scripted per test. A request is recognised by the structured output it
-  asks for (the function its `tool_choice` forces: "RouteDecision", "Verdict", …) or, otherwise, by
-  its system prompt ("answer", "contextualise", "rewrite", "chat", "synthesise", "web_answer").
-  `fake.script[kind]` holds what to return: a dict (tool arguments), a string (content), a
-  callable taking the request, a `Failure`, or `ToolCalls` — the model calling tools it was
-  offered, as OpenAI's API documents it: an assistant message with `tool_calls` and
-  `finish_reason: "tool_calls"`; the next request then carries `tool` messages with the results.
+- `/v1/chat/completions`: scripted per test. A request is recognised by its system prompt
+  ("answer", "contextualise", "rewrite", "chat", "synthesise", "web_answer") or else by the
+  structured output it asks for (the function its `tool_choice` names: "RouteDecision",
+  "Verdict", …). `fake.script[kind]` holds what to return: a dict (the named function's
+  arguments, or the JSON content a `response_format` asks for), a string (content), a callable
+  taking the request, a `Failure`, or `ToolCalls` — the model calling tools it was offered, as
+  OpenAI's API documents it: an assistant message with `tool_calls` and `finish_reason:
+  "tool_calls"`. A string scripted for a request that names a function comes back as content:
+  what a server that ignores `tool_choice` sends.
+
+Real servers' habits, each switched on by name in `fake.habits` (and each met by a test through
+the real bot, tests/graph/test_real_habits.py). What is documented (OpenAI's API reference, Chat
+Completions) is the request and the reply's shape; these are the ways real servers keep to the
+shape and not to the rest:
+- `ignores_tool_choice`: a request naming a function gets plain content instead of the call
+  (llama-cpp-python's server without a function-calling chat format).
+- `json_then_text`: … and that content is the JSON object followed by an explanation.
+- numbers out of range need no habit: script them (`{"useful": 2}`); grammar-constrained servers
+  enforce a JSON shape, never a number's bounds.
+- `never_stops`: the reply goes on until the request's token limit (`max_tokens`, or
+  `max_completion_tokens`, which OpenAI reads) and ends with `finish_reason: "length"`; a request
+  with no limit runs to CONTEXT_TOKENS, `token_seconds` a token.
+- `rejects_response_format`: HTTP 500 for `response_format` of type `json_schema` (llama.cpp).
+- a slow first token: `first_token_seconds` before anything is sent; a client that closes the
+  connection meanwhile is counted in `abandoned`, by kind, and gets nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.http import ServedFake
+from tests.fakes.http import ServedFake, Slow
 from threadsage.adapters.reasoning.llm import prompts
 
 TEXT_KINDS = {
@@ -34,14 +52,16 @@ TEXT_KINDS = {
     prompts.WEB_ANSWER: "web_answer",
 }
 DATA = prompts.DATA_NOT_INSTRUCTIONS
+HABITS = frozenset({"ignores_tool_choice", "json_then_text", "never_stops", "rejects_response_format"})
+CONTEXT_TOKENS = 4096  # where a reply with no token limit stops at last
+RAMBLE = "and furthermore"  # what a reply that never stops keeps writing, a token a word
 
 DEFAULTS: dict[str, Any] = {
     "RouteDecision": {"intent": "FACT_LOOKUP", "confidence": 0.9, "reasoning": "looks like a fact"},
     "Verdict": {"grounded": 1.0, "useful": 1.0, "reasoning": "fine"},
     "SubQuestions": lambda request: {"questions": [user_text(request).removeprefix("Question: ")]},
-    "answer": "According to the documents, it is described in [1].",
-    # the answer's structured form, when the model is made to give it (after the tool rounds)
-    "GroundedAnswer": {"answer": "According to the documents, it is described in [1].", "used": [1]},
+    "answer": {"answer": "According to the documents, it is described in [1].", "used": [1]},
+    "Computations": {"calculations": [], "date_questions": []},
     "contextualise": lambda request: user_text(request).rsplit("Latest message: ", 1)[-1],
     "rewrite": lambda request: user_text(request).removeprefix("Question: "),
     "chat": "Hello! Ask me about the documents.",
@@ -52,6 +72,8 @@ DEFAULTS: dict[str, Any] = {
     # no translation unless a test scripts one: the query comes back as it was, and is searched as asked
     "Translation": lambda request: {"query": user_text(request).removeprefix("Query: ")},
 }
+
+STRUCTURED = [kind for kind in DEFAULTS if kind[0].isupper()]
 
 
 @dataclass
@@ -89,21 +111,46 @@ def excerpt_count(request: dict) -> int:
     return len(re.findall(r"^\[(\d+)\] ", user_text(request), re.M))
 
 
-def kind_of(request: dict) -> str:
+def forced_function(request: dict) -> str | None:
+    """The function the request's `tool_choice` names: its structured output."""
     forced = request.get("tool_choice")
-    if isinstance(forced, dict):  # structured output: the one function the model must call
-        return forced["function"]["name"]
+    return str(forced["function"]["name"]) if isinstance(forced, dict) else None
+
+
+def response_format(request: dict) -> str | None:
+    form = request.get("response_format")
+    return str(form.get("type")) if isinstance(form, dict) else None
+
+
+def kind_of(request: dict) -> str:
     system = next((str(m["content"]) for m in request["messages"] if m["role"] == "system"), "")
     # A prompt may end with the question's language named (`prompts.in_language_of`).
-    return next(
-        (kind for prompt, kind in TEXT_KINDS.items() if system.startswith(prompt.removesuffix(DATA))), "unknown"
-    )
+    kind = next((kind for prompt, kind in TEXT_KINDS.items() if system.startswith(prompt.removesuffix(DATA))), None)
+    if kind is not None:
+        return kind
+    if forced := forced_function(request):
+        return forced
+    form = request.get("response_format")
+    if isinstance(form, dict) and form.get("type") == "json_schema":
+        return str(form["json_schema"]["name"])
+    # JSON mode: the schema is in the system prompt, with its title
+    return next((name for name in STRUCTURED if f'"title": "{name}"' in system), "unknown")
+
+
+def token_limit(request: dict) -> int:
+    """The reply's limit as the request sets it (either field), else the context's end."""
+    limit = request.get("max_tokens") or request.get("max_completion_tokens")
+    return int(limit) if limit else CONTEXT_TOKENS
 
 
 @dataclass
 class FakeOpenAI(ServedFake):
     embedding_dim: int = 64
     latency: float = 0.0  # seconds per chat completion, like a real model's time
+    habits: set[str] = field(default_factory=set)  # of HABITS
+    first_token_seconds: float = 0.0
+    token_seconds: float = 0.0  # per token of a reply that never stops
+    abandoned: list[str] = field(default_factory=list)  # kinds of the requests the client gave up on
     script: dict[str, Any] = field(default_factory=dict)
     requests: list[tuple[str, dict]] = field(default_factory=list)
     authorizations: list[str] = field(default_factory=list)  # each request's Authorization header
@@ -122,8 +169,9 @@ class FakeOpenAI(ServedFake):
         body = json.loads(raw)
         with self._lock:
             self.requests.append((path, body))
-            self.authorizations.append(headers.get("Authorization", ""))
-            self.proxy_authorizations.append(headers.get("Proxy-Authorization", ""))
+            named = {name.lower(): value for name, value in headers.items()}  # HTTP names are case-blind
+            self.authorizations.append(named.get("authorization", ""))
+            self.proxy_authorizations.append(named.get("proxy-authorization", ""))
         if path.endswith("/embeddings"):
             return 200, {}, self.embeddings(body)
         if path.endswith("/chat/completions"):
@@ -143,7 +191,8 @@ class FakeOpenAI(ServedFake):
             "usage": {"prompt_tokens": 0, "total_tokens": 0},
         }
 
-    def completion(self, request: dict) -> tuple[int, dict[str, str], str]:
+    def completion(self, request: dict) -> tuple[int, dict[str, str], Any]:
+        assert self.habits <= HABITS, f"unknown habits: {self.habits - HABITS}"
         kind = kind_of(request)
         with self._lock:
             entry = self.script.get(kind, DEFAULTS.get(kind, ""))
@@ -158,10 +207,37 @@ class FakeOpenAI(ServedFake):
         if isinstance(entry, Failure):
             time.sleep(entry.delay)
             return entry.status, entry.headers, entry.body
+        if "rejects_response_format" in self.habits and response_format(request) == "json_schema":
+            return (
+                500,
+                {},
+                {"error": {"message": "response_format json_schema is not supported", "type": "server_error"}},
+            )
         value = entry(request) if callable(entry) else entry
-        if isinstance(value, ToolCalls) or isinstance(request.get("tool_choice"), dict):
-            calls = value.calls if isinstance(value, ToolCalls) else [(kind, value)]
-            message = {
+        message, finish = self.message(request, value)
+        usage = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
+        if "never_stops" in self.habits:
+            message, finish, usage["completion_tokens"] = rambling(message, token_limit(request))
+            time.sleep(self.token_seconds * usage["completion_tokens"])
+        completion = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model", "fake"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage,
+        }
+        if self.first_token_seconds:
+            return 200, {}, Slow(self.first_token_seconds, json.dumps(completion), lambda: self.abandoned.append(kind))
+        return 200, {}, json.dumps(completion)
+
+    def message(self, request: dict, value: Any) -> tuple[dict, str]:
+        """The assistant message for a scripted value, and its finish reason, as the habits have it."""
+        forced = forced_function(request)
+        text_only = self.habits & {"ignores_tool_choice", "json_then_text"}
+        if isinstance(value, ToolCalls) or (forced and isinstance(value, dict) and not text_only):
+            calls = value.calls if isinstance(value, ToolCalls) else [(forced, value)]
+            return {
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
@@ -172,16 +248,21 @@ class FakeOpenAI(ServedFake):
                     }
                     for n, (name, args) in enumerate(calls, start=1)
                 ],
-            }
-            finish = "tool_calls"
-        else:
-            message, finish = {"role": "assistant", "content": str(value)}, "stop"
-        completion = {
-            "id": "chatcmpl-fake",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": request.get("model", "fake"),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
-        }
-        return 200, {}, json.dumps(completion)
+            }, "tool_calls"
+        content = value if isinstance(value, str) else json.dumps(value)
+        if "json_then_text" in self.habits and not isinstance(value, str):
+            content += "\n\nThis JSON object answers the request: I hope it helps."
+        return {"role": "assistant", "content": content}, "stop"
+
+
+def rambling(message: dict, limit: int) -> tuple[dict, str, int]:
+    """The message as a reply that never stopped by itself: its text (or its call's arguments)
+    followed by words until `limit` tokens (a word a token), cut there, `finish_reason: "length"`."""
+    calls = message.get("tool_calls")
+    start = calls[0]["function"]["arguments"].removesuffix("}") if calls else (message.get("content") or "")
+    words = start.split()
+    text = " ".join([*words, *(RAMBLE.split() * limit)][:limit])
+    if calls:
+        calls = [{**calls[0], "function": {**calls[0]["function"], "arguments": text}}]
+        return {**message, "tool_calls": calls}, "length", limit
+    return {**message, "content": text}, "length", limit

@@ -72,6 +72,7 @@ async def test_the_worst_case_is_seven_model_calls(tmp_path: Path, llm: FakeOpen
     stops the loop at 7 calls even when more hops are allowed."""
     llm.script["RouteDecision"] = route_to("HOW_TO")
     llm.script["Verdict"] = {"grounded": 0.5, "useful": 0.2, "reasoning": "weak"}
+    llm.script["contextualise"] = "Who approves a security exception request?"
     async with llm_chat(tmp_path, llm, handbook_kb, THREADSAGE_MAX_HOPS=5) as chat:
         talk = Conversation(chat)
         await talk.say(HOW_TO)

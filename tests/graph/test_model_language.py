@@ -8,8 +8,11 @@ from pathlib import Path
 
 from tests.fakes.openai_server import FakeOpenAI, kind_of
 from tests.support.conversation import Conversation, llm_chat, only, route_to
+from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.chat import Progress, ReplyKind, Turn
 from threadsage.i18n import say
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.settings.environment import Settings
 
 HOTEL_ZH = "出差住酒店的标准是多少？"
 
@@ -44,9 +47,15 @@ async def test_a_chinese_question_is_answered_in_chinese_by_the_model(
 
 async def test_busy_and_apology_notices_follow_the_question(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
     llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
-    llm.script["answer"] = "  "  # a model answering nothing: the service apologises
-    async with llm_chat(tmp_path, llm, handbook_kb, THREADSAGE_MAX_MODEL_CALLS_PER_MINUTE=3) as chat:
+    page = tmp_path / "hotels.md"
+    page.write_text("# Hotels\n\n出差住酒店的标准是每晚 180 欧元。\n", encoding="utf-8")
+    broken = open_knowledge_base(Settings(THREADSAGE_DATA_DIR=tmp_path / "broken", _env_file=None))
+    assert Ingestor(broken, 1000, 100).ingest_paths([page]).ok
+    async with llm_chat(tmp_path / "a", llm, broken) as chat:
+        broken.close()  # every search fails: nothing at all can be said, the service apologises
         apology = only(await Conversation(chat, "test:ws:chan:a").say(HOTEL_ZH))
+    async with llm_chat(tmp_path, llm, handbook_kb, THREADSAGE_MAX_MODEL_CALLS_PER_MINUTE=3) as chat:
+        only(await Conversation(chat, "test:ws:chan:x").say(HOTEL_ZH))  # translation, route, answer: 3 calls
         busy = only(await Conversation(chat, "test:ws:chan:b").say(HOTEL_ZH, user="U2"))
         english = only(await Conversation(chat, "test:ws:chan:c").say("What is the hotel limit?", user="U3"))
     assert (apology.text, apology.fixed) == (say("apology", "zh"), "apology")

@@ -173,26 +173,34 @@ async def test_model_calls_and_tokens_are_counted_by_model_and_kind(
             "threadsage_llm_calls_total{kind=RouteDecision,model=obs-router}": 1.0,
             "threadsage_llm_tokens_total{kind=RouteDecision,model=obs-router,type=input}": 50.0,
             "threadsage_llm_tokens_total{kind=RouteDecision,model=obs-router,type=output}": 10.0,
-            "threadsage_llm_calls_total{kind=text,model=obs-chat}": 1.0,
-            "threadsage_llm_tokens_total{kind=text,model=obs-chat,type=input}": 50.0,
-            "threadsage_llm_tokens_total{kind=text,model=obs-chat,type=output}": 10.0,
+            "threadsage_llm_calls_total{kind=GroundedAnswer,model=obs-chat}": 1.0,
+            "threadsage_llm_tokens_total{kind=GroundedAnswer,model=obs-chat,type=input}": 50.0,
+            "threadsage_llm_tokens_total{kind=GroundedAnswer,model=obs-chat,type=output}": 10.0,
         }
 
         llm.requests.clear()
         llm.script["answer"] = Failure(status=500, times=10)
         before = samples()
-        assert only(await talk.say(QUESTION, user="U2")).text == APOLOGY
-        assert llm.chat_kinds().count("answer") == 2  # the client's retry is part of one call
+        reply = only(await talk.say(QUESTION, user="U2"))
+        assert reply.kind is ReplyKind.ANSWER and reply.text != APOLOGY  # the documents' own words
+        assert llm.chat_kinds().count("answer") == 2  # the retry is part of one call
         changed = moved(before)
-        assert changed["threadsage_llm_calls_total{kind=text,model=obs-chat}"] == 1.0
-        assert "threadsage_llm_tokens_total{kind=text,model=obs-chat,type=input}" not in changed
+        assert changed["threadsage_llm_calls_total{kind=GroundedAnswer,model=obs-chat}"] == 1.0
+        assert "threadsage_llm_tokens_total{kind=GroundedAnswer,model=obs-chat,type=input}" not in changed
         assert changed["threadsage_errors_total{where=llm}"] == 1.0
-        assert changed["threadsage_errors_total{where=turn}"] == 1.0
+        assert "threadsage_errors_total{where=turn}" not in changed
 
         llm.script["RouteDecision"] = "this is not json at all"
         before = samples()
         assert only(await talk.say("What is the hotel limit?", user="U3")).kind is ReplyKind.CLARIFICATION
-        assert moved(before, "threadsage_errors") == {"threadsage_errors_total{where=llm_output}": 1.0}
+        # the reply, and the repair's: each unusable
+        assert moved(before, "threadsage_errors") == {"threadsage_errors_total{where=llm_output}": 2.0}
+        assert (
+            moved(before, "threadsage_llm_calls")[
+                "threadsage_llm_calls_total{kind=RouteDecision repair,model=obs-router}"
+            ]
+            == 1.0
+        )
 
 
 @pytest.fixture

@@ -63,10 +63,8 @@ async def llm_chat(tmp_path: Path, llm: FakeOpenAI, kb, **overrides) -> AsyncIte
         THREADSAGE_DATA_DIR=tmp_path / "data",
         OPENAI_API_KEY="sk-test",
         OPENAI_BASE_URL=llm.base_url,
-        THREADSAGE_LLM_TIMEOUT=2,
-        THREADSAGE_LLM_RETRIES=1,
         _env_file=None,
-        **{"DATABASE_URL": None, **overrides},
+        **{"THREADSAGE_LLM_TIMEOUT": 2, "THREADSAGE_LLM_RETRIES": 1, "DATABASE_URL": None, **overrides},
     )
     async with open_chat_service(settings, kb=kb) as chat:
         yield chat

@@ -26,11 +26,11 @@ from tests.support.served import Served
 
 QUESTIONS = [
     "What is the rate limit per API key?",
-    "How many days of annual leave do I get?",
+    "How many days of annual leave do employees get?",  # not "I": employees and contractors differ
     "Which cabin class may I book for a long flight?",
     "How do I rotate my VPN password?",
 ]
-ANSWER = str(DEFAULTS["answer"])  # what the fake model answers: an answer without it is blank
+ANSWER = str(DEFAULTS["answer"]["answer"])  # what the fake model answers: an answer without it is blank
 
 
 @dataclass

@@ -112,7 +112,7 @@ async def open_runtime(
                     settings.chunk_overlap,
                     Budget.of(settings),
                 ),
-                progress=settings.openai_api_key is not None,  # the offline back-end answers in milliseconds
+                progress=settings.uses_language_model,  # the offline back-end answers in milliseconds
                 handoff=parse_handoff(settings.handoff),
                 recording=Recording(questions),
                 loop=KnowledgeLoop.from_settings(settings, knowledge, kb, reasoner, coordinator),
@@ -144,10 +144,10 @@ def closest_in(kb: KnowledgeBase) -> Closest:
 
 @asynccontextmanager
 async def open_reasoner(settings: Settings, coordinator: Coordinator) -> AsyncIterator[Reasoner]:
-    """The language model when `OPENAI_API_KEY` is set (within the process-wide budget of model
-    calls per minute, when one is set), otherwise the offline back-end. The model's HTTP session
-    closes on the way out."""
-    if settings.openai_api_key is None:
+    """The language model when one is configured (`OPENAI_API_KEY`, or a chat model of another
+    provider), within the process-wide budget of model calls per minute when one is set; otherwise
+    the offline back-end. The model's connections close on the way out."""
+    if not settings.uses_language_model:
         yield OfflineReasoner()
         return
     limit = settings.max_model_calls_per_minute

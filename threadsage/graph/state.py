@@ -118,5 +118,6 @@ class ConversationState(TypedDict, total=False):
     route: str
     confidence: float
     low_confidence: bool
+    unchecked: bool  # the answer was not judged: its judgement failed, or it was extracted without the model
     citations: list[Citation]
     trace: list[Step]

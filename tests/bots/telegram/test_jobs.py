@@ -13,7 +13,7 @@ import pytest
 
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.support.telegram_harness import bot_settings
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.app.runtime import open_chat_service, open_coordinator
 from threadsage.bots.telegram import TelegramBot
 from threadsage.delivery.jobs import Job

@@ -33,6 +33,7 @@ def begin(state: ConversationState) -> ConversationState:
         "llm_calls": 0,
         "confidence": 0.0,
         "low_confidence": False,
+        "unchecked": False,
         "citations": [],
         "trace": [],
     }

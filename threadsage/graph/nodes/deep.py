@@ -17,9 +17,17 @@ from typing import Literal
 from langgraph.runtime import Runtime
 
 from threadsage.adapters.reasoning.base import Reasoner
-from threadsage.adapters.reasoning.research import Finding, Researcher, cites_finding, in_pool, kept_for, pooled
+from threadsage.adapters.reasoning.research import (
+    Finding,
+    Researcher,
+    StepResult,
+    cites_finding,
+    in_pool,
+    kept_for,
+    pooled,
+)
 from threadsage.graph.context import BrainContext
-from threadsage.graph.nodes.common import calls, traced
+from threadsage.graph.nodes.common import attempted, calls, traced
 from threadsage.graph.nodes.evidence import search
 from threadsage.graph.state import ConversationState
 from threadsage.i18n import language_of, say
@@ -43,7 +51,8 @@ def researcher(reasoner: Reasoner) -> Researcher:
 
 
 async def plan(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
-    planned = (await researcher(runtime.context.reasoner).plan(state["standalone"]))[:3] or [state["standalone"]]
+    made = await attempted(researcher(runtime.context.reasoner).plan(state["standalone"]), "deep search's plan")
+    planned = (made or [])[:3] or [state["standalone"]]
     return {
         "sub_questions": planned,
         "findings": [],
@@ -59,7 +68,8 @@ async def execute(state: ConversationState, runtime: Runtime[BrainContext]) -> C
     sub_question, *remaining = state["sub_questions"]
     findings = state.get("findings", [])
     passages = await search(state, ctx, sub_question, STEP_K, state.get("focus") or None)
-    result = await researcher(ctx.reasoner).step(state["standalone"], sub_question, findings, passages)
+    step = researcher(ctx.reasoner).step(state["standalone"], sub_question, findings, passages)
+    result = await attempted(step, "a deep-search step") or StepResult(answer="", found=False)  # "not found"
     answer, cited = kept_for(result.answer, passages)
     found = result.found and bool(cited)
     finding = Finding(question=sub_question, answer=answer, found=found, contradicts=result.contradicts, passages=cited)
@@ -81,7 +91,8 @@ async def execute(state: ConversationState, runtime: Runtime[BrainContext]) -> C
 async def replan(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     findings = state["findings"]
     remaining = state.get("sub_questions", [])
-    planned = await researcher(runtime.context.reasoner).replan(state["standalone"], findings, remaining)
+    made = researcher(runtime.context.reasoner).replan(state["standalone"], findings, remaining)
+    planned = await attempted(made, "deep search's replan") or []  # no further steps
     why = "contradiction" if findings[-1]["contradicts"] else "nothing found"
     return {
         "sub_questions": planned[:3],
@@ -103,10 +114,12 @@ async def synthesise(state: ConversationState, runtime: Runtime[BrainContext]) -
             "trace": traced(state, "synthesise", "no step found anything"),
         }
     pool = pooled(found)
-    answer = await researcher(runtime.context.reasoner).synthesise(state["standalone"], found)
+    written = researcher(runtime.context.reasoner).synthesise(state["standalone"], found)
+    answer = await attempted(written, "the synthesis") or ""  # failed: the findings as they are
     missing = [f for f in found if not cites_finding(answer, f, pool)]
     for finding in missing:  # a side the synthesis dropped: its own cited sub-answer
         answer += f"\n\n**{finding['question'].rstrip('?')}**: {in_pool(finding, pool)}"
+    answer = answer.strip()
     steps = len(state.get("findings", []))
     # a failed step that a replan took over is not a gap; one left as it was, or a step never run, is
     gaps = max(0, steps - len(found) - state.get("replans", 0)) + unplanned

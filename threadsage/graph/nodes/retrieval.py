@@ -15,8 +15,9 @@ from langgraph.runtime import Runtime
 
 from threadsage.adapters.questions.exclusion import split_exclusion, without_excluded
 from threadsage.adapters.reasoning.base import GroundedAnswer, Passage, cited, renumbered
+from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.graph.context import BrainContext
-from threadsage.graph.nodes.common import calls, traced
+from threadsage.graph.nodes.common import attempted, calls, traced
 from threadsage.graph.nodes.evidence import search
 from threadsage.graph.nodes.rerank import reranked
 from threadsage.graph.state import ConversationState
@@ -55,12 +56,30 @@ async def generate(state: ConversationState, runtime: Runtime[BrainContext]) -> 
         key = "no_code" if state.get("route") == "code_search" else "not_covered"
         message = say(key, language_of(state["question"]))
         return {"documents": [], "answer": message, "trace": traced(state, "generate", "no passages")}
-    answer, kept = relied_on(await ctx.reasoner.answer(state["standalone"], documents), documents)
+    result = await attempted(ctx.reasoner.answer(state["standalone"], documents), "the answer")
+    if result is None:
+        return {**await extracted(state, documents), "llm_calls": calls(state)}
+    answer, kept = relied_on(result, documents)
     return {
         "documents": kept,
         "answer": answer,
         "llm_calls": calls(state),
         "trace": traced(state, "generate", f"answer relies on {len(kept)} of {len(documents)} passages"),
+    }
+
+
+async def extracted(state: ConversationState, documents: list[Passage]) -> ConversationState:
+    """The model could not answer: the passages' own best sentences (the offline back-end's
+    extract), said to be that, not judged."""
+    extract = await OfflineReasoner().extract(state["standalone"], documents)
+    language = language_of(state["question"])
+    answer, kept = relied_on(GroundedAnswer(answer=f"{say('model_failed', language)}\n\n{extract}"), documents)
+    return {
+        "documents": kept,
+        "answer": answer,
+        "unchecked": True,
+        "low_confidence": True,
+        "trace": traced(state, "generate", f"model failed: extract from {len(kept)} of {len(documents)} passages"),
     }
 
 
@@ -77,7 +96,14 @@ def relied_on(result: GroundedAnswer, documents: list[Passage]) -> tuple[str, li
 async def judge(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     """Score the answer; remember the best one in case the loop runs out."""
     documents = state["documents"]
-    verdict = await runtime.context.reasoner.judge(state["standalone"], documents, state["answer"])
+    verdict = await attempted(runtime.context.reasoner.judge(state["standalone"], documents, state["answer"]), "judge")
+    if verdict is None:
+        return {
+            "unchecked": True,
+            "low_confidence": True,
+            "llm_calls": calls(state),
+            "trace": traced(state, "judge", "judge failed: the answer is kept, unchecked"),
+        }
     update: ConversationState = {
         "llm_calls": calls(state),
         "trace": traced(state, "judge", verdict.reasoning[:160], grounded=verdict.grounded, useful=verdict.useful),
@@ -89,12 +115,16 @@ async def judge(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
 
 
 async def rewrite(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
-    query = await runtime.context.reasoner.rewrite(state["standalone"], state.get("documents", []))
-    query = " ".join(query.split()) or state["standalone"]
+    """A better query from the model; if it fails, the question's content words (as offline)."""
+    documents = state.get("documents", [])
+    written = await attempted(runtime.context.reasoner.rewrite(state["standalone"], documents), "rewrite")
+    query = " ".join((written or await OfflineReasoner().rewrite(state["standalone"], documents)).split())
+    query = query or state["standalone"]
+    note = "new query" if written is not None else "rewrite failed, content words"
     return {
         "search_query": query,
         "llm_calls": calls(state),
-        "trace": traced(state, "rewrite", f"new query: {query[:160]}"),
+        "trace": traced(state, "rewrite", f"{note}: {query[:160]}"),
     }
 
 
@@ -120,7 +150,7 @@ def settle(state: ConversationState) -> ConversationState:
 
 
 def after_judge(state: ConversationState, runtime: Runtime[BrainContext]) -> Literal["finish", "rewrite", "settle"]:
-    if state.get("confidence", 0.0) >= runtime.context.policy.good_enough:
+    if state.get("unchecked") or state.get("confidence", 0.0) >= runtime.context.policy.good_enough:
         return "finish"
     return "rewrite" if _may_loop(state, runtime) else "settle"
 
@@ -129,8 +159,9 @@ def after_generate(
     state: ConversationState, runtime: Runtime[BrainContext]
 ) -> Literal["judge", "finish", "rewrite", "settle"]:
     """Fast retrieval answers in one generation; the others are checked, unless the answer relies
-    on no passage: then there is nothing to check, and the loop searches again."""
-    if state.get("route") == "fast_retrieval":
+        on no passage: then there is nothing to check, and the loop searches again. An answer extracted
+    without the model is not judged by it either."""
+    if state.get("route") == "fast_retrieval" or state.get("unchecked"):
         return "finish"
     if state.get("documents"):
         return "judge"

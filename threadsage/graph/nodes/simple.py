@@ -4,20 +4,24 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
+from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.graph.context import BrainContext
-from threadsage.graph.nodes.common import calls, history, traced
+from threadsage.graph.nodes.common import attempted, calls, history, traced
 from threadsage.graph.state import ConversationState
 from threadsage.i18n import language_of, say
 
 
 async def direct_reply(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
-    answer = await runtime.context.reasoner.chat(state["question"], history(state))
+    """Small talk; if the model fails, the offline back-end's canned reply in the asker's language."""
+    earlier = history(state)
+    answer = await attempted(runtime.context.reasoner.chat(state["question"], earlier), "small talk")
+    note = "no retrieval" if answer else "model failed: the canned reply"
     return {
-        "answer": answer,
+        "answer": answer or await OfflineReasoner().chat(state["question"], earlier),
         "documents": [],
         "confidence": state["decision"]["confidence"],
         "llm_calls": calls(state),
-        "trace": traced(state, "direct_reply", "no retrieval"),
+        "trace": traced(state, "direct_reply", note),
     }
 
 

@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 
 from threadsage.adapters.reasoning.base import CITATION, Reasoner
 from threadsage.graph.context import BrainContext
-from threadsage.graph.nodes.common import calls, traced
+from threadsage.graph.nodes.common import attempted, calls, traced
 from threadsage.graph.state import ConversationState
 from threadsage.i18n import language_of, say
 from threadsage.tools.web import WebResult
@@ -60,17 +60,12 @@ async def web_answer(reasoner: Reasoner, question: str, results: list[WebResult]
     model wrote it (the offline back-end lists the results' own words)."""
     from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
 
+    written = None
     if isinstance(reasoner, LLMReasoner):
-        from threadsage.adapters.reasoning.llm import prompts
-
-        numbered = "\n\n".join(
-            f"[{n}] {r.title} ({r.url})\n<result>\n{prompts.unfenced(r.content)}\n</result>"
-            for n, r in enumerate(results, start=1)
-        )
-        system = prompts.in_language_of(prompts.WEB_ANSWER, question)
-        body = await reasoner._text(system, f"Web results:\n{numbered}\n\nQuestion: {question}")
-        body = CITATION.sub(lambda m: f"[web {m.group(1)}]" if int(m.group(1)) <= len(results) else "", body)
-    else:
+        written = await attempted(reasoner.web_answer(question, results), "web answer")
+    if written is not None:
+        body = CITATION.sub(lambda m: f"[web {m.group(1)}]" if int(m.group(1)) <= len(results) else "", written)
+    else:  # the offline back-end, or a model that failed: the results' own words
         body = "\n".join(f"- {r.content or r.title} [web {n}]" for n, r in enumerate(results[:3], start=1))
     sources = "\n".join(f"{n}. [{_plain(r.title)}]({r.url})" for n, r in enumerate(results, start=1))
     language = language_of(question)

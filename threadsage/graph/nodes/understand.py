@@ -3,19 +3,22 @@ dates by their tools, then decide how to answer the rest."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.questions.exclusion import split_exclusion, without_excluded
+from threadsage.adapters.questions import ambiguity
+from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion, without_excluded
 from threadsage.adapters.reasoning.base import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage_label
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.graph.nodes.begin import begin
-from threadsage.graph.nodes.common import calls, history, traced
+from threadsage.graph.nodes.common import attempted, calls, history, traced
 from threadsage.graph.nodes.tools import use_tools
 from threadsage.graph.nodes.translate import search_across
 from threadsage.graph.state import INTENT_STRATEGY, ConversationState, Decision, Strategy
 from threadsage.i18n import DEFAULT, Language, language_of, say
+from threadsage.support.text import term_set
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,9 @@ async def understand(state: ConversationState, runtime: Runtime[BrainContext]) -
 
 
 async def contextualise(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
+    """The follow-up made standalone. A rewrite that shares no content word with the conversation
+    was invented, not understood (a small model's "laptop maintenance records" became the topic of
+    every later turn): the question is taken as typed, as when the call fails."""
     question = state["question"]
     earlier = history(state)
     if earlier and state.get("topic"):
@@ -46,12 +52,21 @@ async def contextualise(state: ConversationState, runtime: Runtime[BrainContext]
         earlier[last] = ("user", state["topic"])
     if not earlier:
         return {"standalone": question, "trace": traced(state, "contextualise", "first question")}
-    standalone = await runtime.context.reasoner.contextualise(question, earlier)
-    standalone = " ".join(standalone.split()) or question
+    written = await attempted(runtime.context.reasoner.contextualise(question, earlier), "contextualise")
+    standalone = " ".join((written or "").split())
+    if written is None:
+        standalone, note = question, "failed: the question as typed"
+    elif not term_set(standalone) & term_set(" ".join(text for _, text in earlier)):
+        standalone, note = (
+            question,
+            f"rewrite shares no word with the conversation, the question as typed: {written[:120]}",
+        )
+    else:
+        standalone, note = standalone or question, f"standalone: {standalone[:200]}"
     return {
         "standalone": standalone,
         "llm_calls": calls(state),
-        "trace": traced(state, "contextualise", f"standalone: {standalone[:200]}"),
+        "trace": traced(state, "contextualise", note),
     }
 
 
@@ -74,14 +89,18 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
     evidence = without_excluded(found, exclusion)[:k]
     if pinned := state.get("pinned"):
         evidence = [pinned, *(p for p in evidence if p["id"] != pinned["id"])][: ctx.policy.retrieve_k]
+    # The deterministic ambiguity check runs beside the router, in a thread: no model call.
+    ambiguous = asyncio.create_task(asyncio.to_thread(_alternatives, question, evidence))
     try:
         proposal = await ctx.reasoner.route(question, evidence)
         failure = ""
     except ModelBusy:
+        ambiguous.cancel()
         raise  # not a router failure: the turn ends with a "busy" notice
     except Exception as exc:  # noqa: BLE001 - a router failure degrades to a clarification, never a crash
         log.warning("router failed (%s): asking the user instead", exc.__class__.__name__)
         proposal, failure = _clarify_from_evidence(evidence, language), f"router failed: {exc.__class__.__name__}; "
+    proposal, backstop = _backstopped(proposal, await ambiguous, language)
     decision = resolve(proposal, evidence, ctx.policy, state.get("clarify_rounds", 0), language)
     return {
         "decision": decision,
@@ -94,23 +113,47 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
         "trace": traced(
             state,
             "route",
-            f"{failure}{decision['intent']} → {decision['strategy']}: {decision['reasoning']}"
+            f"{failure}{backstop}{decision['intent']} → {decision['strategy']}: {decision['reasoning']}"
             + (f" (excluding: {'; '.join(x[:60] for x in exclusion.excluded)})" if exclusion else ""),
             confidence=decision["confidence"],
         ),
     }
 
 
+def _alternatives(question: str, evidence: list[Passage]) -> list[str]:
+    """The options the evidence offers when the question cannot tell its documents apart (the
+    offline back-end's check, threadsage/adapters/questions/ambiguity.py); [] when it is clear."""
+    exclusion = split_exclusion(question)
+    wanted = term_set(exclusion.query)
+    return [
+        ambiguity.option(p)
+        for p in ambiguity.alternatives(wanted, [p for p in evidence if not about_excluded(p, exclusion)])
+    ]
+
+
+def _backstopped(proposal: RouteDecision, ambiguous: list[str], language: Language) -> tuple[RouteDecision, str]:
+    """The router's proposal, clarifying when the evidence says the question is ambiguous and the
+    router did not ask (a question for the documents: not small talk, not out of scope)."""
+    if proposal.clarify or _clean_options(proposal.clarify_options) or len(ambiguous) < 2:
+        return proposal, ""
+    if proposal.intent in ("CHIT_CHAT", "UNKNOWN"):
+        return proposal, ""
+    update = {"clarify": True, "clarify_prompt": say("clarify_several", language), "clarify_options": ambiguous}
+    return proposal.model_copy(update=update), f"ambiguous: {len(ambiguous)} documents match alike; "
+
+
 def resolve(
     proposal: RouteDecision, evidence: list[Passage], policy: Policy, rounds: int, language: Language = DEFAULT
 ) -> Decision:
-    """Explicit clarify wins; low confidence clarifies; otherwise the fixed intent → strategy map.
-    Clarification needs options or at least a prompt (in the asker's `language`), and stops after
-    `max_clarify_rounds`."""
+    """Explicit clarify wins, and so do options the router wrote, whatever flag it set (a model may
+    fill the options and forget the flag); low confidence clarifies; otherwise the fixed intent →
+    strategy map. Clarification needs options or at least a prompt (in the asker's `language`), and
+    stops after `max_clarify_rounds`."""
     strategy: Strategy = INTENT_STRATEGY[proposal.intent]
     reasoning = proposal.reasoning
-    wants_clarify = proposal.clarify or proposal.confidence < policy.clarify_threshold
-    options = _clean_options(proposal.clarify_options) or _clean_options(_evidence_options(evidence))
+    proposed = _clean_options(proposal.clarify_options)
+    wants_clarify = proposal.clarify or bool(proposed) or proposal.confidence < policy.clarify_threshold
+    options = proposed or _clean_options(_evidence_options(evidence))
     prompt = proposal.clarify_prompt.strip()
     if wants_clarify and rounds >= policy.max_clarify_rounds:
         reasoning += " (clarification rounds used up: best effort)"

@@ -10,6 +10,7 @@ import pytest
 from tests.fakes.openai_server import Failure, FakeOpenAI, kind_of, user_text
 from tests.support.conversation import QUESTION, Conversation, llm_chat, only, route_to
 from threadsage.chat import APOLOGY, BUSY, NO_DOCUMENTS, ReplyKind, Turn
+from threadsage.i18n import say
 
 # The code-search route keeps only passages with code: ask about some, rather than rely on a code
 # block ranking among a travel question's candidates.
@@ -118,11 +119,21 @@ async def test_a_failing_router_degrades_to_a_clarification(tmp_path, llm, handb
     assert "router failed" in reply.trace[1]["detail"]
 
 
-async def test_a_failing_answer_gets_an_apology_and_a_transient_one_is_retried(tmp_path, llm, handbook_kb) -> None:
+async def test_a_failing_answer_gives_the_documents_words_said_plainly_and_a_transient_one_is_retried(
+    tmp_path, llm, handbook_kb
+) -> None:
+    """No apology while something can be said: the offline extract of the retrieved passages,
+    introduced as what it is, cited, marked low-confidence and not sent to the judge."""
+    llm.script["RouteDecision"] = route_to("HOW_TO")
     llm.script["answer"] = Failure(status=500, times=10)
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         talk = Conversation(chat)
-        assert only(await talk.say(QUESTION)).text == APOLOGY
+        reply = only(await talk.say(QUESTION))
+        assert reply.kind is ReplyKind.ANSWER and reply.text != APOLOGY
+        assert reply.text.startswith(say("model_failed")) and "premium economy" in reply.text.lower()
+        assert reply.citations and reply.low_confidence
+        assert "Verdict" not in llm.chat_kinds()
+        llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
         llm.script["answer"] = Failure(status=503, times=1)
         assert only(await talk.say(QUESTION)).text.startswith("According to the documents")
 
@@ -202,11 +213,13 @@ async def test_document_excerpts_reach_the_model_fenced_as_data(tmp_path: Path, 
 
 
 async def test_an_empty_model_answer_is_never_posted(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
+    """Blank text is no answer: asked again once (the repair), then the documents' own words."""
     llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
     llm.script["answer"] = "  \n "
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         reply = only(await Conversation(chat).say(QUESTION))
-    assert (reply.kind, reply.text) == (ReplyKind.NOTICE, APOLOGY)
+    assert llm.chat_kinds() == ["RouteDecision", "answer", "answer"]
+    assert reply.kind is ReplyKind.ANSWER and reply.text.startswith(say("model_failed")) and reply.citations
 
 
 async def test_past_the_model_call_budget_people_are_told_the_bot_is_busy(

@@ -46,8 +46,17 @@ ANSWER = (
 documents. Cite every statement with the number of its excerpt in square brackets, like [1] or \
 [2][3]. Do not cite numbers that are not listed. If the excerpts do not contain the answer, say \
 that the documents don't cover it. Be concise; use Markdown lists for steps. Answer in the \
-language of the question. Give your answer by calling GroundedAnswer, with the numbers of the \
-excerpts it relies on in `used` (none when the excerpts do not answer the question).\
+language of the question. Results computed for you are given after the question: use them as they \
+are. Give your answer by calling GroundedAnswer, with the numbers of the excerpts it relies on in \
+`used` (none when the excerpts do not answer the question).\
+"""
+    + DATA_NOT_INSTRUCTIONS
+)
+
+COMPUTE = (
+    """Before the question is answered from the numbered excerpts, list the exact calculations \
+(with the numbers the excerpts give) and the date questions its answer needs, for a calculator and \
+a calendar to work out. List none when the answer needs no arithmetic and no date.\
 """
     + DATA_NOT_INSTRUCTIONS
 )

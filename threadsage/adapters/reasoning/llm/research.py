@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from threadsage.adapters.reasoning.base import CITATION, Passage
 from threadsage.adapters.reasoning.llm import prompts
-from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
+from threadsage.adapters.reasoning.llm.back_end import LLMReasoner, asked
 from threadsage.adapters.reasoning.research import Finding, StepResult, in_pool, pooled
 
 _MARKER = re.compile(r"\s*" + CITATION.pattern)  # a citation and the space before it
@@ -35,22 +35,21 @@ class LLMResearcher:
             f"Question: {question}\n\nEarlier findings:\n{_plain(findings) or '(none yet)'}\n\n"
             f"Sub-question: {sub_question}\n\nExcerpts:\n{prompts.numbered(passages) or '(no excerpts found)'}"
         )
-        return await self.llm._structured(StepResult, prompts.STEP, user)
+        return await self.llm.router(StepResult, prompts.STEP, user, self.llm.limits.max_tokens_answer)
 
     async def replan(self, question: str, findings: Sequence[Finding], remaining: Sequence[str]) -> list[str]:
         planned = "\n".join(f"- {q}" for q in remaining) or "(none)"
         user = f"Question: {question}\n\nFindings so far:\n{_plain(findings)}\n\nSteps still planned:\n{planned}"
-        result = await self.llm._structured(Replan, prompts.REPLAN, user)
+        result = await self.llm.router(Replan, prompts.REPLAN, user)
         return [q for q in (" ".join(q.split()) for q in result.questions) if q][:3]
 
     async def synthesise(self, question: str, findings: Sequence[Finding]) -> str:
         pool = pooled(findings)
         steps = "\n\n".join(f"Sub-question: {f['question']}\nFinding: {in_pool(f, pool)}" for f in findings)
-        return await self.llm._text(
-            prompts.in_language_of(prompts.SYNTHESISE, question),
-            f"Question: {question}\n\nFindings:\n{steps}\n\nExcerpts:\n{prompts.numbered(pool)}",
-            model=self.llm.chat_model,
-        )
+        system = prompts.in_language_of(prompts.SYNTHESISE, question)
+        user = f"Question: {question}\n\nFindings:\n{steps}\n\nExcerpts:\n{prompts.numbered(pool)}"
+        limit = self.llm.limits.max_tokens_synthesis
+        return await self.llm.calls.text(self.llm.chat_model, limit, "synthesise", asked(system, user))
 
 
 def _plain(findings: Sequence[Finding]) -> str:
