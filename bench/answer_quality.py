@@ -133,8 +133,8 @@ def report(backend: str, tallies: list[Tally], seconds: float, misses: bool) -> 
     median, p95 = seconds_summary(tallies)
     print(f"Time per question: median {median * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms\n")
     header = ["set", "n", "file recall@5 (graph)", "page recall@5", "answered from gold", "… when gold in top 5"]
-    print("| " + " | ".join([*header, "contains answer", "clarified", "declined"]) + " |")
-    print("|" + "---|" * (len(header) + 3))
+    print("| " + " | ".join([*header, "contains answer", "clarified", "declined", "hedged"]) + " |")
+    print("|" + "---|" * (len(header) + 4))
     for t in tallies:
         pages = f"{t.page_found / t.paged:.2f}" if t.paged else "–"
         row = [
@@ -145,7 +145,11 @@ def report(backend: str, tallies: list[Tally], seconds: float, misses: bool) -> 
             pct(t.from_gold, t.n),
             pct(t.from_gold_when_found, t.found),
         ]
-        print("| " + " | ".join([*row, pct(t.contains, t.n), pct(t.clarified, t.n), pct(t.declined, t.n)]) + " |")
+        print(
+            "| "
+            + " | ".join([*row, pct(t.contains, t.n), pct(t.clarified, t.n), pct(t.declined, t.n), pct(t.hedged, t.n)])
+            + " |"
+        )
     print()
     for t in tallies:
         print(f"- routes, {t.name}: " + ", ".join(f"{r} {c}" for r, c in t.routes.most_common()))
@@ -163,6 +167,35 @@ def report(backend: str, tallies: list[Tally], seconds: float, misses: bool) -> 
             print(f"\nMisses, {t.name}:\n" + "\n".join(f"- {m}" for m in t.misses))
 
 
+def public_corpora(limit: int | None = None, cmrc: int = 100) -> dict[str, Corpus]:
+    """Every public question set by corpus: the GitLab handbook, the demo handbook, Northwind, CMRC."""
+    questions = handbook_items(REPO / "examples" / "handbook-questions.jsonl")
+    handbook_sets = [
+        ("handbook clear", [q for q in questions if not q.ambiguous][:limit]),
+        ("handbook ambiguous", [q for q in questions if q.ambiguous][:limit]),
+        ("handbook paraphrases", handbook_items(REPO / "examples" / "handbook-paraphrases.jsonl")[:limit]),
+    ]
+    gitlab_sets = [(f"gitlab {s}", gitlab_items(GITLAB / "questions" / f"{s}.jsonl")[:limit]) for s in SUBSETS]
+    nw = NORTHWIND / "questions"
+    dontknow = northwind_items(nw / "dontknow.jsonl")
+    northwind_sets = [
+        ("northwind answerable", northwind_items(nw / "qa.jsonl")[:limit]),
+        ("northwind don't know (clean)", [i for i in dontknow if i.id in CLEAN_REFUSALS][:limit]),
+        (
+            "northwind don't know (partly covered)",
+            [i for i in dontknow if i.id not in CLEAN_REFUSALS][:limit],
+        ),
+        ("northwind ambiguous", northwind_items(nw / "ambiguous.jsonl")[:limit]),
+        ("northwind clear controls", northwind_items(nw / "clear_controls.jsonl")[:limit]),
+    ]
+    return {
+        "gitlab": (GITLAB / "corpus", gitlab_sets),
+        "handbook": (HANDBOOK, handbook_sets),
+        "northwind": (NORTHWIND / "documents", northwind_sets),
+        "cmrc": (CMRC / "dev_corpus.jsonl", [("cmrc2018 (zh)", beir_items(CMRC / "dev_queries.jsonl", cmrc))]),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", nargs="+", default=["offline", "model"], choices=["offline", "model"])
@@ -172,31 +205,7 @@ def main() -> None:
     parser.add_argument("--cmrc", type=int, default=100, help="CMRC questions to ask")
     args = parser.parse_args()
 
-    questions = handbook_items(REPO / "examples" / "handbook-questions.jsonl")
-    handbook_sets = [
-        ("handbook clear", [q for q in questions if not q.ambiguous][: args.limit]),
-        ("handbook ambiguous", [q for q in questions if q.ambiguous][: args.limit]),
-        ("handbook paraphrases", handbook_items(REPO / "examples" / "handbook-paraphrases.jsonl")[: args.limit]),
-    ]
-    gitlab_sets = [(f"gitlab {s}", gitlab_items(GITLAB / "questions" / f"{s}.jsonl")[: args.limit]) for s in SUBSETS]
-    nw = NORTHWIND / "questions"
-    dontknow = northwind_items(nw / "dontknow.jsonl")
-    northwind_sets = [
-        ("northwind answerable", northwind_items(nw / "qa.jsonl")[: args.limit]),
-        ("northwind don't know (clean)", [i for i in dontknow if i.id in CLEAN_REFUSALS][: args.limit]),
-        (
-            "northwind don't know (partly covered)",
-            [i for i in dontknow if i.id not in CLEAN_REFUSALS][: args.limit],
-        ),
-        ("northwind ambiguous", northwind_items(nw / "ambiguous.jsonl")[: args.limit]),
-        ("northwind clear controls", northwind_items(nw / "clear_controls.jsonl")[: args.limit]),
-    ]
-    every: dict[str, Corpus] = {
-        "gitlab": (GITLAB / "corpus", gitlab_sets),
-        "handbook": (HANDBOOK, handbook_sets),
-        "northwind": (NORTHWIND / "documents", northwind_sets),
-        "cmrc": (CMRC / "dev_corpus.jsonl", [("cmrc2018 (zh)", beir_items(CMRC / "dev_queries.jsonl", args.cmrc))]),
-    }
+    every = public_corpora(args.limit, args.cmrc)
     corpora = [every[name] for name in args.corpora]
     for backend in args.backend:
         fake = None

@@ -50,7 +50,7 @@ async def open_chat_service(
             checkpointer = await stack.enter_async_context(open_checkpointer(settings))
             if coordinator is None:
                 coordinator = await stack.enter_async_context(open_coordinator(settings, check_redis))
-            reasoner = await stack.enter_async_context(open_reasoner(settings, coordinator))
+            reasoner = await stack.enter_async_context(open_reasoner(settings, coordinator, kb))
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
             questions = QuestionStore(checkpointer, settings.record_questions, closest_in(kb))
@@ -102,14 +102,14 @@ def closest_in(kb: KnowledgeBase) -> Closest:
 
 
 @asynccontextmanager
-async def open_reasoner(settings: Settings, coordinator: Coordinator) -> AsyncIterator[Reasoner]:
+async def open_reasoner(settings: Settings, coordinator: Coordinator, kb: KnowledgeBase) -> AsyncIterator[Reasoner]:
     """The language model when `OPENAI_API_KEY` is set (within the process-wide budget of model
     calls per minute, when one is set), otherwise the offline back-end. The model's HTTP session
     closes on the way out."""
     if settings.openai_api_key is None:
         from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 
-        yield OfflineReasoner()
+        yield OfflineReasoner(kb.document_frequencies)
         return
     from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
 

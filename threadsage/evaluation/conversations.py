@@ -31,8 +31,11 @@ from typing import Any
 from threadsage.chat import ChatService, Reply, ReplyKind, Turn
 from threadsage.chat.service import session_config
 from threadsage.evaluation.retrieval import DECOY_FIRST
+from threadsage.i18n import TABLES
 
 RECALL_K = 5
+# How the offline answerer opens a reply that quotes the closest passage as possibly not answering.
+HEDGE_OPENINGS = tuple(TABLES[language]["closest_passage"].split("{label}")[0] for language in TABLES)
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class Tally:
     page_found: float = 0.0  # sum of per-question page recall@5 (items with gold pages)
     paged: int = 0  # items with gold pages
     declined: int = 0  # replies that cite nothing: "not covered", small talk, a clarification
+    hedged: int = 0  # the closest passage quoted as possibly not answering
     seconds: list[float] = field(default_factory=list)  # per question, through `handle`
     routes: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)  # model calls per route (when counted)
@@ -81,6 +85,7 @@ class Tally:
         self.clarified += reply.kind is ReplyKind.CLARIFICATION
         declined = reply.kind is not ReplyKind.ANSWER or not reply.citations
         self.declined += declined
+        self.hedged += reply.text.startswith(HEDGE_OPENINGS)
         if item.pages:
             self.paged += 1
             self.page_found += len(item.pages & set(pages[:RECALL_K])) / len(item.pages)
