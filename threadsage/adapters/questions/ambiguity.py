@@ -11,12 +11,12 @@ Three signs, any suffices:
   (a shared "What you can claim" is no reason to ask about a project budget). This one holds even
   when a summary page that mentions both ranks first — the summary is where people get the wrong
   one of the two numbers.
-- *different figures*: the best passages of two or more documents each hold most of the question's
-  terms, scores close to each other, and the sentences of each that match the question best state
-  different figures ("$1,500" in one, "$2,000" in the other), while the question names nothing
-  that tells the documents apart. Two documents giving two numbers for one question is the
-  clearest sign that the answer depends on which one the person means, whatever the documents are
-  called or however their sections are headed.
+- *equally answering documents*: the best passages of two or more documents each hold about as
+  many of the question's terms, score within 15% of each other, share vocabulary beyond the
+  question's words (parallel sections, not two topics), and do not give the same figures (when
+  the sentences that match the question best state figures, "$1,500" in one and "$2,000" in the
+  other is the clearest sign), while the question names nothing that tells the documents apart.
+  Nothing here depends on what the documents are called or how their sections are headed.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ MAX_OPTIONS = 3
 SIBLING_COVERAGE = 0.5  # each sibling section must answer the question, not merely share a heading
 FIGURES_COVERAGE = 0.5  # each document must hold this share of the question's terms
 EQUAL_SCORE_RATIO = 0.85  # and score this close to the best one
+SAME_TOPIC = 0.1  # Jaccard of the two passages' terms beyond the question's: parallel sections, not two topics
 _FIGURE = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?%?")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 
@@ -141,9 +142,21 @@ def _different_figures(query: frozenset[str], evidence: Sequence[Passage]) -> li
         theirs = _answering_figures(query, other)
         same_answer = bool(figures) and theirs == figures
         answers_too = len(query & passage_terms(other)) >= covered - 1 >= FIGURES_COVERAGE * len(query) - 1
-        if answers_too and not same_answer and not query & (names(top) ^ names(other)):
+        if (
+            answers_too
+            and not same_answer
+            and _same_topic(query, top, other)
+            and not query & (names(top) ^ names(other))
+        ):
             chosen.append(other)
     return chosen[:MAX_OPTIONS] if len(chosen) >= 2 else []
+
+
+def _same_topic(query: frozenset[str], one: Passage, other: Passage) -> bool:
+    """Whether two passages share enough vocabulary besides the question's words to be the same
+    section of two parallel documents, rather than two topics that both use the question's words."""
+    mine, theirs = passage_terms(one) - query, passage_terms(other) - query
+    return len(mine & theirs) >= SAME_TOPIC * len(mine | theirs)
 
 
 def _answering_figures(query: frozenset[str], p: Passage) -> frozenset[str]:

@@ -161,9 +161,11 @@ class OfflineReasoner:
             closest = _best_sentences(query, [top], wants_quantity=bool(_QUANTITY.search(question)))
             quoted = "\n".join(f"- {sentence} [1]" for _, _, _, sentence in closest) or f"{_excerpt(top['text'])} [1]"
             return f"{say('closest_passage', language, label=passage_label(top))}\n\n{quoted}"
-        if len(set(query) & names(top)) >= SECTION_NAMED * len(set(query)):
+        pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
+        if pointed or len(set(query) & names(top)) >= SECTION_NAMED * len(set(query)):
             # The best section is *about* the question ("Hotel limits", "Resetting your
-            # password"): quote it, steps and tables included, rather than pick sentences.
+            # password"), or the question is about the file sent: quote it, steps and tables
+            # included, rather than pick sentences.
             return f"{say('from_section', language, label=passage_label(top))}\n\n{_excerpt(top['text'])} [1]"
         best = _best_sentences(query, passages, wants_quantity=bool(_QUANTITY.search(question)))
         if not best:
