@@ -132,15 +132,16 @@ def _different_figures(query: frozenset[str], evidence: Sequence[Passage]) -> li
     best = _best_per_document(evidence)
     top = best[0]
     covered = len(query & passage_terms(top))
-    if covered < FIGURES_COVERAGE * len(query):
-        return []
+    if covered < FIGURES_COVERAGE * len(query) or any(len(query & passage_terms(p)) > covered for p in best):
+        return []  # too little of the question; or a lower passage holds more of it: not the two best answers
     figures = _answering_figures(query, top)
     chosen = [top]
     for other in best[1:]:
         if other["score"] < EQUAL_SCORE_RATIO * top["score"]:
             break
         theirs = _answering_figures(query, other)
-        same_answer = bool(figures) and theirs == figures
+        # The same figures is the same answer; figures on one side only, a passage about something else.
+        same_answer = (bool(figures) and theirs == figures) or bool(figures) != bool(theirs)
         answers_too = len(query & passage_terms(other)) >= covered - 1 >= FIGURES_COVERAGE * len(query) - 1
         if (
             answers_too
