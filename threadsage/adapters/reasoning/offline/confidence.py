@@ -39,6 +39,7 @@ UNKNOWN_CEILING = 0.4  # more of the question's weight than this unknown to ever
 CLEAR_MARGIN = 1.3  # a best document this far ahead of the next answers from a lower coverage
 TYPO_SIMILARITY = 0.8  # difflib ratio from which an unknown word is a misspelling of a passage's word
 MIN_TYPO_CHARS = 4
+MIN_UNKNOWN_CHARS = 3
 
 
 class Sureness(StrEnum):
@@ -55,7 +56,9 @@ class Signals:
 
     def sureness(self) -> Sureness:
         if self.unknown > UNKNOWN_CEILING:
-            return Sureness.ABSTAIN
+            # Much of the question is in words no document uses: a synonym the documents do not
+            # use ("vacation" for "annual leave") or a topic they lack. Hedge if the rest is held.
+            return Sureness.HEDGE if self.coverage >= ANSWER_COVERAGE else Sureness.ABSTAIN
         if self.coverage >= ANSWER_COVERAGE or (self.coverage >= HEDGE_COVERAGE and self.margin >= CLEAR_MARGIN):
             return Sureness.ANSWER
         return Sureness.HEDGE if self.coverage >= HEDGE_COVERAGE else Sureness.ABSTAIN
@@ -69,7 +72,8 @@ def term_weights(query: frozenset[str], frequencies: Frequencies | None) -> tupl
         return dict.fromkeys(query, 1.0), set()
     n, counts = stats
     weight = {t: math.log(1 + (n - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5)) for t in query}
-    return weight, {t for t in query if not counts.get(t)}
+    # A two-letter word the documents lack ("vs", "ok") is a word of the asking, not a topic.
+    return weight, {t for t in query if not counts.get(t) and len(t) >= MIN_UNKNOWN_CHARS}
 
 
 def signals(query: frozenset[str], evidence: Sequence[Passage], frequencies: Frequencies | None) -> Signals:
