@@ -72,8 +72,8 @@ def term_weights(query: frozenset[str], frequencies: Frequencies | None) -> tupl
         return dict.fromkeys(query, 1.0), set()
     n, counts = stats
     weight = {t: math.log(1 + (n - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5)) for t in query}
-    # A two-letter word the documents lack ("vs", "ok") is a word of the asking, not a topic.
-    return weight, {t for t in query if not counts.get(t) and len(t) >= MIN_UNKNOWN_CHARS}
+    # A two-letter Latin word the documents lack ("vs", "ok") is a word of the asking, not a topic.
+    return weight, {t for t in query if not counts.get(t) and (len(t) >= MIN_UNKNOWN_CHARS or not t.isascii())}
 
 
 def signals(query: frozenset[str], evidence: Sequence[Passage], frequencies: Frequencies | None) -> Signals:
