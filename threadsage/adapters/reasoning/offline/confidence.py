@@ -56,9 +56,10 @@ class Signals:
 
     def sureness(self) -> Sureness:
         if self.unknown > UNKNOWN_CEILING:
-            # Much of the question is in words no document uses: a synonym the documents do not
-            # use ("vacation" for "annual leave") or a topic they lack. Hedge if the rest is held.
-            return Sureness.HEDGE if self.coverage >= ANSWER_COVERAGE else Sureness.ABSTAIN
+            # Much of the question is in words no document uses: a topic they lack ("the capital
+            # of France"), or a synonym they do not use ("vacation" for "annual leave") — which
+            # offline, without an embedding model, cannot be told apart.
+            return Sureness.ABSTAIN
         if self.coverage >= ANSWER_COVERAGE or (self.coverage >= HEDGE_COVERAGE and self.margin >= CLEAR_MARGIN):
             return Sureness.ANSWER
         return Sureness.HEDGE if self.coverage >= HEDGE_COVERAGE else Sureness.ABSTAIN
