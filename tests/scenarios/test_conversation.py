@@ -163,7 +163,7 @@ async def test_a_question_after_one_a_tool_answered_is_answered_from_the_documen
         talk = Conversation(chat)
         sum_ = only(await talk.say("what is 17 * 23?"))
         assert sum_.route == "tools" and "391" in sum_.text
-        answer = only(await talk.say("How many vacation days do I get?"))
+        answer = only(await talk.say("How many days of annual leave do employees get?"))
     assert answer.kind is ReplyKind.ANSWER and answer.route != "tools" and answer.citations
 
 

@@ -85,7 +85,7 @@ async def open_runtime(
             if coordinator is None:
                 coordinator = await stack.enter_async_context(open_coordinator(settings, check_redis))
             checkpointer = await stack.enter_async_context(open_checkpointer(settings))
-            reasoner = await stack.enter_async_context(open_reasoner(settings, coordinator))
+            reasoner = await stack.enter_async_context(open_reasoner(settings, coordinator, kb))
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
             knowledge = KnowledgeRecords(checkpointer)
@@ -143,12 +143,12 @@ def closest_in(kb: KnowledgeBase) -> Closest:
 
 
 @asynccontextmanager
-async def open_reasoner(settings: Settings, coordinator: Coordinator) -> AsyncIterator[Reasoner]:
+async def open_reasoner(settings: Settings, coordinator: Coordinator, kb: KnowledgeBase) -> AsyncIterator[Reasoner]:
     """The language model when one is configured (`OPENAI_API_KEY`, or a chat model of another
     provider), within the process-wide budget of model calls per minute when one is set; otherwise
     the offline back-end. The model's connections close on the way out."""
     if not settings.uses_language_model:
-        yield OfflineReasoner()
+        yield OfflineReasoner(kb.document_frequencies)
         return
     limit = settings.max_model_calls_per_minute
 

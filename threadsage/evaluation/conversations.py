@@ -18,9 +18,12 @@ the first retrieval entry is a deliberate wrong hit (see `evaluation.DECOY_FIRST
 from __future__ import annotations
 
 import json
+import re
+import statistics
+import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,8 +31,11 @@ from typing import Any
 from threadsage.chat import ChatService, Reply, ReplyKind, Turn
 from threadsage.chat.service import session_config
 from threadsage.evaluation.retrieval import DECOY_FIRST
+from threadsage.i18n import TABLES
 
 RECALL_K = 5
+# How the offline answerer opens a reply that quotes the closest passage as possibly not answering.
+HEDGE_OPENINGS = tuple(TABLES[language]["closest_passage"].split("{label}")[0] for language in TABLES)
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,9 @@ class Item:
     gold: frozenset[str]  # any of them counts
     ambiguous: bool = False
     context: str = ""  # an earlier user turn the question follows up
+    pages: frozenset[str] = frozenset()  # gold "file#page N" (PDF sets): page recall@5 is scored too
+    unanswerable: bool = False  # the right reply says the documents do not cover it
+    id: str = ""
 
 
 @dataclass
@@ -52,25 +61,54 @@ class Tally:
     from_gold_when_found: int = 0
     contains: int = 0
     clarified: int = 0
+    page_found: float = 0.0  # sum of per-question page recall@5 (items with gold pages)
+    paged: int = 0  # items with gold pages
+    declined: int = 0  # replies that cite nothing: "not covered", small talk, a clarification
+    hedged: int = 0  # the closest passage quoted as possibly not answering
+    seconds: list[float] = field(default_factory=list)  # per question, through `handle`
     routes: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)  # model calls per route (when counted)
     misses: list[str] = field(default_factory=list)
 
-    def add(self, item: Item, reply: Reply, evidence: list[str], calls: int = 0) -> None:
+    def add(self, item: Item, reply: Reply, evidence: list[str], calls: int = 0, pages: Sequence[str] = ()) -> None:
         self.n += 1
         route = reply.route or reply.kind.value
         self.routes[route] += 1
         self.calls[route] += calls
         found = bool(item.gold & set(evidence[:RECALL_K]))
         answered = reply.kind is ReplyKind.ANSWER and any(c["path"] in item.gold for c in reply.citations)
-        contains = reply.kind is ReplyKind.ANSWER and any(a.lower() in reply.text.lower() for a in item.answers)
+        contains = reply.kind is ReplyKind.ANSWER and any(comparable(a) in comparable(reply.text) for a in item.answers)
         self.found += found
         self.from_gold += answered
         self.from_gold_when_found += found and answered
         self.contains += contains
         self.clarified += reply.kind is ReplyKind.CLARIFICATION
-        if not (reply.kind is ReplyKind.CLARIFICATION if item.ambiguous else answered):
+        declined = reply.kind is not ReplyKind.ANSWER or not reply.citations
+        self.declined += declined
+        self.hedged += reply.text.startswith(HEDGE_OPENINGS)
+        if item.pages:
+            self.paged += 1
+            self.page_found += len(item.pages & set(pages[:RECALL_K])) / len(item.pages)
+        expected = declined if item.unanswerable else answered
+        if not (reply.kind is ReplyKind.CLARIFICATION if item.ambiguous else expected):
             self.misses.append(f"[{route}; gold in top 5: {found}] {item.question[:120]} → {reply.text[:120]!r}")
+
+
+_NUMBER_WORDS = {
+    w: str(n)
+    for n, w in enumerate(
+        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"], 1
+    )
+}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
+
+
+def comparable(text: str) -> str:
+    """Text for contains-matching (Northwind's README): lower case, one space, "twelve" → "12",
+    "$2,000" → "$2000", ’ → '."""
+    text = " ".join(text.lower().replace("\u2019", "'").split())
+    return _THOUSANDS.sub("", _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(1)], text))
 
 
 def read_jsonl(file: Path) -> list[dict[str, Any]]:
@@ -97,9 +135,51 @@ def handbook_items(file: Path) -> list[Item]:
     ]
 
 
-async def ask(chat: ChatService, item: Item) -> tuple[Reply, list[str]]:
-    """The reply to the item's question in a new session, and the files of the passages the
-    route node retrieved for it, best first."""
+def northwind_items(file: Path) -> list[Item]:
+    """Northwind questions (../shared/eval/northwind/README.md): answerable ones with gold pages,
+    "don't know" ones (`unanswerable`), ambiguous ones (two readings, each a plan) and controls."""
+    items = []
+    for row in read_jsonl(file):
+        readings = row.get("readings") or [row]
+        files = frozenset(f for r in readings for f in r.get("gold_files", []))
+        pages = frozenset(f"{g['file']}#Page {g['page']}" for r in readings for g in r.get("gold_pages", []))
+        # Upstream's long-form answers (they carry "[file.pdf#page=N]") cannot be contains-matched.
+        answers = tuple(str(r["answer"]) for r in readings if r.get("answer") and "#page=" not in r["answer"])
+        items.append(
+            Item(
+                row["question"],
+                answers,
+                files,
+                ambiguous="readings" in row,
+                pages=pages,
+                unanswerable=row["type"] == "unanswerable",
+                id=row["id"],
+            )
+        )
+    return items
+
+
+def beir_items(queries: Path, limit: int | None = None) -> list[Item]:
+    """BEIR-style questions (CMRC 2018: `_id`, `text`, `answers`; a `*qrels.tsv` beside them)."""
+    gold: dict[str, set[str]] = {}
+    for line in next(queries.parent.glob("*qrels.tsv")).read_text(encoding="utf-8").splitlines()[1:]:
+        query, doc, *_ = line.split("\t")
+        gold.setdefault(query, set()).add(doc)
+    rows = read_jsonl(queries)[:limit]
+    return [Item(r["text"], tuple(r.get("answers", [])), frozenset(gold.get(r["_id"], ()))) for r in rows]
+
+
+def seconds_summary(tallies: list[Tally]) -> tuple[float, float]:
+    """Median and 95th percentile of the time per question, over every set."""
+    times = sorted(t for tally in tallies for t in tally.seconds)
+    if not times:
+        return 0.0, 0.0
+    return statistics.median(times), times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
+
+
+async def ask(chat: ChatService, item: Item) -> tuple[Reply, list[str], list[str]]:
+    """The reply to the item's question in a new session, and the files (and "file#heading") of
+    the passages the route node retrieved for it, best first."""
     who = uuid.uuid4().hex  # a person of its own: the per-person rate limit must not bite
     session = f"eval:{who}"
     if item.context:
@@ -107,10 +187,11 @@ async def ask(chat: ChatService, item: Item) -> tuple[Reply, list[str]]:
     replies = await chat.handle(Turn("bench", session, f"U{who}", "m1", text=item.question))
     if len(replies) != 1:
         raise AssertionError(f"expected one reply, got {replies}")
-    return replies[0], await route_evidence(chat, session)
+    passages = await route_evidence(chat, session)
+    return replies[0], [p["path"] for p in passages], [f"{p['path']}#{p['heading']}" for p in passages]
 
 
-async def route_evidence(chat: ChatService, session: str) -> list[str]:
+async def route_evidence(chat: ChatService, session: str) -> list[Any]:
     """The files of the routing's passages in the session's last turn: the turn's first checkpoint
     with a route (`understand` clears it, and routes a first question; `route` a follow-up)."""
     routed: Any = None
@@ -118,7 +199,7 @@ async def route_evidence(chat: ChatService, session: str) -> list[str]:
         if snapshot.next == ("understand",) or not snapshot.values.get("route"):
             break  # the turn's input, not yet understood; or understood, not yet routed
         routed = snapshot
-    return [p["path"] for p in routed.values.get("documents", [])] if routed is not None else []
+    return list(routed.values.get("documents", [])) if routed is not None else []
 
 
 async def run_set(chat: ChatService, name: str, items: list[Item], calls: Callable[[], int] | None = None) -> Tally:
@@ -126,6 +207,8 @@ async def run_set(chat: ChatService, name: str, items: list[Item], calls: Callab
     tally = Tally(name)
     for item in items:
         before = calls() if calls else 0
-        reply, evidence = await ask(chat, item)
-        tally.add(item, reply, evidence, (calls() - before) if calls else 0)
+        started = time.perf_counter()
+        reply, evidence, pages = await ask(chat, item)
+        tally.seconds.append(time.perf_counter() - started)
+        tally.add(item, reply, evidence, (calls() - before) if calls else 0, pages)
     return tally

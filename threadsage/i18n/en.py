@@ -26,6 +26,9 @@ TEXTS: dict[str, str] = {
     "clarify_several": "Your question matches more than one part of the documents. Which one do you mean?",
     "from_documents": "From the documents:",
     "model_failed": "The language model could not answer just now, so here are the documents' own words instead.",
+    "closest_passage": (
+        "Nothing I found answers this directly. The closest passage is *{label}*, and it may not answer your question:"
+    ),
     "from_section": "From *{label}*:",
     "chat_thanks": "You're welcome! Ask me anything else about the documents.",
     "chat_bye": "Bye for now! I'm here whenever you have a question about the documents.",

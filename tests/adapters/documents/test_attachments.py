@@ -12,7 +12,14 @@ import pytest
 from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
 from tests.support.conversation import llm_chat, route_to, service
 from tests.support.made_files import docx_bytes, pdf_bytes
-from threadsage.adapters.documents.attachments import MB, Attachment, AttachmentReader, best_attached, too_big
+from threadsage.adapters.documents.attachments import (
+    MB,
+    Attachment,
+    AttachmentReader,
+    best_attached,
+    too_big,
+    with_attached,
+)
 from threadsage.adapters.documents.loaders import MAX_PDF_CHARS, MAX_PDF_PAGES
 from threadsage.chat import EMPTY, STALE, ClarificationAnswer, ReplyKind, Turn
 from threadsage.i18n import say
@@ -159,3 +166,32 @@ async def test_a_file_alone_while_a_clarification_is_pending_drops_it(tmp_path: 
         assert [r.text for r in await chat.handle(click)] == [STALE]
         [answer] = await chat.handle(turn(4, QUESTION))
         assert "48,000 euros" in answer.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What does the attached file say about the money?",  # "money" is not in it: the file is named
+        "Can you summarise this document?",
+        "这个文件讲了什么？",
+    ],
+)
+async def test_a_question_about_the_attached_file_is_answered_from_it(
+    tmp_path: Path, handbook_kb, question: str
+) -> None:
+    async with service(tmp_path, "", handbook_kb) as chat:
+        await chat.handle(turn(1, "", Attachment("heron.md", FILES["heron.md"]())))
+        [answer] = await chat.handle(turn(2, question))
+    assert answer.kind is ReplyKind.ANSWER and "48,000 euros" in answer.text, answer.text
+    assert {c["path"] for c in answer.citations} == {"heron.md"}
+
+
+def test_attached_passages_weigh_like_the_best_hit_not_more() -> None:
+    def p(id: str, score: float, source: str) -> dict:
+        return {"id": id, "path": id, "source": source, "title": "", "heading": "", "text": "", "score": score}
+
+    hits = [p("kb-1", 12.0, "kb"), p("kb-2", 11.0, "kb"), p("kb-3", 4.0, "kb")]
+    mine = [p("file-1", 3.0, "attachment:f.md"), p("file-2", 0.6, "attachment:f.md")]
+    merged = with_attached(hits, mine, 4)  # type: ignore[arg-type]
+    # The file's best passage ties with the best hit and goes first; its weak one ranks by score.
+    assert [m["id"] for m in merged] == ["file-1", "kb-1", "kb-2", "kb-3"]

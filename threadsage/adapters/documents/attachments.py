@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,14 @@ MB = 1024 * 1024
 MAX_NAME_CHARS = 120
 MAX_ATTACHED_PASSAGES = 400  # per session; the oldest files' passages go first
 SOURCE_PREFIX = "attachment:"  # the source of an attached file's passages (never a path in the knowledge base)
+# A question that points at what was sent: "what does the attached file say…", "summarise this
+# document", "附件里…", "这份文件…". Such a question is answered from the files alone.
+_POINTS_AT_FILE = re.compile(
+    r"\b(?:the|this|that|these|those|my|your|attached|uploaded|enclosed)\s+(?:attached\s+|uploaded\s+)?"
+    r"(?:file|attachment|document|doc|pdf|docx|upload)s?\b|\battach(?:ed|ment|ments)?\b"
+    r"|附件|附上的|上传的|(?:这|该|此|那)(?:个|份|篇)?(?:文件|文档|附件|PDF)",
+    re.IGNORECASE,
+)
 SUFFIX_OF_TYPE = {
     "application/pdf": ".pdf",
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
@@ -190,8 +199,32 @@ def best_attached(query: str, attached: Sequence[Passage], k: int, paths: Sequen
     return sorted(scored, key=lambda p: -p["score"])[:k]
 
 
+def points_at_attachment(question: str) -> bool:
+    """Whether the question is about the file sent ("the attachment", "this document", "附件")."""
+    return bool(_POINTS_AT_FILE.search(question))
+
+
+def without_pointing(question: str) -> str:
+    """The question without the words that point at the file: what to look for in it."""
+    return " ".join(_POINTS_AT_FILE.sub(" ", question).split())
+
+
+def from_the_files(query: str, attached: Sequence[Passage], k: int, paths: Sequence[str] | None) -> list[Passage]:
+    """For a question that points at the files: their passages that match what it asks about, or,
+    when nothing matches ("summarise the attachment"), the opening passages of the file sent last."""
+    found = best_attached(without_pointing(query), attached, k, paths)
+    if found or not attached:
+        return found
+    latest = attached[-1]["path"]
+    return [Passage(**{**p, "score": 1.0}) for p in attached if p["path"] == latest][:k]
+
+
 def with_attached(hits: list[Passage], attached: list[Passage], k: int) -> list[Passage]:
-    """Evidence from both: the best attached passages first (the person sent the file for this
-    conversation), up to half of `k`, then the knowledge base's hits."""
-    mine = attached[: max(1, k // 2)]
-    return [*mine, *(h for h in hits if h["id"] not in {p["id"] for p in mine})][:k]
+    """Evidence from both, the attached passages weighed like the knowledge base's: their scores
+    scaled so that the best attached passage scores as the best hit (and goes before it — the
+    person sent the file for this conversation); then every passage by score."""
+    if not attached:
+        return hits[:k]
+    scale = (hits[0]["score"] / attached[0]["score"]) if hits and attached[0]["score"] > 0 else 1.0
+    mine = [Passage(**{**p, "score": p["score"] * scale}) for p in attached]
+    return sorted([*mine, *hits], key=lambda p: (-p["score"], not p["source"].startswith(SOURCE_PREFIX)))[:k]

@@ -199,6 +199,13 @@ class KnowledgeBase(ABC):
             return 0
         return sum(1 for _ in self._rows(["doc_id"]))
 
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]] | None:
+        """The number of chunks and how many hold each term (`support.text.terms` form): what the
+        offline answerer weighs a question's words by — a word every chunk has says little about
+        whether a passage answers. None on a Milvus server, whose BM25 statistics are not readable
+        (the embedded back-end reads its index's)."""
+        return None
+
     def category_counts(self) -> dict[str, int]:
         """Documents per category ("" for those ingested without one), for telling people what
         the bot covers. Reads every chunk's id: call it in a thread."""

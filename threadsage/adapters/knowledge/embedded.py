@@ -51,6 +51,11 @@ class EmbeddedKnowledgeBase(KnowledgeBase):
         milvus_lite.quiet_expected_noise()
         return cls(cls.connect(str(path), settings, describe), settings.collection, embedder, describe, path)
 
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]] | None:
+        if self._layout is None:
+            return None
+        return self._lexical.document_frequencies(terms)
+
     def close(self) -> None:
         self._lexical.close()
         super().close()

@@ -157,6 +157,11 @@ class LexicalIndex:
     def count(self) -> int:
         return int(self._index.searcher().num_docs)
 
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """The number of chunks, and how many of them hold each term (one snapshot)."""
+        searcher = self._index.searcher()
+        return int(searcher.num_docs), {t: int(searcher.doc_freq("body", t)) for t in set(terms)}
+
     def iterate(self) -> Iterator[dict[str, Any]]:
         """Every chunk's row, a page at a time (one snapshot throughout)."""
         searcher = self._index.searcher()

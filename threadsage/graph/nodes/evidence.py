@@ -5,7 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from threadsage.adapters.documents.attachments import best_attached, with_attached
+from threadsage.adapters.documents.attachments import (
+    best_attached,
+    from_the_files,
+    points_at_attachment,
+    with_attached,
+)
 from threadsage.adapters.reasoning.base import Passage, passage
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState
@@ -16,8 +21,12 @@ async def search(
 ) -> list[Passage]:
     """The `k` best passages for `query` within the place's categories (and `paths`, if given).
     The session's attached passages are ranked in a thread (tokenising them takes a while) at
-    the same time as the knowledge base is searched."""
+    the same time as the knowledge base is searched; a question that points at them ("what does
+    the attached file say…") is answered from them alone."""
     attached = state.get("attached") or []
+    pointed = attached and points_at_attachment(query)
+    if pointed and (mine := await asyncio.to_thread(from_the_files, query, attached, k, paths)):
+        return mine
     found, mine = await asyncio.gather(
         ctx.kb.search(query, k, state.get("categories"), paths),
         asyncio.to_thread(best_attached, query, attached, k, paths) if attached else _nothing(),

@@ -17,10 +17,12 @@ from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from threadsage.adapters.documents.attachments import SOURCE_PREFIX, points_at_attachment
 from threadsage.adapters.questions import small_talk
 from threadsage.adapters.questions.ambiguity import alternatives, names, option, passage_terms
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
 from threadsage.adapters.reasoning.base import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
+from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals
 from threadsage.i18n import language_of, say
 from threadsage.support.text import first_cue, term_set, terms
 
@@ -30,8 +32,6 @@ P = ParamSpec("P")
 ANSWER_SENTENCES = 3
 SECTION_NAMED = 0.6  # share of the question's terms in a section's name to quote it whole
 EXCERPT_CHARS = 900
-FEW_TERMS = 3
-SEVERAL_TERMS = 4
 
 _COMPARISON = re.compile(
     r"\b(difference|differences|differ|compare|compared|comparison|versus|vs\.?|better than)\b|区别|比较|对比",
@@ -80,6 +80,17 @@ def off_the_loop(
 class OfflineReasoner:
     name = "offline (extractive, no language model)"
 
+    def __init__(self, frequencies: Frequencies | None = None) -> None:
+        # The knowledge base's term statistics: question terms weigh by rarity (`confidence`).
+        self.frequencies = frequencies
+
+    def sureness(self, question: str, evidence: Sequence[Passage]) -> Sureness:
+        """Answer, quote the closest passage saying it may not answer, or say "not covered". A
+        question that points at the file sent, answered from it, is answered."""
+        if evidence and evidence[0]["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question):
+            return Sureness.ANSWER
+        return signals(_wanted(question), evidence, self.frequencies).sureness()
+
     @off_the_loop
     def contextualise(self, question: str, history: Sequence[tuple[str, str]]) -> str:
         previous = [text for role, text in history if role == "user" and not small_talk.is_small_talk(text)]
@@ -94,11 +105,18 @@ class OfflineReasoner:
         if small_talk.is_small_talk(question):
             return RouteDecision(intent="CHIT_CHAT", confidence=0.9, reasoning="a greeting or small talk")
         query = _wanted(question)
-        if not query or not evidence or not _relevant(query, evidence[0]):
+        sureness = self.sureness(question, evidence)
+        if sureness is Sureness.ABSTAIN:
             return RouteDecision(
                 intent="UNKNOWN",
                 confidence=0.7,
-                reasoning="no passage covers enough of the question's terms",
+                reasoning="no passage covers enough of the question's rarer terms",
+            )
+        if sureness is Sureness.HEDGE:
+            return RouteDecision(
+                intent="FACT_LOOKUP",
+                confidence=0.65,  # above the clarify threshold: a hedge is not a reason to ask back
+                reasoning="the closest passage covers part of the question: quoted as possibly not answering",
             )
         exclusion = split_exclusion(question)
         options = alternatives(query, [p for p in evidence if not about_excluded(p, exclusion)])
@@ -138,28 +156,20 @@ class OfflineReasoner:
         if not query or not passages:
             return say("not_found", language)
         top = passages[0]
-        if len(set(query) & names(top)) >= SECTION_NAMED * len(set(query)):
+        if self.sureness(question, passages) is not Sureness.ANSWER:
+            # Unsure: what the closest passage says, labelled as possibly not answering.
+            closest = _best_sentences(query, [top], wants_quantity=bool(_QUANTITY.search(question)))
+            quoted = "\n".join(f"- {sentence} [1]" for _, _, _, sentence in closest) or f"{_excerpt(top['text'])} [1]"
+            return f"{say('closest_passage', language, label=passage_label(top))}\n\n{quoted}"
+        pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
+        if pointed or len(set(query) & names(top)) >= SECTION_NAMED * len(set(query)):
             # The best section is *about* the question ("Hotel limits", "Resetting your
-            # password"): quote it, steps and tables included, rather than pick sentences.
+            # password"), or the question is about the file sent: quote it, steps and tables
+            # included, rather than pick sentences.
             return f"{say('from_section', language, label=passage_label(top))}\n\n{_excerpt(top['text'])} [1]"
-        weights = _term_weights(query, passages)
-        wants_quantity = bool(_QUANTITY.search(question))
-        scored: list[tuple[float, int, int, str]] = []
-        for number, p in enumerate(passages, start=1):
-            # Words naming the passage's page or section say where, not which sentence.
-            named = names(p)
-            local = {t: w * (0.3 if t in named else 1.0) for t, w in weights.items()}
-            for position, sentence in enumerate(_sentences(p["text"])):
-                found = term_set(sentence)
-                score = sum(w for t, w in local.items() if t in found)
-                if wants_quantity and re.search(r"\d", sentence):
-                    score *= 1.5
-                if score > 0:
-                    # The search ranked the passages: a sentence from a lower one needs more to win.
-                    scored.append((score / (1 + 0.25 * (number - 1)), -position, number, sentence))
-        if not scored:
+        best = _best_sentences(query, passages, wants_quantity=bool(_QUANTITY.search(question)))
+        if not best:
             return say("not_found", language)
-        best = sorted(scored, reverse=True)[:ANSWER_SENTENCES]
         lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
         return say("from_documents", language) + "\n\n" + "\n".join(lines)
 
@@ -201,13 +211,25 @@ def _wanted(question: str) -> frozenset[str]:
     return term_set(split_exclusion(question).query)
 
 
-def _relevant(query: frozenset[str], top: Passage) -> bool:
-    """Does the best passage hold enough of the question's words to answer from? Half of them;
-    or, for the long questions that name their subject several ways, a few of them. Measured on
-    questions that avoid the documents' words, and on questions from outside them (docs/performance.md)."""
-    found = len(query & passage_terms(top))
-    share = found / len(query)
-    return share >= 0.5 or (found >= FEW_TERMS and share >= 0.4) or (found >= SEVERAL_TERMS and share >= 0.25)
+def _best_sentences(
+    query: list[str], passages: Sequence[Passage], wants_quantity: bool
+) -> list[tuple[float, int, int, str]]:
+    """The ANSWER_SENTENCES best (score, -position, passage number, sentence), best first."""
+    weights = _term_weights(query, passages)
+    scored: list[tuple[float, int, int, str]] = []
+    for number, p in enumerate(passages, start=1):
+        # Words naming the passage's page or section say where, not which sentence.
+        named = names(p)
+        local = {t: w * (0.3 if t in named else 1.0) for t, w in weights.items()}
+        for position, sentence in enumerate(_sentences(p["text"])):
+            found = term_set(sentence)
+            score = sum(w for t, w in local.items() if t in found)
+            if wants_quantity and re.search(r"\d", sentence):
+                score *= 1.5
+            if score > 0:
+                # The search ranked the passages: a sentence from a lower one needs more to win.
+                scored.append((score / (1 + 0.25 * (number - 1)), -position, number, sentence))
+    return sorted(scored, reverse=True)[:ANSWER_SENTENCES]
 
 
 def _sentences(text: str) -> list[str]:

@@ -1,0 +1,117 @@
+"""The offline back-end on documents nobody tuned it for (issue 24): answer, hedge or abstain by
+the rarity of the question's terms; asking back when two documents answer differently; short
+closings as small talk. The documents are written here; none is from an evaluation set."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.support.conversation import Conversation, only, service
+from threadsage.adapters.questions.ambiguity import alternatives
+from threadsage.adapters.questions.small_talk import is_small_talk, reply_key
+from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
+from threadsage.adapters.reasoning.offline.confidence import Sureness, signals
+from threadsage.i18n import say
+from threadsage.support.text import term_set
+
+
+def page(path: str, title: str, text: str, score: float, heading: str = "") -> Passage:
+    return Passage(id=path, path=path, source=path, title=title, heading=heading, text=text, score=score)
+
+
+# A knowledge base of 1,000 chunks where "policy", "staff" and "office" are everywhere and the rest is rare.
+COMMON = {"polici": 900, "staff": 800, "offic": 700}
+
+
+def frequencies(terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    return 1000, {t: COMMON.get(t, 3) for t in terms if t not in {"franc", "capit"}}
+
+
+BIKE = page(
+    "facilities/bikes.md",
+    "Bicycle storage",
+    "Staff may keep a bicycle in the basement cage. The cage code changes every quarter.",
+    9.0,
+)
+PARKING = page("facilities/parking.md", "Parking", "Staff park in the north office lot from 7am.", 4.0)
+
+
+def test_the_rare_terms_decide_not_the_common_ones() -> None:
+    # Two of three words are missing, but they are the commonest: the rare one is held.
+    held_rare = signals(term_set("bicycle policy staff office"), [BIKE, PARKING], frequencies)
+    assert held_rare.sureness() is Sureness.ANSWER, held_rare
+    # The common words are held, the rare ones not: by word count half, by weight little.
+    held_common = signals(term_set("staff office kayak paddle"), [BIKE, PARKING], frequencies)
+    assert held_common.sureness() is not Sureness.ANSWER, held_common
+
+
+def test_a_question_about_what_no_document_mentions_is_not_answered() -> None:
+    found = signals(term_set("What is the capital of France?"), [BIKE, PARKING], frequencies)
+    assert found.unknown > 0.4 and found.sureness() is Sureness.ABSTAIN, found
+
+
+def test_a_misspelt_word_counts_as_the_word() -> None:
+    found = signals(term_set("Where can I keep my bicylce?"), [BIKE, PARKING], frequencies)
+    assert found.unknown == 0 and found.sureness() is Sureness.ANSWER, found
+
+
+async def test_unsure_the_closest_passage_is_quoted_as_possibly_not_answering() -> None:
+    reasoner = OfflineReasoner(frequencies)
+    close = [BIKE, {**PARKING, "score": 8.0}]  # no document stands out either
+    question = "Is there a bicycle repair kit and a pump?"  # one rare term of four is held
+    assert reasoner.sureness(question, close) is Sureness.HEDGE
+    answer = await reasoner.extract(question, close)
+    assert answer.startswith(say("closest_passage", label="Bicycle storage")) and "[1]" in answer, answer
+    chinese = await reasoner.extract("有没有 bicycle 的修理工具和打气筒？", close)
+    assert chinese.startswith(say("closest_passage", "zh", label="Bicycle storage")), chinese
+
+
+PLAN_A = page("plans/silver.md", "Silver health plan", "The yearly deductible is $1,500 per person.", 10.0)
+PLAN_B = page("plans/gold.md", "Gold health plan", "The yearly deductible is $2,500 per person.", 9.6)
+GYM = page("perks/gym.md", "Gym membership", "The gym subsidy is $40 a month.", 3.0)
+
+
+def test_two_documents_answering_with_different_figures_are_asked_about() -> None:
+    options = alternatives(term_set("What is the yearly deductible?"), [PLAN_A, PLAN_B, GYM])
+    assert [p["path"] for p in options] == ["plans/silver.md", "plans/gold.md"]
+
+
+def test_a_question_naming_one_side_or_getting_the_same_figure_is_not_asked_about() -> None:
+    assert alternatives(term_set("What is the yearly deductible on the gold plan?"), [PLAN_B, PLAN_A, GYM]) == []
+    same = page("plans/gold.md", "Gold health plan", "The yearly deductible is $1,500 per person.", 9.6)
+    assert alternatives(term_set("What is the yearly deductible?"), [PLAN_A, same, GYM]) == []
+    far = page("plans/gold.md", "Gold health plan", "Deductible: see the yearly summary, $2,500.", 5.0)
+    assert alternatives(term_set("What is the yearly deductible?"), [PLAN_A, far, GYM]) == []
+
+
+@pytest.mark.parametrize(
+    ("message", "key"),
+    [
+        ("Ok, that's all for now — bye!", "chat_bye"),
+        ("好的，就这些，再见！", "chat_bye"),
+        ("Great, thanks for the help", "chat_thanks"),
+        ("多谢，没有别的问题了", "chat_thanks"),
+    ],
+)
+def test_closings_are_small_talk(message: str, key: str) -> None:
+    assert is_small_talk(message) and reply_key(message) == key
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["Thanks — and how many days of sick leave do contractors get?", "Goodbye process for leavers: what to return?"],
+)
+def test_a_question_with_a_closing_word_is_still_a_question(message: str) -> None:
+    assert not is_small_talk(message)
+
+
+async def test_a_goodbye_gets_a_goodbye_not_the_refusal(tmp_path: Path, handbook_kb) -> None:
+    async with service(tmp_path, "", handbook_kb) as chat:
+        bye = only(await Conversation(chat).say("Ok, that's all for now — bye!"))
+        zh = only(await Conversation(chat, "t:zh").say("好的，就这些，再见！"))
+    assert (bye.route, bye.text) == ("direct_reply", say("chat_bye"))
+    assert (zh.route, zh.text) == ("direct_reply", say("chat_bye", "zh"))
