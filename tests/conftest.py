@@ -198,7 +198,7 @@ def configure() -> Iterator[Callable[..., io.StringIO]]:
 # tests/system/ (its conftest.py), `pytestmark = pytest.mark.slow` in a slow module, or
 # `@pytest.mark.slow` on one test. So that a slow test cannot land in the fast tier unnoticed, a
 # fast test fails when it asks for the eval corpora (at collection), reads a file under them, or
-# starts a process other than `git` (the git connector's tool) and the children listed below.
+# starts a process other than the QUICK_TOOLS (git, uname), a file reader and the children listed below.
 QUICK_CHILDREN = {
     # A spinning render must fail the test, not hang it: rendered in a child with a deadline (~0.5 s).
     "tests/bots/render/test_render.py::test_placeholder_lookalikes_render_promptly",
@@ -215,6 +215,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 _seen: list[str] | None = None  # what the running fast test did that belongs in the slow tier
+# Programs a fast test may start: git (the git connector's tool), uname (`platform.processor()`,
+# which the openai SDK reads once a process for its request headers), and the product's own file
+# readers (ingestion parses every file in one; the pool starts once a process, in about a second).
+QUICK_TOOLS = {"git", "uname"}
+READER = ["-m", "threadsage.adapters.documents.reader_process"]
 
 
 def _watch(event: str, args: tuple) -> None:
@@ -223,7 +228,7 @@ def _watch(event: str, args: tuple) -> None:
     if event == "subprocess.Popen":
         executable, argv = args[0], args[1]
         command = [str(part) for part in (argv if isinstance(argv, list | tuple) else [argv or executable])]
-        if Path(command[0]).name != "git":
+        if Path(command[0]).name not in QUICK_TOOLS and command[1:3] != READER:
             _seen.append("started " + " ".join(command)[:120])
     elif event == "open" and isinstance(args[0], str | Path) and Path(args[0]).resolve().is_relative_to(EVAL):
         _seen.append(f"read {args[0]}")
