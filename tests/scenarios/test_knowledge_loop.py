@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow  # a live sync, its files read by reader processes
 
 TOKEN = "console-test-password-4b1d"
 TRAVEL = "# Travel\n\nFlights of six hours or more may be booked in business class. Shorter flights are economy.\n"
-TRAVEL_2 = "# Travel\n\nEvery flight is booked in economy class, whatever its length, from May on.\n"
+TRAVEL_2 = "# Travel\n\nFrom May on, flights of six hours or more are booked in economy class, like shorter ones.\n"
 LEAVE = (
     "# Parental leave\n\nTo request parental leave, send the parental leave form to the people team "
     "eight weeks before the leave starts. Parental leave lasts sixteen weeks.\n"
