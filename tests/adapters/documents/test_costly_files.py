@@ -65,9 +65,12 @@ async def test_one_persons_files_are_read_one_turn_at_a_time(tmp_path: Path, han
     note = Attachment("note.md", b"# Note\n\nThe Heron budget is 48,000 euros.")
     async with service(tmp_path, "", handbook_kb, attachments=AttachmentReader(budget=QUICK)) as chat:
         costly = asyncio.create_task(chat.handle(turn(1, TRAVEL, Attachment("a.pdf", empty_text_pdf()))))
-        await asyncio.sleep(0.3)  # its file is being read
+        async with asyncio.timeout(10):  # until its file is being read (the turn's first steps come before)
+            while not chat._reading:  # noqa: ASYNC110 - a set the service keeps, it has no event to wait on
+                await asyncio.sleep(0.01)
         mine = await chat.handle(turn(2, TRAVEL, note, key="test:ws:chan:second"))
-        others = await chat.handle(turn(3, "What is the Heron budget?", note, user="U2", key="test:ws:chan:third"))
+        asked = "What does the attached note say the Heron budget is?"
+        others = await chat.handle(turn(3, asked, note, user="U2", key="test:ws:chan:third"))
         await costly
     assert [r.text for r in mine[1:]] == [say("file_reading_yours", "en", name="note.md")]
     assert mine[0].kind is ReplyKind.ANSWER  # the question is answered all the same
