@@ -100,7 +100,17 @@ class Progress:
     language: Language = DEFAULT
 
 
-TurnEvent = Accepted | Progress | Reply
+@dataclass(frozen=True)
+class Draft:
+    """The answer's words so far, while the model is still writing them (the whole text, not a
+    delta, so a front-end that skips some can show the newest). The final `Reply` replaces it;
+    an empty draft withdraws what was shown (a draft the self-check rejected)."""
+
+    text: str
+    language: Language = DEFAULT
+
+
+TurnEvent = Accepted | Progress | Draft | Reply
 
 
 def notice(text: str, language: Language = DEFAULT) -> Reply:
