@@ -40,6 +40,7 @@ from threadsage.bots.telegram.application import ALLOWED_UPDATES, build_applicat
 from threadsage.bots.telegram.chains import ReplyChains, private_key
 from threadsage.bots.telegram.commands import register_commands
 from threadsage.bots.telegram.files import TelegramFiles
+from threadsage.bots.telegram.notifier import TelegramNotifier
 from threadsage.bots.telegram.polling import poll_into
 from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_after_click, place_of
 from threadsage.bots.telegram.texts import message_language, person_language
@@ -102,6 +103,7 @@ class TelegramBot:
         self.files = TelegramFiles(int(settings.max_attachment_mb * MB))
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
+        chat.register("telegram", TelegramNotifier(settings, self.access, self.send))  # gaps that closed
 
     # --- lifecycle -------------------------------------------------------------------------
 

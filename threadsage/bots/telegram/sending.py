@@ -39,9 +39,10 @@ class Place:
     private: bool
     topic: int | None = None
     quote: int | None = None
+    strict: bool = False  # only as a reply to `quote` (which then decides the forum topic), never without
 
     def send_kwargs(self) -> dict[str, Any]:
-        reply = ReplyParameters(self.quote, allow_sending_without_reply=True) if self.quote else None
+        reply = ReplyParameters(self.quote, allow_sending_without_reply=not self.strict) if self.quote else None
         return {"message_thread_id": self.topic, "reply_parameters": reply}
 
 
@@ -96,7 +97,7 @@ class TelegramSender:
         await self.coordinator.remember(key, "1", SENT_FOR)
         return True
 
-    async def send_markdown(self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup) -> list[Message]:
+    async def send_markdown(self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup | None) -> list[Message]:
         """As HTML, split to Telegram's limit; the keyboard goes under the last piece."""
         pieces = to_telegram_messages(markdown)
         sent = []
