@@ -291,6 +291,11 @@ class ChatService:
         if self.loop is not None:
             await self.loop.changed(changes)
 
+    async def send_waiting_follow_ups(self) -> None:
+        """The follow-ups of gaps an ingest closed where no bot ran, through the bots registered here."""
+        if self.loop is not None:
+            await self.loop.send_waiting()
+
     async def reset(self, session_key: str, platform: str) -> None:
         """Forget a session's conversation (the `/new` command)."""
         async with self.coordinator.session_lock(session_key):

@@ -167,8 +167,30 @@ class KnowledgeRecords:
             )
         )
 
+    async def waiting(self, platform: str, since_ms: int) -> list[tuple[Gap, str, list[dict[str, Any]]]]:
+        """The gaps of `platform` closed since `since_ms` whose follow-up waits for a bot: each
+        with the answer found and its citations."""
+        rows = await self.tables.fetch(
+            "SELECT t.session_key, t.message_id, t.platform, t.channel, COALESCE(t.user_id, ''), t.question, "
+            f"COALESCE(t.standalone, ''), t.at, c.answer, c.citations FROM {CLOSES} c JOIN {TABLE} t "
+            "ON t.session_key = c.session_key AND t.message_id = c.message_id "
+            "WHERE c.follow_up = 'waiting' AND c.platform = {p} AND c.closed_at >= {p} ORDER BY c.closed_at LIMIT 500",
+            (platform, since_ms),
+        )
+        return [(Gap(*row[:8]), row[8], json.loads(row[9])) for row in rows]
+
+    async def claim(self, gap: Gap) -> bool:
+        """Take a waiting follow-up to send it: False when another process took it first."""
+        return bool(
+            await self.tables.execute(
+                f"UPDATE {CLOSES} SET follow_up = 'sending' WHERE session_key = {{p}} AND message_id = {{p}} "
+                "AND follow_up = 'waiting'",
+                (gap.session_key, gap.message_id),
+            )
+        )
+
     async def followed_up(self, gap: Gap, outcome: str) -> None:
-        """What became of the follow-up: sent, or why not (off, scope, limit, no_bot, failed)."""
+        """What became of the follow-up: sent, or why not (off, scope, limit, waiting, failed)."""
         await self.tables.execute(
             f"UPDATE {CLOSES} SET follow_up = {{p}} WHERE session_key = {{p}} AND message_id = {{p}}",
             (outcome, gap.session_key, gap.message_id),
