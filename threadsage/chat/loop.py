@@ -16,6 +16,7 @@ knowledge loop").
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections import Counter, defaultdict
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from threadsage.adapters.documents.loaders import doc_id_of
 from threadsage.adapters.knowledge import Hit, KnowledgeBase
 from threadsage.adapters.reasoning.base import Passage, Reasoner, passage
 from threadsage.chat.notify import Notice, Notifier
@@ -185,6 +187,18 @@ class KnowledgeLoop:
             log.exception("could not post the follow-up of a closed gap in %s", gap.platform)
             return "failed"
         return "sent"
+
+    # --- answers in a thread whose documents changed ---------------------------------------
+
+    async def told_of_changes(self, session_key: str, reply: Reply) -> Reply:
+        """`reply`, saying first that documents it cites changed since the session's earlier
+        answers cited them (a re-ask, or the answer again after a 👎): once per change."""
+        docs = sorted({doc_id_of(c["source"]) for c in reply.citations if c.get("source")})
+        titles = await self.records.changed_in_session(session_key, docs)
+        if not titles:
+            return reply
+        note = say("doc_changed", reply.language, titles=", ".join(f"“{t}”" for t in titles))
+        return dataclasses.replace(reply, text=f"{note}\n\n{reply.text}")
 
     # --- verified answers ------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from threadsage.chat.turns import (
     MAX_QUESTION_CHARS,
     Progress,
     Reply,
+    ReplyKind,
     Turn,
     TurnEvent,
     fixed_notice,
@@ -291,6 +292,11 @@ class ChatService:
         if self.loop is not None:
             await self.loop.changed(changes)
 
+    async def stale_question(self, session_key: str, answer_ref: str) -> str | None:
+        """After a 👎: the question of the answer `answer_ref`, when that answer cited a document
+        that changed since — the bots ask it again in the thread (`told_of_changes` says why)."""
+        return await self.loop.records.stale_question(session_key, answer_ref) if self.loop is not None else None
+
     async def send_waiting_follow_ups(self) -> None:
         """The follow-ups of gaps an ingest closed where no bot ran, through the bots registered here."""
         if self.loop is not None:
@@ -364,7 +370,10 @@ class ChatService:
         if interrupts:
             CLARIFICATIONS.labels(turn.platform, "asked").inc()
             return [clarification_reply(interrupts[0], result)]
-        return [await answered(self.handoff, self.context.kb, result)]
+        reply = await answered(self.handoff, self.context.kb, result)
+        if self.loop is not None and reply.kind is ReplyKind.ANSWER and reply.citations:
+            reply = await self.loop.told_of_changes(turn.session_key, reply)
+        return [reply]
 
 
 def _language(turn: Turn, pending: Interrupt | None) -> Language:

@@ -175,6 +175,7 @@ TEXTS: dict[str, str] = {
         "• When a question is ambiguous I ask back: tap an option or answer in your own words.\n"
         "• 👍/👎 under an answer tell the maintainers whether it helped."
     ),
+    "doc_changed": "ℹ️ {titles} changed since the earlier answer here: this one is from the new version.",
     "gap_closed": "This is now covered: you asked “{question}”.\n\n{answer}",
     "verified": "✅ Verified answer (by {who}, {day}).",
 }

@@ -127,6 +127,29 @@ class KnowledgeRecords:
             (at, change, doc_id, version),
         )
 
+    async def changed_in_session(self, session_key: str, doc_ids: Sequence[str]) -> list[str]:
+        """The titles of those of `doc_ids` that every earlier answer of the session cited in a
+        version since changed: the session has not been told of the change yet."""
+        if not doc_ids:
+            return []
+        marks = ", ".join("{p}" for _ in doc_ids)
+        rows = await self.tables.fetch(
+            f"SELECT doc_id, MAX(title) FROM {CITED} WHERE session_key = {{p}} AND doc_id IN ({marks}) "
+            "GROUP BY doc_id HAVING COUNT(*) = COUNT(stale_at) ORDER BY MAX(title)",
+            (session_key, *doc_ids),
+        )
+        return [str(title) for _, title in rows]
+
+    async def stale_question(self, session_key: str, answer_ref: str) -> str | None:
+        """The question of the answer `answer_ref` when that answer cited a document changed since."""
+        rows = await self.tables.fetch(
+            f"SELECT t.question FROM {TABLE} t WHERE t.session_key = {{p}} AND t.answer_ref = {{p}} "
+            f"AND t.question IS NOT NULL AND EXISTS (SELECT 1 FROM {CITED} c WHERE c.session_key = t.session_key "
+            "AND c.message_id = t.message_id AND c.stale_at IS NOT NULL) ORDER BY t.at DESC LIMIT 1",
+            (session_key, answer_ref),
+        )
+        return str(rows[0][0]) if rows else None
+
     async def prune(self, before_ms: int) -> None:
         await self.tables.execute(f"DELETE FROM {CITED} WHERE at < {{p}}", (before_ms,))
         await self.tables.execute(f"DELETE FROM {CLOSES} WHERE closed_at < {{p}}", (before_ms,))

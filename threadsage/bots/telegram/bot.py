@@ -280,6 +280,8 @@ class TelegramBot:
         if button.kind is ButtonKind.FEEDBACK:
             await answer_query(query, say("tg_thanks_up" if button.value else "tg_thanks_down", language))
             await self.chat.record_feedback(key, button.ref, str(query.from_user.id), 1 if button.value else -1)
+            if not button.value:
+                await self._again_if_stale(query, message, key, button.ref)
         else:
             await self._choose(query, message, key, button)
 
@@ -348,6 +350,22 @@ class TelegramBot:
                     replies.append(event)
         if not answered:  # a repeat delivery: nothing to say, but the query must be answered
             await answer_query(query, None)
+        await self.send.deliver(replies, place, key, turn.message_id)
+
+    async def _again_if_stale(self, query: CallbackQuery, message: Message, key: str, ref: str) -> None:
+        """A 👎 on an answer whose document changed since: its question asked again in the
+        thread, answered from the new version (once, however many 👎)."""
+        question = await self.chat.stale_question(key, ref)
+        if question is None:
+            return
+        categories = place_categories(self.settings, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
+        language = message_language(message, query.from_user)
+        turn = Turn(
+            "telegram", key, str(query.from_user.id), f"again-{ref}", question, categories=categories, language=language
+        )
+        place = place_after_click(message)
+        async with self.send.typing(place):
+            replies = await self.chat.handle(turn)
         await self.send.deliver(replies, place, key, turn.message_id)
 
     async def _idle_too_long(self, key: str) -> bool:
