@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -296,6 +297,13 @@ class ChatService:
         """After a 👎: the question of the answer `answer_ref`, when that answer cited a document
         that changed since — the bots ask it again in the thread (`told_of_changes` says why)."""
         return await self.loop.records.stale_question(session_key, answer_ref) if self.loop is not None else None
+
+    async def save_verified(self, session_key: str, answer_ref: str, by: str) -> str:
+        """A curator's "Save as verified answer" (the bot checked who clicked): "saved", or why
+        not — "stale" (a cited document changed since), "gone" (no such answer recorded)."""
+        if self.loop is None:
+            return "gone"
+        return await self.loop.records.verify_answer(session_key, answer_ref, by, int(time.time() * 1000))
 
     async def send_waiting_follow_ups(self) -> None:
         """The follow-ups of gaps an ingest closed where no bot ran, through the bots registered here."""

@@ -241,6 +241,22 @@ class KnowledgeRecords:
         )
         return ident
 
+    async def verify_answer(self, session_key: str, answer_ref: str, by: str, at: int) -> str:
+        """Keep the answer a curator's button names (its `answer_ref`) as verified: "saved";
+        "stale" when a document it cites changed since; "gone" when no such answer is recorded."""
+        rows = await self.tables.fetch(
+            f"SELECT t.message_id, EXISTS (SELECT 1 FROM {CITED} c WHERE c.session_key = t.session_key "
+            f"AND c.message_id = t.message_id AND c.stale_at IS NOT NULL) FROM {TABLE} t "
+            "WHERE t.session_key = {p} AND t.answer_ref = {p} AND t.outcome = 'answered' ORDER BY t.at DESC LIMIT 1",
+            (session_key, answer_ref),
+        )
+        if not rows:
+            return "gone"
+        message_id, stale = rows[0]
+        if stale:
+            return "stale"
+        return "saved" if await self.verify(session_key, message_id, by, at) is not None else "gone"
+
     async def verified(self, active_only: bool = False, limit: int = 500) -> list[Verified]:
         where = "WHERE stale_at IS NULL AND retired_at IS NULL" if active_only else ""
         rows = await self.tables.fetch(
