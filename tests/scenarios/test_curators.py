@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,8 @@ async def test_a_curator_saves_an_answer_on_telegram_and_it_is_reused_until_its_
             assert kept.verified_by == "Ann" and kept.question == COVERED and kept.verified_at > 0
 
             _q, reused = await exchange(fake, private(BOB), BOB, PARAPHRASE)
-            assert "Verified answer (by Ann" in reused["text"] and "business class" in reused["text"]
+            day = datetime.fromtimestamp(kept.verified_at / 1000, UTC).strftime("%Y-%m-%d")
+            assert f"Verified answer (by Ann, {day})" in reused["text"] and "business class" in reused["text"]
             assert "travel.md" in reused["text"]  # its sources
 
             _q, older = await exchange(fake, private(ANN), ANN, COVERED)  # reused: no button to save it again
