@@ -8,7 +8,11 @@ knowledge loop").
   question), the answerer only where a new or changed document ranks in the top 3. A gap whose
   new answer cites such a document is closed; the person who asked hears it once, through the
   bot of their platform (`threadsage.chat.notify`), unless the place may no longer read the
-  documents the answer cites, or the place had its `THREADSAGE_GAP_FOLLOW_UPS_PER_HOUR`.
+  documents the answer cites, or the place had its `THREADSAGE_GAP_FOLLOW_UPS_PER_HOUR`. Where
+  no bot of the platform runs (`threadsage ingest` on its own) the follow-up waits for the next
+  one (`send_waiting`).
+- An answer in a thread whose earlier answers cited an older version of a document it cites says
+  so first (`told_of_changes`): a re-ask, or the question asked again after a 👎.
 - A verified answer is given first to a question that matches its question closely (shared
   content words ÷ all ≥ `THREADSAGE_VERIFIED_MATCH`) when every document it cites ranks in the
   question's top 5 in the place's categories (the retrieval agrees, and scoping holds).
