@@ -63,7 +63,7 @@ async def test_unsure_the_closest_passage_is_quoted_as_possibly_not_answering() 
     reasoner = OfflineReasoner(frequencies)
     close = [BIKE, {**PARKING, "score": 8.0}]  # no document stands out either
     question = "Is there a bicycle repair kit and a pump?"  # one rare term of four is held
-    assert reasoner.sureness(question, close) is Sureness.HEDGE
+    assert reasoner.sureness(question, close)[0] is Sureness.HEDGE
     answer = await reasoner.extract(question, close)
     assert answer.startswith(say("closest_passage", label="Bicycle storage")) and "[1]" in answer, answer
     chinese = await reasoner.extract("有没有 bicycle 的修理工具和打气筒？", close)

@@ -84,12 +84,14 @@ class OfflineReasoner:
         # The knowledge base's term statistics: question terms weigh by rarity (`confidence`).
         self.frequencies = frequencies
 
-    def sureness(self, question: str, evidence: Sequence[Passage]) -> Sureness:
-        """Answer, quote the closest passage saying it may not answer, or say "not covered". A
-        question that points at the file sent, answered from it, is answered."""
+    def sureness(self, question: str, evidence: Sequence[Passage]) -> tuple[Sureness, int]:
+        """Answer, quote the closest passage saying it may not answer, or say "not covered"; and
+        which passage of the evidence leads (see `confidence`). A question that points at the file
+        sent, answered from it, is answered."""
         if evidence and evidence[0]["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question):
-            return Sureness.ANSWER
-        return signals(_wanted(question), evidence, self.frequencies).sureness()
+            return Sureness.ANSWER, 0
+        found = signals(_wanted(question), evidence, self.frequencies)
+        return found.sureness(), found.lead
 
     @off_the_loop
     def contextualise(self, question: str, history: Sequence[tuple[str, str]]) -> str:
@@ -105,7 +107,7 @@ class OfflineReasoner:
         if small_talk.is_small_talk(question):
             return RouteDecision(intent="CHIT_CHAT", confidence=0.9, reasoning="a greeting or small talk")
         query = _wanted(question)
-        sureness = self.sureness(question, evidence)
+        sureness, _ = self.sureness(question, evidence)
         if sureness is Sureness.ABSTAIN:
             return RouteDecision(
                 intent="UNKNOWN",
@@ -155,19 +157,24 @@ class OfflineReasoner:
         language = language_of(question)
         if not query or not passages:
             return say("not_found", language)
-        top = passages[0]
-        if self.sureness(question, passages) is not Sureness.ANSWER:
+        sureness, lead = self.sureness(question, passages)
+        top, mark = passages[lead], f"[{lead + 1}]"
+        # The leading passage first, each keeping its number.
+        numbered = [(lead + 1, top), *((n, p) for n, p in enumerate(passages, start=1) if n != lead + 1)]
+        if sureness is not Sureness.ANSWER:
             # Unsure: what the closest passage says, labelled as possibly not answering.
-            closest = _best_sentences(query, [top], wants_quantity=bool(_QUANTITY.search(question)))
-            quoted = "\n".join(f"- {sentence} [1]" for _, _, _, sentence in closest) or f"{_excerpt(top['text'])} [1]"
+            closest = _best_sentences(query, numbered[:1], wants_quantity=bool(_QUANTITY.search(question)))
+            quoted = (
+                "\n".join(f"- {sentence} {mark}" for _, _, _, sentence in closest) or f"{_excerpt(top['text'])} {mark}"
+            )
             return f"{say('closest_passage', language, label=passage_label(top))}\n\n{quoted}"
         pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
         if pointed or len(set(query) & names(top)) >= SECTION_NAMED * len(set(query)):
             # The best section is *about* the question ("Hotel limits", "Resetting your
             # password"), or the question is about the file sent: quote it, steps and tables
             # included, rather than pick sentences.
-            return f"{say('from_section', language, label=passage_label(top))}\n\n{_excerpt(top['text'])} [1]"
-        best = _best_sentences(query, passages, wants_quantity=bool(_QUANTITY.search(question)))
+            return f"{say('from_section', language, label=passage_label(top))}\n\n{_excerpt(top['text'])} {mark}"
+        best = _best_sentences(query, numbered, wants_quantity=bool(_QUANTITY.search(question)))
         if not best:
             return say("not_found", language)
         lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
@@ -212,12 +219,13 @@ def _wanted(question: str) -> frozenset[str]:
 
 
 def _best_sentences(
-    query: list[str], passages: Sequence[Passage], wants_quantity: bool
+    query: list[str], numbered: Sequence[tuple[int, Passage]], wants_quantity: bool
 ) -> list[tuple[float, int, int, str]]:
-    """The ANSWER_SENTENCES best (score, -position, passage number, sentence), best first."""
-    weights = _term_weights(query, passages)
+    """The ANSWER_SENTENCES best (score, -position, passage number, sentence), best first, of the
+    passages (each with its number) in the order they lead."""
+    weights = _term_weights(query, [p for _, p in numbered])
     scored: list[tuple[float, int, int, str]] = []
-    for number, p in enumerate(passages, start=1):
+    for rank, (number, p) in enumerate(numbered):
         # Words naming the passage's page or section say where, not which sentence.
         named = names(p)
         local = {t: w * (0.3 if t in named else 1.0) for t, w in weights.items()}
@@ -228,7 +236,7 @@ def _best_sentences(
                 score *= 1.5
             if score > 0:
                 # The search ranked the passages: a sentence from a lower one needs more to win.
-                scored.append((score / (1 + 0.25 * (number - 1)), -position, number, sentence))
+                scored.append((score / (1 + 0.25 * rank), -position, number, sentence))
     return sorted(scored, reverse=True)[:ANSWER_SENTENCES]
 
 
