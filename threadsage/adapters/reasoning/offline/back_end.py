@@ -22,7 +22,7 @@ from threadsage.adapters.questions import small_talk
 from threadsage.adapters.questions.ambiguity import alternatives, names, option, passage_terms
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
 from threadsage.adapters.reasoning.base import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
-from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals
+from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals, term_weights
 from threadsage.i18n import language_of, say
 from threadsage.support.text import first_cue, term_set, terms
 
@@ -121,7 +121,8 @@ class OfflineReasoner:
                 reasoning="the closest passage covers part of the question: quoted as possibly not answering",
             )
         exclusion = split_exclusion(question)
-        options = alternatives(query, [p for p in evidence if not about_excluded(p, exclusion)])
+        weights, _ = term_weights(query, self.frequencies)
+        options = alternatives(query, [p for p in evidence if not about_excluded(p, exclusion)], weights)
         if len(options) >= 2:
             return RouteDecision(
                 intent=_intent(question),
