@@ -39,6 +39,7 @@ SIBLING_COVERAGE = 0.5  # each sibling section must answer the question, not mer
 ANSWERING = 0.4  # the best-covering document holds this weighted share of the question or more
 ANSWERING_SLACK = 0.3  # and each other one nearly as much
 EQUAL_SCORE_RATIO = 0.85  # and score this close to the best one
+COMMON_NAME = 0.25  # a name word weighing less than this share of the question's rarest word is common
 DOMINANT = 0.8  # share of the evidence's passages that come from the documents asked about
 SAME_TOPIC = 0.1  # Jaccard of the two passages' terms beyond the question's: parallel sections, not two topics
 _FIGURE = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?%?")
@@ -157,7 +158,7 @@ def _parallel_answers(
     chosen = [lead]
     for other in answering[1:]:
         same_answer = bool(figures) and _answering_figures(query, other) == figures
-        if not same_answer and _same_topic(query, lead, other) and not _telling(query, lead, other):
+        if not same_answer and _same_topic(query, lead, other) and not _telling(query, lead, other, weights):
             chosen.append(other)
     paths = {p["path"] for p in chosen}
     if len(chosen) < 2 or sum(p["path"] in paths for p in evidence) < DOMINANT * len(evidence):
@@ -165,11 +166,16 @@ def _parallel_answers(
     return chosen[:MAX_OPTIONS]
 
 
-def _telling(query: frozenset[str], one: Passage, other: Passage) -> frozenset[str]:
-    """The question's words that name one passage's document or section and not the other's,
-    unless both passages use the word anyway."""
+def _telling(query: frozenset[str], one: Passage, other: Passage, weights: Mapping[str, float]) -> frozenset[str]:
+    """The question's words that name one passage's document or section and not the other's. A
+    question naming both sides is about both (a comparison); a word of one side's name that the
+    other's passage uses too, and that is among the knowledge base's commonest, tells nothing."""
+    mine, theirs = query & (names(one) - names(other)), query & (names(other) - names(one))
+    if mine and theirs:
+        return mine | theirs
     shared = passage_terms(one) & passage_terms(other)
-    return (query & (names(one) ^ names(other))) - shared
+    rarest = max(weights.values(), default=1.0)
+    return frozenset(t for t in mine | theirs if t not in shared or weights.get(t, 1.0) >= COMMON_NAME * rarest)
 
 
 def _same_topic(query: frozenset[str], one: Passage, other: Passage) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -24,12 +25,13 @@ from threadsage.adapters.questions.exclusion import about_excluded, split_exclus
 from threadsage.adapters.reasoning.base import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
 from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals, term_weights
 from threadsage.i18n import language_of, say
-from threadsage.support.text import first_cue, term_set, terms
+from threadsage.support.text import first_cue, term_set, terms, unwrapped
 
 T = TypeVar("T")
 P = ParamSpec("P")
 
 ANSWER_SENTENCES = 3
+LIST_ITEMS = 6  # of a list, quoted with the lead-in that introduces it
 SECTION_NAMED = 0.6  # share of the question's terms in a section's name to quote it whole
 EXCERPT_CHARS = 900
 
@@ -55,6 +57,9 @@ _FOLLOW_UP = re.compile(
 )
 _BETWEEN = re.compile(r"\bbetween (.+?) and (.+?)(?:[?.!]|$)", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+# A list, heading, quote or table mark opening a line — not a figure ("7+ years of experience").
+_MARKER = re.compile(r"^(?:[-*•#>|]+\s*|\d+[.)]\s+)+")
+_LIST_ITEM = re.compile(r"\s*(?:[-*•]|\d+[.)])\s")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 _ENDINGS = (".", "!", "?", "。", "！", "？", ")", "|")
 _QUANTITY = re.compile(
@@ -170,7 +175,7 @@ class OfflineReasoner:
             )
             return f"{say('closest_passage', language, label=passage_label(top))}\n\n{quoted}"
         pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
-        if pointed or len(set(query) & names(top)) >= SECTION_NAMED * len(set(query)):
+        if pointed or _named_section(set(query), top):
             # The best section is *about* the question ("Hotel limits", "Resetting your
             # password"), or the question is about the file sent: quote it, steps and tables
             # included, rather than pick sentences.
@@ -219,6 +224,13 @@ def _wanted(question: str) -> frozenset[str]:
     return term_set(split_exclusion(question).query)
 
 
+def _named_section(query: set[str], p: Passage) -> bool:
+    """Whether the passage's section is named after the question: most of its terms in the title
+    and heading, one at least in the heading — a question that names the document alone ("…on the
+    Silver plan?") asks for a sentence of it, not for whichever section ranked first."""
+    return len(query & names(p)) >= SECTION_NAMED * len(query) and bool(query & term_set(p["heading"]))
+
+
 def _best_sentences(
     query: list[str], numbered: Sequence[tuple[int, Passage]], wants_quantity: bool
 ) -> list[tuple[float, int, int, str]]:
@@ -242,9 +254,10 @@ def _best_sentences(
 
 
 def _sentences(text: str) -> list[str]:
-    """Sentences, list items and table rows worth quoting: not headings, not table headers,
-    not lead-ins that end with a colon."""
-    lines = _SENTENCE.split(text)
+    """Sentences, list items and table rows worth quoting: not headings, not table headers. A
+    lead-in that ends with a colon is quoted with the list it introduces (the definition before
+    the list says what the items are), a question in the text with the sentence that answers it."""
+    lines = _SENTENCE.split(unwrapped(text))
     out = []
     in_code = False
     for i, raw in enumerate(lines):
@@ -258,13 +271,23 @@ def _sentences(text: str) -> list[str]:
         following = lines[i + 1].strip() if i + 1 < len(lines) else ""
         if _TABLE_RULE.match(following):
             continue  # a table's header row
-        sentence = " ".join(raw.strip().lstrip("-*#>|0123456789. ").split())
+        sentence = _clean(raw)
         is_row = "|" in sentence
         looks_like_heading = not is_row and not sentence.endswith(_ENDINGS) and len(sentence.split()) <= 6
-        if len(sentence) < 12 or sentence.startswith("```") or sentence.endswith(":") or looks_like_heading:
+        if sentence.endswith((":", "：")):
+            items = list(itertools.takewhile(_LIST_ITEM.match, lines[i + 1 : i + 1 + LIST_ITEMS]))
+            sentence = f"{sentence} {'; '.join(_clean(item) for item in items)}" if items else ""
+        elif sentence.endswith(("?", "？")) and following and not _LIST_ITEM.match(following):
+            sentence = f"{sentence} {_clean(following)}"
+        if len(sentence) < 12 or sentence.startswith("```") or looks_like_heading:
             continue
         out.append(sentence)
     return out
+
+
+def _clean(line: str) -> str:
+    """A line without its list, heading, quote or table marks, its spaces single."""
+    return " ".join(_MARKER.sub("", line.strip()).split())
 
 
 def _excerpt(text: str) -> str:

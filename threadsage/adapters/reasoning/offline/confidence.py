@@ -41,6 +41,8 @@ Frequencies = Callable[[Sequence[str]], "tuple[int, dict[str, int]] | None"]
 ANSWER_COVERAGE = 0.4  # at or above: answer
 HEDGE_COVERAGE = 0.2  # between: quote the closest passage, saying it may not answer
 UNKNOWN_CEILING = 0.4  # more of the question's weight than this unknown to every document: abstain
+UNKNOWN_PARTLY = 0.3  # this much unknown to every document…
+PARTLY_COVERAGE = 0.55  # …and less than this of the rest held by the best passage: abstain too
 CLEAR_MARGIN = 1.3  # a best document this far ahead of the next answers from a lower coverage
 TYPO_SIMILARITY = 0.8  # difflib ratio from which an unknown word is a misspelling of a passage's word
 MIN_TYPO_CHARS = 4
@@ -66,6 +68,10 @@ class Signals:
             # Much of the question is in words no document uses: a topic they lack ("the capital
             # of France"), or a synonym they do not use ("vacation" for "annual leave") — which
             # offline, without an embedding model, cannot be told apart.
+            return Sureness.ABSTAIN
+        if self.unknown >= UNKNOWN_PARTLY and self.coverage < PARTLY_COVERAGE:
+            # A good part unknown, and of the rest the best passage holds only some: the words it
+            # shares with the question are incidental ("the largest planet in our solar *system*").
             return Sureness.ABSTAIN
         if self.coverage >= ANSWER_COVERAGE or (self.coverage >= HEDGE_COVERAGE and self.margin >= CLEAR_MARGIN):
             return Sureness.ANSWER
