@@ -23,6 +23,7 @@ from threadsage.adapters.questions import small_talk
 from threadsage.adapters.questions.ambiguity import alternatives, names, option, passage_terms
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
 from threadsage.adapters.reasoning.base import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
+from threadsage.adapters.reasoning.offline import arithmetic
 from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals, term_weights
 from threadsage.i18n import language_of, say
 from threadsage.support.text import first_cue, term_set, terms, unwrapped
@@ -184,6 +185,15 @@ class OfflineReasoner:
         if not best:
             return say("not_found", language)
         lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
+        computed = _computed(question, numbered)
+        if computed:
+            # Each side's figure quoted with its citation, then the calculator's result.
+            lines += [
+                f"- {sentence} [{number}]"
+                for number, sentence in computed[1]
+                if f"{sentence} [{number}]" not in "\n".join(lines)
+            ]
+            lines.append(say("computed_offline", language, expression=computed[0][0], result=computed[0][1]))
         return say("from_documents", language) + "\n\n" + "\n".join(lines)
 
     @off_the_loop
@@ -222,6 +232,31 @@ def _intent(question: str) -> str:
 def _wanted(question: str) -> frozenset[str]:
     """The question's terms, without those of what it excludes ("…other than X")."""
     return term_set(split_exclusion(question).query)
+
+
+def _computed(
+    question: str, numbered: Sequence[tuple[int, Passage]]
+) -> tuple[tuple[str, str], list[tuple[int, str]]] | None:
+    """For a question asking for a sum or a difference of two things: each side's best sentence
+    that states an amount, and the calculator's expression and result; None otherwise."""
+    op, both = arithmetic.operation(question), arithmetic.sides(split_exclusion(question).query)
+    if op is None or both is None:
+        return None
+    found = []
+    named = {n: names(p) for n, p in numbered}
+    for side, other in (both, both[::-1]):
+        own = set(side) - set(other)  # the word that names this side: its sentence or section must have it
+        best = _best_sentences(side, numbered, wants_quantity=True)
+        stating = [(n, s) for _, _, n, s in best if arithmetic.amount(s) and own & (term_set(s) | named[n])]
+        if not stating:
+            return None
+        found.append(stating[0])
+    (first_number, first), (second_number, second) = found
+    if (first_number, first) == (second_number, second):
+        return None  # one sentence for both sides: nothing to add up
+    one, other = arithmetic.amount(first), arithmetic.amount(second)
+    result = arithmetic.worked_out(op, one, other) if one and other else None
+    return (result, found) if result else None
 
 
 def _named_section(query: set[str], p: Passage) -> bool:
