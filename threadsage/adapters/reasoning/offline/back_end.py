@@ -254,8 +254,8 @@ def _computed(
     (first_number, first), (second_number, second) = found
     if (first_number, first) == (second_number, second):
         return None  # one sentence for both sides: nothing to add up
-    one, other = arithmetic.amount(first), arithmetic.amount(second)
-    result = arithmetic.worked_out(op, one, other) if one and other else None
+    one, two = arithmetic.amount(first), arithmetic.amount(second)
+    result = arithmetic.worked_out(op, one, two) if one and two else None
     return (result, found) if result else None
 
 
