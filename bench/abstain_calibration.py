@@ -4,8 +4,8 @@
 
 Each question is searched as the route node searches it (the question without what it excludes,
 `retrieve_k` passages, BM25); the signals of `adapters/reasoning/offline/confidence.py` are read off
-the evidence. A question "should be answered" when it is answerable and the best passage comes from
-a gold file (the extract quotes it first); it "should not" when it is one of Northwind's clean
+the evidence. A question "should be answered" when it is answerable and the leading passage (see
+`confidence`) comes from a gold file (the extract quotes it first); it "should not" when it is one of Northwind's clean
 "don't know" questions, or answerable but the best passage is from another file. Ambiguous
 questions and Northwind's partly covered "don't know" ones are left out (neither label holds).
 
@@ -56,8 +56,9 @@ def collect(limit: int | None, cmrc: int) -> list[Case]:
                         question = f"{item.context} {item.question}".strip()
                         evidence = [passage(h) for h in kb.search_blocking(split_exclusion(question).query, K)]
                         query = term_set(split_exclusion(question).query)
-                        right = None if item.unanswerable else bool(evidence and evidence[0]["path"] in item.gold)
                         found = confidence.signals(query, evidence, kb.document_frequencies)
+                        lead = evidence[found.lead]["path"] if evidence else None
+                        right = None if item.unanswerable else lead in item.gold
                         cases.append(Case(name, right, item.unanswerable, found))
     return cases
 
@@ -91,11 +92,12 @@ def main() -> None:
         print(f"  - {corpus}: " + score(some, {i: c.signals.sureness().value for i, c in enumerate(some)}))
     if args.grid:
         print()
-        for answer, hedge, unknown, margin in itertools.product(
-            (0.4, 0.45, 0.5, 0.55, 0.6), (0.2, 0.3), (0.3, 0.4, 0.5, 0.6), (1.3, 1.5, 2.0, 99.0)
+        for answer, hedge, unknown, margin, partly, partly_coverage in itertools.product(
+            (0.4, 0.5, 0.6), (0.2, 0.3), (0.4, 0.5), (1.3, 2.0), (0.2, 0.3, 0.35), (0.4, 0.55, 0.6)
         ):
             trial = {
-                "ANSWER_COVERAGE": answer, "HEDGE_COVERAGE": hedge, "UNKNOWN_CEILING": unknown, "CLEAR_MARGIN": margin
+                "ANSWER_COVERAGE": answer, "HEDGE_COVERAGE": hedge, "UNKNOWN_CEILING": unknown, "CLEAR_MARGIN": margin,
+                "UNKNOWN_PARTLY": partly, "PARTLY_COVERAGE": partly_coverage,
             }  # fmt: skip
             saved = {k: getattr(confidence, k) for k in trial}
             for k, v in trial.items():
@@ -103,7 +105,7 @@ def main() -> None:
             decided = {i: c.signals.sureness().value for i, c in enumerate(cases)}
             for k, v in saved.items():
                 setattr(confidence, k, v)
-            print(f"{answer} {hedge} {unknown} {margin}: {score(cases, decided)}")
+            print(f"{answer} {hedge} {unknown} {margin} {partly} {partly_coverage}: {score(cases, decided)}")
 
 
 if __name__ == "__main__":

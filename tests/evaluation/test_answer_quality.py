@@ -63,8 +63,8 @@ async def test_northwind_pdfs_clarifications_and_refusals_through_the_graph(tmp_
             controls = await run_set(chat, "controls", northwind_items(questions / "clear_controls.jsonl"))
             dontknow = [i for i in northwind_items(questions / "dontknow.jsonl") if i.id in clean]
             refusals = await run_set(chat, "don't know", dontknow)
-    # Measured: 8/20 asked back (6 before), 0/20 controls asked back, 20/20 answered from the gold file.
-    assert ambiguous.clarified >= 7, ambiguous.misses
+    # Measured: 15/20 asked back (8 before), 0/20 controls asked back, 20/20 answered from the gold file.
+    assert ambiguous.clarified >= 14, ambiguous.misses
     assert controls.clarified == 0 and controls.from_gold == controls.n, controls.misses
-    # Measured: 21 "not covered" and 3 closest-passage hedges of 30 (24 "not covered" before).
-    assert refusals.declined + refusals.hedged >= 24, refusals.misses
+    # Measured: 24 "not covered" of 30 (21 before), none asked back, 1 closest-passage hedge.
+    assert refusals.declined - refusals.clarified >= 24, refusals.misses

@@ -63,7 +63,7 @@ async def test_unsure_the_closest_passage_is_quoted_as_possibly_not_answering() 
     reasoner = OfflineReasoner(frequencies)
     close = [BIKE, {**PARKING, "score": 8.0}]  # no document stands out either
     question = "Is there a bicycle repair kit and a pump?"  # one rare term of four is held
-    assert reasoner.sureness(question, close) is Sureness.HEDGE
+    assert reasoner.sureness(question, close)[0] is Sureness.HEDGE
     answer = await reasoner.extract(question, close)
     assert answer.startswith(say("closest_passage", label="Bicycle storage")) and "[1]" in answer, answer
     chinese = await reasoner.extract("有没有 bicycle 的修理工具和打气筒？", close)
@@ -72,20 +72,31 @@ async def test_unsure_the_closest_passage_is_quoted_as_possibly_not_answering() 
 
 PLAN_A = page("plans/silver.md", "Silver health plan", "The yearly deductible is $1,500 per person.", 10.0)
 PLAN_B = page("plans/gold.md", "Gold health plan", "The yearly deductible is $2,500 per person.", 9.6)
+MORE_A = page("plans/silver.md", "Silver health plan", "Once the yearly deductible is met, the plan pays 80%.", 8.0)
+MORE_B = page("plans/gold.md", "Gold health plan", "After the yearly deductible the plan pays 90% per person.", 7.9)
 GYM = page("perks/gym.md", "Gym membership", "The gym subsidy is $40 a month.", 3.0)
 
 
 def test_two_documents_answering_with_different_figures_are_asked_about() -> None:
-    options = alternatives(term_set("What is the yearly deductible?"), [PLAN_A, PLAN_B, GYM])
+    evidence = [PLAN_A, PLAN_B, MORE_A, MORE_B, GYM]  # search finds the question in the two plans, again and again
+    options = alternatives(term_set("What is the yearly deductible?"), evidence)
     assert [p["path"] for p in options] == ["plans/silver.md", "plans/gold.md"]
 
 
 def test_a_question_naming_one_side_or_getting_the_same_figure_is_not_asked_about() -> None:
-    assert alternatives(term_set("What is the yearly deductible on the gold plan?"), [PLAN_B, PLAN_A, GYM]) == []
+    evidence = [PLAN_B, PLAN_A, MORE_B, MORE_A, GYM]
+    assert alternatives(term_set("What is the yearly deductible on the gold plan?"), evidence) == []
     same = page("plans/gold.md", "Gold health plan", "The yearly deductible is $1,500 per person.", 9.6)
-    assert alternatives(term_set("What is the yearly deductible?"), [PLAN_A, same, GYM]) == []
+    assert alternatives(term_set("What is the yearly deductible?"), [PLAN_A, same, MORE_A, MORE_B, GYM]) == []
     far = page("plans/gold.md", "Gold health plan", "Deductible: see the yearly summary, $2,500.", 5.0)
-    assert alternatives(term_set("What is the yearly deductible?"), [PLAN_A, far, GYM]) == []
+    assert alternatives(term_set("What is the yearly deductible?"), [PLAN_A, far, MORE_A, MORE_B, GYM]) == []
+
+
+def test_one_passage_each_among_unrelated_hits_is_not_asked_about() -> None:
+    """Two documents that each hold the question's words once, among hits of other documents, are
+    two topics that share words more often than two readings of the question."""
+    others = [page(f"misc/{n}.md", f"Note {n}", "The yearly review of travel per person.", 7.0) for n in range(3)]
+    assert alternatives(term_set("What is the yearly deductible?"), [PLAN_A, PLAN_B, *others]) == []
 
 
 @pytest.mark.parametrize(

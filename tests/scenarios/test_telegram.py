@@ -148,7 +148,8 @@ async def test_an_idle_private_session_starts_afresh(bot, fake) -> None:
     assert first_source(remembered) == "engineering/api-style-guide.md"
     bot.idle_after = timedelta(0)
     _q, forgotten = await exchange(fake, chat, ANN, FOLLOW_UP)
-    assert first_source(forgotten) != "engineering/api-style-guide.md"
+    # Read without the earlier question (the offline answer is deterministic: the same session would repeat it).
+    assert forgotten["text"] != remembered["text"]
 
 
 # --- groups ---------------------------------------------------------------------------------
@@ -179,7 +180,7 @@ async def test_a_reply_to_the_bot_continues_the_session(bot, fake) -> None:
     assert continued["reply_to_message"]["message_id"] == follow["message_id"]
     assert first_source(continued) == "engineering/api-style-guide.md"
     _q, fresh = await exchange(fake, GROUP, ANN, mention(FOLLOW_UP))  # a new mention: a new chain
-    assert first_source(fresh) != "engineering/api-style-guide.md"
+    assert fresh["text"] != continued["text"]  # read without the earlier question
     _q, deeper = await exchange(fake, GROUP, BOB, FOLLOW_UP, reply_to=continued)  # anyone may follow up
     assert first_source(deeper) == "engineering/api-style-guide.md"
 

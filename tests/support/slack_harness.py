@@ -39,6 +39,7 @@ from threadsage.settings.environment import Settings
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 CHANNEL = "C111"
+DM = "D024BE91L"
 AMBIGUOUS = "How do I reset my password?"
 TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
 OTHER_ORG = "T0PARTNER"  # a Slack Connect partner's workspace
@@ -72,6 +73,19 @@ def thread_reply(text: str, thread_ts: str, user: str = "U222") -> dict[str, Any
     ts = next_ts()
     return {"type": "message", "channel": CHANNEL, "user": user, "text": text, "ts": ts, "event_ts": ts,
             "thread_ts": thread_ts, "channel_type": "channel"}  # fmt: skip
+
+
+def file_share(text: str, files: list[dict], channel: str = DM, thread_ts: str | None = None) -> dict:
+    """A `file_share` message event as Slack sends it (message.im, or a thread reply in a channel)."""
+    ts = next_ts()
+    event = {
+        "type": "message", "subtype": "file_share", "text": text, "files": files, "upload": False, "user": "U222",
+        "display_as_bot": False, "ts": ts, "event_ts": ts, "channel": channel,
+        "channel_type": "im" if channel.startswith("D") else "channel",
+    }  # fmt: skip
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event
 
 
 def next_ts() -> str:

@@ -1,9 +1,10 @@
 """The replies a finished (or paused) run of the graph gives, and the outcome label of a turn.
 
 A reply is in the language of the question it answers. An answer that cites nothing on a route
-that searched the documents (the fallback, or "the documents don't cover this") carries the
-hand-off contact: the one configured for the category nearest the question (the place's only
-category, or the category of the best search hit), else the `*` entry."""
+that searched the documents (the fallback, or "the documents don't cover this"), or that quotes
+the closest passage as possibly not answering, carries the hand-off contact: the one configured
+for the category nearest the question (the place's only category, or the category of the best
+search hit), else the `*` entry."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from langgraph.types import Interrupt, StateSnapshot
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.chat.turns import Choice, Reply, ReplyKind, fixed_notice
 from threadsage.graph.state import ClarificationRequest
-from threadsage.i18n import language_of
+from threadsage.i18n import language_of, opens_as
 from threadsage.observability.telemetry import ERRORS
 from threadsage.support.handoff import Contact, Handoff
 
@@ -81,8 +82,10 @@ def answer_reply(state: dict[str, Any], handoff: Contact | None = None) -> Reply
 
 
 def not_covered(state: dict[str, Any]) -> bool:
-    """The documents did not answer: a route that searched them ended citing nothing."""
-    return state.get("route") not in (None, *NO_HANDOFF_ROUTES) and not state.get("citations")
+    """The documents did not answer: a route that searched them ended citing nothing, or quoting
+    the closest passage as possibly not answering (the offline answerer, unsure)."""
+    unanswered = not state.get("citations") or opens_as("closest_passage", state.get("answer", ""))
+    return state.get("route") not in (None, *NO_HANDOFF_ROUTES) and unanswered
 
 
 async def handoff_contact(

@@ -31,11 +31,9 @@ from typing import Any
 from threadsage.chat import ChatService, Reply, ReplyKind, Turn
 from threadsage.chat.service import session_config
 from threadsage.evaluation.retrieval import DECOY_FIRST
-from threadsage.i18n import TABLES
+from threadsage.i18n import opens_as
 
 RECALL_K = 5
-# How the offline answerer opens a reply that quotes the closest passage as possibly not answering.
-HEDGE_OPENINGS = tuple(TABLES[language]["closest_passage"].split("{label}")[0] for language in TABLES)
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ class Tally:
         self.clarified += reply.kind is ReplyKind.CLARIFICATION
         declined = reply.kind is not ReplyKind.ANSWER or not reply.citations
         self.declined += declined
-        self.hedged += reply.text.startswith(HEDGE_OPENINGS)
+        self.hedged += opens_as("closest_passage", reply.text)  # the closest passage, possibly not answering
         if item.pages:
             self.paged += 1
             self.page_found += len(item.pages & set(pages[:RECALL_K])) / len(item.pages)

@@ -59,6 +59,11 @@ def say(key: str, language: Language = DEFAULT, **fields: object) -> str:
     return text.format(**fields) if fields else text
 
 
+def opens_as(key: str, text: str) -> bool:
+    """Whether `text` opens as the catalogue text `key` does (up to its first field), in any language."""
+    return text.startswith(tuple(TABLES[language][key].split("{")[0] for language in TABLES))
+
+
 def listed(items: Sequence[str], language: Language = DEFAULT) -> str:
     """Items as a sentence lists them: "a", "a and b", "a, b and c" (in Chinese "a、b和c")."""
     if len(items) < 2:

@@ -29,6 +29,7 @@ TEXTS: dict[str, str] = {
     "closest_passage": (
         "Nothing I found answers this directly. The closest passage is *{label}*, and it may not answer your question:"
     ),
+    "computed_offline": "Worked out with the calculator from the figures quoted: {expression} = {result}",
     "from_section": "From *{label}*:",
     "chat_thanks": "You're welcome! Ask me anything else about the documents.",
     "chat_bye": "Bye for now! I'm here whenever you have a question about the documents.",

@@ -100,3 +100,29 @@ def warm_up() -> None:
     """Load jieba's dictionary now (about a second of CPU) rather than in the first turn, where it
     would stall everything else the process is doing."""
     jieba.initialize()
+
+
+WRAPPED_CHARS = 50  # a line this long that stops mid-sentence was wrapped (a PDF's text, a hard-wrapped file)
+_LINE_ENDS = (".", "!", "?", "。", "！", "？", ":", "：", "|", ";", "；")
+_STARTS_ITS_OWN = re.compile(r"\s*(?:[-*•|#>]|```|\d+[.)]\s)")
+
+
+def unwrapped(text: str) -> str:
+    """The text with wrapped lines joined back into their sentences: PDF text comes a line at a
+    time ("…calling the Compliance Hotline at 1-" / "800-…"), and the sentence that answers is cut
+    in two. A short line (a heading) and a line that ends a sentence stay; so do list items, table
+    rows and code."""
+    out: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        fence = line.lstrip().startswith("```")
+        previous = out[-1].rstrip() if out else ""
+        wrapped = len(previous.strip()) >= WRAPPED_CHARS and not previous.endswith(_LINE_ENDS)
+        # A list item runs on only into a line that continues a sentence (not a new paragraph).
+        item = bool(_STARTS_ITS_OWN.match(previous)) and not line.strip()[:1].islower()
+        if wrapped and not item and not fenced and not fence and line.strip() and not _STARTS_ITS_OWN.match(line):
+            out[-1] = f"{previous} {line.strip()}"
+        else:
+            out.append(line)
+        fenced ^= fence
+    return "\n".join(out)

@@ -7,11 +7,10 @@ import pytest
 
 from tests.fakes.slack_api import BOT_USER
 from tests.support.made_files import docx_bytes, pdf_bytes
-from tests.support.slack_harness import Harness, as_text, next_ts
+from tests.support.slack_harness import DM, Harness, as_text, file_share
 
 HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
 QUESTION = "What is the Heron pilot budget?"
-DM = "D024BE91L"
 FILES = {
     "heron.pdf": ("application/pdf", lambda: pdf_bytes("Project Heron", HERON)),
     "heron.docx": (
@@ -20,19 +19,6 @@ FILES = {
     ),
     "heron.md": ("text/markdown", lambda: f"# Project Heron\n\n## Budget\n\n{HERON}\n".encode()),
 }
-
-
-def file_share(text: str, files: list[dict], channel: str = DM, thread_ts: str | None = None) -> dict:
-    """A `file_share` message event as Slack sends it (message.im, or a thread reply in a channel)."""
-    ts = next_ts()
-    event = {
-        "type": "message", "subtype": "file_share", "text": text, "files": files, "upload": False, "user": "U222",
-        "display_as_bot": False, "ts": ts, "event_ts": ts, "channel": channel,
-        "channel_type": "im" if channel.startswith("D") else "channel",
-    }  # fmt: skip
-    if thread_ts:
-        event["thread_ts"] = thread_ts
-    return event
 
 
 @pytest.mark.parametrize("name", list(FILES))

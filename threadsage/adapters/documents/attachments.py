@@ -225,6 +225,11 @@ def with_attached(hits: list[Passage], attached: list[Passage], k: int) -> list[
     person sent the file for this conversation); then every passage by score."""
     if not attached:
         return hits[:k]
-    scale = (hits[0]["score"] / attached[0]["score"]) if hits and attached[0]["score"] > 0 else 1.0
-    mine = [Passage(**{**p, "score": p["score"] * scale}) for p in attached]
+    best = attached[0]["score"]
+    scale = (hits[0]["score"] / best) if hits and best > 0 else 1.0
+    # The best attached passages get the best hit's own score: scaled, a float may fall an ulp short.
+    mine = [
+        Passage(**{**p, "score": hits[0]["score"] if hits and p["score"] >= best else p["score"] * scale})
+        for p in attached
+    ]
     return sorted([*mine, *hits], key=lambda p: (-p["score"], not p["source"].startswith(SOURCE_PREFIX)))[:k]

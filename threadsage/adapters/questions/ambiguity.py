@@ -11,18 +11,22 @@ Three signs, any suffices:
   (a shared "What you can claim" is no reason to ask about a project budget). This one holds even
   when a summary page that mentions both ranks first — the summary is where people get the wrong
   one of the two numbers.
-- *equally answering documents*: the best passages of two or more documents each hold about as
-  many of the question's terms, score within 15% of each other, share vocabulary beyond the
-  question's words (parallel sections, not two topics), and do not give the same figures (when
-  the sentences that match the question best state figures, "$1,500" in one and "$2,000" in the
-  other is the clearest sign), while the question names nothing that tells the documents apart.
+- *parallel answers*: the best passages of two or more documents each hold about as much of the
+  question (its terms weighed by rarity, as the offline answerer weighs them), score within 15%
+  of each other, share vocabulary beyond the question's words (parallel sections, not two
+  topics), do not give the same figures, and between them fill most of the evidence: search finds
+  the question answered again and again in these documents and nowhere else. The question names
+  nothing that tells them apart — a word of one's title that the other's passage uses too ("the
+  health plan" where both plans speak of the insurer's health services) tells nothing.
+  Measured on every public set (docs/performance.md): one passage each among unrelated hits is
+  two topics that share the question's words far more often than two readings of it.
   Nothing here depends on what the documents are called or how their sections are headed.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from threadsage.adapters.documents.attachments import SOURCE_PREFIX
 from threadsage.adapters.reasoning.base import MAX_OPTION_CHARS, Passage, passage_label
@@ -32,8 +36,11 @@ from threadsage.support.text import term_set
 CLOSE_SCORE_RATIO = 0.6
 MAX_OPTIONS = 3
 SIBLING_COVERAGE = 0.5  # each sibling section must answer the question, not merely share a heading
-FIGURES_COVERAGE = 0.5  # each document must hold this share of the question's terms
+ANSWERING = 0.4  # the best-covering document holds this weighted share of the question or more
+ANSWERING_SLACK = 0.3  # and each other one nearly as much
 EQUAL_SCORE_RATIO = 0.85  # and score this close to the best one
+COMMON_NAME = 0.25  # a name word weighing less than this share of the question's rarest word is common
+DOMINANT = 0.8  # share of the evidence's passages that come from the documents asked about
 SAME_TOPIC = 0.1  # Jaccard of the two passages' terms beyond the question's: parallel sections, not two topics
 _FIGURE = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?%?")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
@@ -53,14 +60,17 @@ def option(p: Passage) -> str:
     return label if len(label) <= MAX_OPTION_CHARS else label[: MAX_OPTION_CHARS - 1].rstrip() + "…"
 
 
-def alternatives(query: frozenset[str], evidence: Sequence[Passage]) -> list[Passage]:
-    """The passages to offer as options (2–3), or [] when the question is clear enough."""
+def alternatives(
+    query: frozenset[str], evidence: Sequence[Passage], weights: Mapping[str, float] | None = None
+) -> list[Passage]:
+    """The passages to offer as options (2–3), or [] when the question is clear enough. `weights`:
+    each query term's weight (its rarity in the knowledge base); all alike without."""
     if not evidence or _answered_by_a_file(query, evidence):
         return []
     return (
         _indistinguishable_documents(query, evidence)
         or _sibling_sections(query, evidence)
-        or _different_figures(query, evidence)
+        or _parallel_answers(query, evidence, weights or dict.fromkeys(query, 1.0))
     )
 
 
@@ -125,32 +135,47 @@ def _sibling_sections(query: frozenset[str], evidence: Sequence[Passage]) -> lis
     return []
 
 
-def _different_figures(query: frozenset[str], evidence: Sequence[Passage]) -> list[Passage]:
-    """The best passage of each document that answers the question about as well as the top one
-    (as many of its terms, a close score), does not give the same figures, and that the question
-    gives no means to tell apart from it."""
+def _parallel_answers(
+    query: frozenset[str], evidence: Sequence[Passage], weights: Mapping[str, float]
+) -> list[Passage]:
+    """The best passage of each document that answers the question about as well as the best one
+    (about as much of its weight, a close score), does not give the same figures, and that the
+    question gives no means to tell apart — when these documents fill most of the evidence."""
     best = _best_per_document(evidence)
-    top = best[0]
-    covered = len(query & passage_terms(top))
-    if covered < FIGURES_COVERAGE * len(query) or any(len(query & passage_terms(p)) > covered for p in best):
-        return []  # too little of the question; or a lower passage holds more of it: not the two best answers
-    figures = _answering_figures(query, top)
-    chosen = [top]
-    for other in best[1:]:
-        if other["score"] < EQUAL_SCORE_RATIO * top["score"]:
-            break
-        theirs = _answering_figures(query, other)
-        # The same figures is the same answer; figures on one side only, a passage about something else.
-        same_answer = (bool(figures) and theirs == figures) or bool(figures) != bool(theirs)
-        answers_too = len(query & passage_terms(other)) >= covered - 1 >= FIGURES_COVERAGE * len(query) - 1
-        if (
-            answers_too
-            and not same_answer
-            and _same_topic(query, top, other)
-            and not query & (names(top) ^ names(other))
-        ):
+    total = sum(weights.values()) or 1.0
+
+    def coverage(p: Passage) -> float:
+        held = passage_terms(p)
+        return sum(w for t, w in weights.items() if t in held) / total
+
+    close = [p for p in best if p["score"] >= EQUAL_SCORE_RATIO * best[0]["score"]]
+    most = max(coverage(p) for p in close)
+    answering = [p for p in close if coverage(p) >= most - ANSWERING_SLACK]
+    if most < ANSWERING or len(answering) < 2:
+        return []
+    lead = answering[0]
+    figures = _answering_figures(query, lead)
+    chosen = [lead]
+    for other in answering[1:]:
+        same_answer = bool(figures) and _answering_figures(query, other) == figures
+        if not same_answer and _same_topic(query, lead, other) and not _telling(query, lead, other, weights):
             chosen.append(other)
-    return chosen[:MAX_OPTIONS] if len(chosen) >= 2 else []
+    paths = {p["path"] for p in chosen}
+    if len(chosen) < 2 or sum(p["path"] in paths for p in evidence) < DOMINANT * len(evidence):
+        return []
+    return chosen[:MAX_OPTIONS]
+
+
+def _telling(query: frozenset[str], one: Passage, other: Passage, weights: Mapping[str, float]) -> frozenset[str]:
+    """The question's words that name one passage's document or section and not the other's. A
+    question naming both sides is about both (a comparison); a word of one side's name that the
+    other's passage uses too, and that is among the knowledge base's commonest, tells nothing."""
+    mine, theirs = query & (names(one) - names(other)), query & (names(other) - names(one))
+    if mine and theirs:
+        return mine | theirs
+    shared = passage_terms(one) & passage_terms(other)
+    rarest = max(weights.values(), default=1.0)
+    return frozenset(t for t in mine | theirs if t not in shared or weights.get(t, 1.0) >= COMMON_NAME * rarest)
 
 
 def _same_topic(query: frozenset[str], one: Passage, other: Passage) -> bool:

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from threadsage.adapters.questions import ambiguity
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion, without_excluded
 from threadsage.adapters.reasoning.base import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage_label
+from threadsage.adapters.reasoning.offline.confidence import Frequencies, term_weights
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.graph.nodes.begin import begin
 from threadsage.graph.nodes.common import attempted, calls, history, traced
@@ -90,7 +91,7 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
     if pinned := state.get("pinned"):
         evidence = [pinned, *(p for p in evidence if p["id"] != pinned["id"])][: ctx.policy.retrieve_k]
     # The deterministic ambiguity check runs beside the router, in a thread: no model call.
-    ambiguous = asyncio.create_task(asyncio.to_thread(_alternatives, question, evidence))
+    ambiguous = asyncio.create_task(asyncio.to_thread(_alternatives, question, evidence, ctx.kb.document_frequencies))
     try:
         proposal = await ctx.reasoner.route(question, evidence)
         failure = ""
@@ -120,14 +121,16 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
     }
 
 
-def _alternatives(question: str, evidence: list[Passage]) -> list[str]:
+def _alternatives(question: str, evidence: list[Passage], frequencies: Frequencies) -> list[str]:
     """The options the evidence offers when the question cannot tell its documents apart (the
-    offline back-end's check, threadsage/adapters/questions/ambiguity.py); [] when it is clear."""
+    offline back-end's check, threadsage/adapters/questions/ambiguity.py, its terms weighed by
+    their rarity in the knowledge base); [] when it is clear."""
     exclusion = split_exclusion(question)
     wanted = term_set(exclusion.query)
+    weights, _ = term_weights(wanted, frequencies)
     return [
         ambiguity.option(p)
-        for p in ambiguity.alternatives(wanted, [p for p in evidence if not about_excluded(p, exclusion)])
+        for p in ambiguity.alternatives(wanted, [p for p in evidence if not about_excluded(p, exclusion)], weights)
     ]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -22,14 +23,16 @@ from threadsage.adapters.questions import small_talk
 from threadsage.adapters.questions.ambiguity import alternatives, names, option, passage_terms
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
 from threadsage.adapters.reasoning.base import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
-from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals
+from threadsage.adapters.reasoning.offline import arithmetic
+from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals, term_weights
 from threadsage.i18n import language_of, say
-from threadsage.support.text import first_cue, term_set, terms
+from threadsage.support.text import first_cue, term_set, terms, unwrapped
 
 T = TypeVar("T")
 P = ParamSpec("P")
 
 ANSWER_SENTENCES = 3
+LIST_ITEMS = 6  # of a list, quoted with the lead-in that introduces it
 SECTION_NAMED = 0.6  # share of the question's terms in a section's name to quote it whole
 EXCERPT_CHARS = 900
 
@@ -55,6 +58,9 @@ _FOLLOW_UP = re.compile(
 )
 _BETWEEN = re.compile(r"\bbetween (.+?) and (.+?)(?:[?.!]|$)", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+# A list, heading, quote or table mark opening a line — not a figure ("7+ years of experience").
+_MARKER = re.compile(r"^(?:[-*•#>|]+\s*|\d+[.)]\s+)+")
+_LIST_ITEM = re.compile(r"\s*(?:[-*•]|\d+[.)])\s")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 _ENDINGS = (".", "!", "?", "。", "！", "？", ")", "|")
 _QUANTITY = re.compile(
@@ -84,12 +90,14 @@ class OfflineReasoner:
         # The knowledge base's term statistics: question terms weigh by rarity (`confidence`).
         self.frequencies = frequencies
 
-    def sureness(self, question: str, evidence: Sequence[Passage]) -> Sureness:
-        """Answer, quote the closest passage saying it may not answer, or say "not covered". A
-        question that points at the file sent, answered from it, is answered."""
+    def sureness(self, question: str, evidence: Sequence[Passage]) -> tuple[Sureness, int]:
+        """Answer, quote the closest passage saying it may not answer, or say "not covered"; and
+        which passage of the evidence leads (see `confidence`). A question that points at the file
+        sent, answered from it, is answered."""
         if evidence and evidence[0]["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question):
-            return Sureness.ANSWER
-        return signals(_wanted(question), evidence, self.frequencies).sureness()
+            return Sureness.ANSWER, 0
+        found = signals(_wanted(question), evidence, self.frequencies)
+        return found.sureness(), found.lead
 
     @off_the_loop
     def contextualise(self, question: str, history: Sequence[tuple[str, str]]) -> str:
@@ -105,7 +113,7 @@ class OfflineReasoner:
         if small_talk.is_small_talk(question):
             return RouteDecision(intent="CHIT_CHAT", confidence=0.9, reasoning="a greeting or small talk")
         query = _wanted(question)
-        sureness = self.sureness(question, evidence)
+        sureness, _ = self.sureness(question, evidence)
         if sureness is Sureness.ABSTAIN:
             return RouteDecision(
                 intent="UNKNOWN",
@@ -119,7 +127,8 @@ class OfflineReasoner:
                 reasoning="the closest passage covers part of the question: quoted as possibly not answering",
             )
         exclusion = split_exclusion(question)
-        options = alternatives(query, [p for p in evidence if not about_excluded(p, exclusion)])
+        weights, _ = term_weights(query, self.frequencies)
+        options = alternatives(query, [p for p in evidence if not about_excluded(p, exclusion)], weights)
         if len(options) >= 2:
             return RouteDecision(
                 intent=_intent(question),
@@ -155,22 +164,36 @@ class OfflineReasoner:
         language = language_of(question)
         if not query or not passages:
             return say("not_found", language)
-        top = passages[0]
-        if self.sureness(question, passages) is not Sureness.ANSWER:
+        sureness, lead = self.sureness(question, passages)
+        top, mark = passages[lead], f"[{lead + 1}]"
+        # The leading passage first, each keeping its number.
+        numbered = [(lead + 1, top), *((n, p) for n, p in enumerate(passages, start=1) if n != lead + 1)]
+        if sureness is not Sureness.ANSWER:
             # Unsure: what the closest passage says, labelled as possibly not answering.
-            closest = _best_sentences(query, [top], wants_quantity=bool(_QUANTITY.search(question)))
-            quoted = "\n".join(f"- {sentence} [1]" for _, _, _, sentence in closest) or f"{_excerpt(top['text'])} [1]"
+            closest = _best_sentences(query, numbered[:1], wants_quantity=bool(_QUANTITY.search(question)))
+            quoted = (
+                "\n".join(f"- {sentence} {mark}" for _, _, _, sentence in closest) or f"{_excerpt(top['text'])} {mark}"
+            )
             return f"{say('closest_passage', language, label=passage_label(top))}\n\n{quoted}"
         pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
-        if pointed or len(set(query) & names(top)) >= SECTION_NAMED * len(set(query)):
+        if pointed or _named_section(set(query), top):
             # The best section is *about* the question ("Hotel limits", "Resetting your
             # password"), or the question is about the file sent: quote it, steps and tables
             # included, rather than pick sentences.
-            return f"{say('from_section', language, label=passage_label(top))}\n\n{_excerpt(top['text'])} [1]"
-        best = _best_sentences(query, passages, wants_quantity=bool(_QUANTITY.search(question)))
+            return f"{say('from_section', language, label=passage_label(top))}\n\n{_excerpt(top['text'])} {mark}"
+        best = _best_sentences(query, numbered, wants_quantity=bool(_QUANTITY.search(question)))
         if not best:
             return say("not_found", language)
         lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
+        computed = _computed(question, numbered)
+        if computed:
+            # Each side's figure quoted with its citation, then the calculator's result.
+            lines += [
+                f"- {sentence} [{number}]"
+                for number, sentence in computed[1]
+                if f"{sentence} [{number}]" not in "\n".join(lines)
+            ]
+            lines.append(say("computed_offline", language, expression=computed[0][0], result=computed[0][1]))
         return say("from_documents", language) + "\n\n" + "\n".join(lines)
 
     @off_the_loop
@@ -211,13 +234,46 @@ def _wanted(question: str) -> frozenset[str]:
     return term_set(split_exclusion(question).query)
 
 
+def _computed(
+    question: str, numbered: Sequence[tuple[int, Passage]]
+) -> tuple[tuple[str, str], list[tuple[int, str]]] | None:
+    """For a question asking for a sum or a difference of two things: each side's best sentence
+    that states an amount, and the calculator's expression and result; None otherwise."""
+    op, both = arithmetic.operation(question), arithmetic.sides(split_exclusion(question).query)
+    if op is None or both is None:
+        return None
+    found = []
+    named = {n: names(p) for n, p in numbered}
+    for side, other in (both, both[::-1]):
+        own = set(side) - set(other)  # the word that names this side: its sentence or section must have it
+        best = _best_sentences(side, numbered, wants_quantity=True)
+        stating = [(n, s) for _, _, n, s in best if arithmetic.amount(s) and own & (term_set(s) | named[n])]
+        if not stating:
+            return None
+        found.append(stating[0])
+    (first_number, first), (second_number, second) = found
+    if (first_number, first) == (second_number, second):
+        return None  # one sentence for both sides: nothing to add up
+    one, two = arithmetic.amount(first), arithmetic.amount(second)
+    result = arithmetic.worked_out(op, one, two) if one and two else None
+    return (result, found) if result else None
+
+
+def _named_section(query: set[str], p: Passage) -> bool:
+    """Whether the passage's section is named after the question: most of its terms in the title
+    and heading, one at least in the heading — a question that names the document alone ("…on the
+    Silver plan?") asks for a sentence of it, not for whichever section ranked first."""
+    return len(query & names(p)) >= SECTION_NAMED * len(query) and bool(query & term_set(p["heading"]))
+
+
 def _best_sentences(
-    query: list[str], passages: Sequence[Passage], wants_quantity: bool
+    query: list[str], numbered: Sequence[tuple[int, Passage]], wants_quantity: bool
 ) -> list[tuple[float, int, int, str]]:
-    """The ANSWER_SENTENCES best (score, -position, passage number, sentence), best first."""
-    weights = _term_weights(query, passages)
+    """The ANSWER_SENTENCES best (score, -position, passage number, sentence), best first, of the
+    passages (each with its number) in the order they lead."""
+    weights = _term_weights(query, [p for _, p in numbered])
     scored: list[tuple[float, int, int, str]] = []
-    for number, p in enumerate(passages, start=1):
+    for rank, (number, p) in enumerate(numbered):
         # Words naming the passage's page or section say where, not which sentence.
         named = names(p)
         local = {t: w * (0.3 if t in named else 1.0) for t, w in weights.items()}
@@ -228,14 +284,15 @@ def _best_sentences(
                 score *= 1.5
             if score > 0:
                 # The search ranked the passages: a sentence from a lower one needs more to win.
-                scored.append((score / (1 + 0.25 * (number - 1)), -position, number, sentence))
+                scored.append((score / (1 + 0.25 * rank), -position, number, sentence))
     return sorted(scored, reverse=True)[:ANSWER_SENTENCES]
 
 
 def _sentences(text: str) -> list[str]:
-    """Sentences, list items and table rows worth quoting: not headings, not table headers,
-    not lead-ins that end with a colon."""
-    lines = _SENTENCE.split(text)
+    """Sentences, list items and table rows worth quoting: not headings, not table headers. A
+    lead-in that ends with a colon is quoted with the list it introduces (the definition before
+    the list says what the items are), a question in the text with the sentence that answers it."""
+    lines = _SENTENCE.split(unwrapped(text))
     out = []
     in_code = False
     for i, raw in enumerate(lines):
@@ -249,13 +306,23 @@ def _sentences(text: str) -> list[str]:
         following = lines[i + 1].strip() if i + 1 < len(lines) else ""
         if _TABLE_RULE.match(following):
             continue  # a table's header row
-        sentence = " ".join(raw.strip().lstrip("-*#>|0123456789. ").split())
+        sentence = _clean(raw)
         is_row = "|" in sentence
         looks_like_heading = not is_row and not sentence.endswith(_ENDINGS) and len(sentence.split()) <= 6
-        if len(sentence) < 12 or sentence.startswith("```") or sentence.endswith(":") or looks_like_heading:
+        if sentence.endswith((":", "：")):
+            items = list(itertools.takewhile(_LIST_ITEM.match, lines[i + 1 : i + 1 + LIST_ITEMS]))
+            sentence = f"{sentence} {'; '.join(_clean(item) for item in items)}" if items else ""
+        elif sentence.endswith(("?", "？")) and following and not _LIST_ITEM.match(following):
+            sentence = f"{sentence} {_clean(following)}"
+        if len(sentence) < 12 or sentence.startswith("```") or looks_like_heading:
             continue
         out.append(sentence)
     return out
+
+
+def _clean(line: str) -> str:
+    """A line without its list, heading, quote or table marks, its spaces single."""
+    return " ".join(_MARKER.sub("", line.strip()).split())
 
 
 def _excerpt(text: str) -> str:

@@ -1,0 +1,64 @@
+"""Sums and differences of figures the passages give, for a question that asks for one ("the total
+of the Lisbon and Toronto hotel limits", "how much more is X than Y"): each side is looked up on
+its own, and the two figures go through the calculator (`threadsage.tools`) — quoting both figures
+and leaving the sum to the reader is half an answer, and adding them by eye is how numbers go wrong.
+Only figures in the same currency (or both without one) are combined."""
+
+from __future__ import annotations
+
+import re
+
+from threadsage.support.text import first_cue, terms
+from threadsage.tools.calculator import CalculationError, calculate, formatted
+
+_OPERATIONS = (
+    (re.compile(r"\b(total|sum|combined|altogether|in all|together|added up)\b|一共|总共|加起来|合计", re.I), "+"),
+    (
+        re.compile(
+            r"\b(difference|how much (more|less|higher|lower)|how many (more|fewer))\b|相差|差多少|多多少", re.I
+        ),
+        "-",
+    ),
+)
+_CONNECTOR = re.compile(r"\s+(?:and|than|vs\.?|versus)\s+|[和与比]", re.I)
+_AMOUNT = re.compile(r"(?P<unit>CA\$|US\$|[€$£¥])?\s?(?P<number>\d[\d,]*(?:\.\d+)?)(?!\s*%)")
+
+
+def operation(question: str) -> str | None:
+    """ "+" or "-" when the question asks for a sum or a difference; None otherwise."""
+    return first_cue(_OPERATIONS, question, None)
+
+
+def sides(question: str) -> tuple[list[str], list[str]] | None:
+    """The question's terms for each of the two things it names: all its terms, without the word
+    that names the other thing (the nearest to the connector on the other side that the first side
+    lacks: "the North office and the South office" → "north", "south")."""
+    parts = _CONNECTOR.split(question, maxsplit=1)
+    if len(parts) != 2:
+        return None
+    before, after = terms(parts[0]), terms(parts[1])
+    if not before or not after:
+        return None
+    mine = next((t for t in reversed(before) if t not in after), None)
+    theirs = next((t for t in after if t not in before), None)
+    if mine is None or theirs is None:
+        return None
+    every = before + after
+    return [t for t in every if t != theirs], [t for t in every if t != mine]
+
+
+def amount(sentence: str) -> tuple[str, str] | None:
+    """The first amount in a sentence: its currency ("" for none) and its number as written."""
+    match = _AMOUNT.search(sentence)
+    return (match.group("unit") or "", match.group("number")) if match else None
+
+
+def worked_out(op: str, first: tuple[str, str], second: tuple[str, str]) -> tuple[str, str] | None:
+    """The expression and its result (with the currency), or None when the figures do not combine."""
+    if first[0] != second[0]:
+        return None
+    expression = f"{first[0]}{first[1]} {op} {second[0]}{second[1]}"
+    try:
+        return expression, f"{first[0]}{formatted(calculate(f'{first[1]} {op} {second[1]}'))}"
+    except CalculationError:
+        return None
