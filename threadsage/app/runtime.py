@@ -21,7 +21,7 @@ from threadsage.adapters.documents.reading import Budget, use_budget
 from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.adapters.questions.translation import make_translator
-from threadsage.adapters.reasoning.base import Reasoner
+from threadsage.adapters.reasoner import Reasoner
 from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.adapters.reasoning.rerank import make_reranker

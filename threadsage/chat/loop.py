@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from threadsage.adapters.knowledge import Hit, KnowledgeBase
-from threadsage.adapters.reasoning.base import Passage, Reasoner, passage
+from threadsage.adapters.knowledge import Hit, KnowledgeBase, passage
+from threadsage.adapters.reasoner import Passage, Reasoner
 from threadsage.chat.notify import Notice, Notifier
 from threadsage.chat.turns import Reply, ReplyKind
 from threadsage.delivery.coordination import Coordinator

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.questions.translation import QueryTranslator
-from threadsage.adapters.reasoning.base import Reasoner
+from threadsage.adapters.reasoner import Reasoner
 from threadsage.adapters.reasoning.rerank import Reranker
 from threadsage.settings.environment import Settings
 from threadsage.tools.toolbox import Toolbox

@@ -16,7 +16,7 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning.base import Reasoner
+from threadsage.adapters.reasoner import Reasoner
 from threadsage.adapters.reasoning.research import (
     Finding,
     Researcher,

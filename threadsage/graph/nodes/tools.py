@@ -10,7 +10,7 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning.base import CITATION, Reasoner
+from threadsage.adapters.reasoner import CITATION, Reasoner
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import attempted, calls, traced
 from threadsage.graph.state import ConversationState

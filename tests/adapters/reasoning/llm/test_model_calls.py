@@ -17,7 +17,7 @@ from langchain_ollama import ChatOllama
 from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
 from tests.fakes.openai_server import Failure, FakeOpenAI, kind_of
-from threadsage.adapters.reasoning.base import RouteDecision, Verdict
+from threadsage.adapters.reasoner import RouteDecision, Verdict
 from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
 from threadsage.adapters.reasoning.llm.calls import ModelFailure
 from threadsage.adapters.reasoning.llm.chat_models import structured_method
