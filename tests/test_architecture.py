@@ -22,13 +22,6 @@ OPTIONAL = {
     "(docs/performance.md, 'Import time')",
 }
 
-# Files whose imports inside functions the work of issue 23 is taking out now (the graph's nodes that
-# pick a back-end). Remove a file once it has none left: the test says so, so that this list only shrinks.
-PENDING = {
-    "threadsage/graph/nodes/deep.py",
-    "threadsage/graph/nodes/tools.py",
-}
-
 
 def imports_inside_functions(source: str) -> list[tuple[int, str]]:
     """(line, top-level module) of each import statement inside a function or method, nested ones
@@ -56,21 +49,18 @@ def test_the_scan_finds_imports_in_functions_methods_and_nested_functions() -> N
 
 
 def test_no_import_inside_a_function_but_of_an_optional_dependency() -> None:
-    unexpected, used, pending_seen = [], set(), set()
+    unexpected, used = [], set()
     for file in sorted(PACKAGE.rglob("*.py")):
         path = file.relative_to(REPO).as_posix()
         for line, module in imports_inside_functions(file.read_text(encoding="utf-8")):
             if module in OPTIONAL:
                 used.add(module)
-            elif path in PENDING:
-                pending_seen.add(path)
             else:
                 unexpected.append(f"{path}:{line} imports {module} inside a function")
     assert not unexpected, "import at the top of the module (or add an optional dependency to OPTIONAL):\n" + "\n".join(
         unexpected
     )
     assert used == set(OPTIONAL), f"no longer imported inside a function, take out of OPTIONAL: {set(OPTIONAL) - used}"
-    assert pending_seen == PENDING, f"no import inside a function left, take out of PENDING: {PENDING - pending_seen}"
 
 
 def test_the_import_contracts_hold() -> None:

@@ -23,8 +23,11 @@ from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.adapters.questions.translation import make_translator
 from threadsage.adapters.reasoner import Reasoner
 from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
+from threadsage.adapters.reasoning.llm.research import LLMResearcher
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
+from threadsage.adapters.reasoning.offline.research import OfflineResearcher
 from threadsage.adapters.reasoning.rerank import make_reranker
+from threadsage.adapters.reasoning.research import Researcher
 from threadsage.chat import ChatService
 from threadsage.chat.loop import KnowledgeLoop
 from threadsage.chat.recording import Recording
@@ -96,10 +99,12 @@ async def open_runtime(
                 BrainContext(
                     kb=kb,
                     reasoner=reasoner,
+                    researcher=researcher_of(reasoner),
                     policy=Policy.from_settings(settings),
                     tools=Toolbox.from_settings(settings),
                     reranker=make_reranker(settings, reasoner),
                     translator=make_translator(settings, reasoner),
+                    web_writer=reasoner.web_answer if isinstance(reasoner, LLMReasoner) else None,
                 ),
                 coordinator,
                 feedback=feedback,
@@ -160,6 +165,15 @@ async def open_reasoner(settings: Settings, coordinator: Coordinator, kb: Knowle
         yield reasoner
     finally:
         await reasoner.aclose()
+
+
+def researcher_of(reasoner: Reasoner) -> Researcher:
+    """The deep-search side of the reasoning back-end."""
+    if isinstance(reasoner, LLMReasoner):
+        return LLMResearcher(reasoner)
+    if isinstance(reasoner, OfflineReasoner):
+        return OfflineResearcher(reasoner)
+    raise TypeError(f"no deep search for the back-end {reasoner.name}")
 
 
 def warm_up(kb: KnowledgeBase) -> None:
