@@ -63,6 +63,18 @@ def test_no_import_inside_a_function_but_of_an_optional_dependency() -> None:
     assert used == set(OPTIONAL), f"no longer imported inside a function, take out of OPTIONAL: {set(OPTIONAL) - used}"
 
 
+def test_only_the_composition_root_sets_the_reading_budget() -> None:
+    """A process-wide setting handed over once, where the process is put together (app/runtime.py),
+    so that no module deep inside changes what another one reads with."""
+    setters = [
+        file.relative_to(REPO).as_posix()
+        for file in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "use_budget"
+    ]
+    assert setters == ["threadsage/app/runtime.py"]
+
+
 def test_the_import_contracts_hold() -> None:
     """The contracts `make lint` checks (lint-imports); its report is in the captured output."""
     assert lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True, no_logo=True) == 0

@@ -79,7 +79,7 @@ async def open_runtime(
     """The service on `settings`, with the knowledge base and coordinator given (shared with the
     front-ends) or its own. `check_redis`: fail at once when `REDIS_URL` does not answer. A worker
     passes False: its queue loop waits for Redis, and the coordinator connects when first used."""
-    use_budget(Budget.of(settings))  # for the sync of sources in this process too
+    set_reading_budget(settings)  # for the sync of sources in this process too
     own_kb = kb is None
     kb = kb or open_knowledge_base(settings, make_embedder(settings))
     await asyncio.to_thread(warm_up, kb)
@@ -126,6 +126,13 @@ async def open_runtime(
     finally:
         if own_kb:
             kb.close()
+
+
+def set_reading_budget(settings: Settings) -> None:
+    """The process's budget of file reading (time, memory, readers) from the settings: set here and
+    nowhere else (tests/test_architecture.py keeps it so). The chat service names its own for
+    attached files; ingestion and the sync of sources read with this one."""
+    use_budget(Budget.of(settings))
 
 
 async def describe(settings: Settings, kb: KnowledgeBase, reasoner: Reasoner) -> str:
