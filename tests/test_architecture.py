@@ -8,6 +8,7 @@ import ast
 import logging
 from pathlib import Path
 
+import pytest
 from importlinter.cli import lint_imports
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,11 +25,11 @@ OPTIONAL = {
 }
 
 
-def imports_inside_functions(source: str) -> list[tuple[int, str]]:
+def imports_inside_functions(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, top-level module) of each import statement inside a function or method, nested ones
     included; relative imports count as our own package."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for inner in ast.walk(node):
@@ -46,14 +47,22 @@ def test_the_scan_finds_imports_in_functions_methods_and_nested_functions() -> N
         "class C:\n    async def m(self):\n        from threadsage.chat import Turn\n"
         "def g():\n    def h():\n        from . import x\n"
     )
-    assert imports_inside_functions(source) == [(3, "json"), (6, "threadsage"), (9, "threadsage")]
+    assert imports_inside_functions(ast.parse(source)) == [(3, "json"), (6, "threadsage"), (9, "threadsage")]
 
 
-def test_no_import_inside_a_function_but_of_an_optional_dependency() -> None:
+@pytest.fixture(scope="module")
+def package() -> dict[str, ast.Module]:
+    """Each module of the package, parsed once for the tests that read them all."""
+    return {
+        file.relative_to(REPO).as_posix(): ast.parse(file.read_text(encoding="utf-8"))
+        for file in sorted(PACKAGE.rglob("*.py"))
+    }
+
+
+def test_no_import_inside_a_function_but_of_an_optional_dependency(package: dict[str, ast.Module]) -> None:
     unexpected, used = [], set()
-    for file in sorted(PACKAGE.rglob("*.py")):
-        path = file.relative_to(REPO).as_posix()
-        for line, module in imports_inside_functions(file.read_text(encoding="utf-8")):
+    for path, tree in package.items():
+        for line, module in imports_inside_functions(tree):
             if module in OPTIONAL:
                 used.add(module)
             else:
@@ -64,13 +73,13 @@ def test_no_import_inside_a_function_but_of_an_optional_dependency() -> None:
     assert used == set(OPTIONAL), f"no longer imported inside a function, take out of OPTIONAL: {set(OPTIONAL) - used}"
 
 
-def test_only_the_composition_root_sets_the_reading_budget() -> None:
+def test_only_the_composition_root_sets_the_reading_budget(package: dict[str, ast.Module]) -> None:
     """A process-wide setting handed over once, where the process is put together (app/runtime.py),
     so that no module deep inside changes what another one reads with."""
     setters = [
-        file.relative_to(REPO).as_posix()
-        for file in sorted(PACKAGE.rglob("*.py"))
-        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8")))
+        path
+        for path, tree in package.items()
+        for node in ast.walk(tree)
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "use_budget"
     ]
     assert setters == ["threadsage/app/runtime.py"]
