@@ -32,6 +32,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_GAP_FOLLOW_UP": ("gap_follow_up", "dm", "dm"),
     "THREADSAGE_GAP_FOLLOW_UPS_PER_HOUR": ("gap_follow_ups_per_hour", "2", 2),
     "THREADSAGE_VERIFIED_MATCH": ("verified_match", "0.8", 0.8),
+    "THREADSAGE_CURATORS": ("curators", "slack:U1,telegram:42", "slack:U1,telegram:42"),
     "OPENAI_API_KEY": ("openai_api_key", "sk-test", "sk-test"),
     "OPENAI_BASE_URL": ("openai_base_url", "http://llm:8000/v1", "http://llm:8000/v1"),
     "THREADSAGE_CHAT_MODEL": ("chat_model", "big", "big"),

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -117,32 +118,9 @@ class Served:
             await asyncio.sleep(0.1)
         raise AssertionError(f"port {self.port} never became ready")
 
-    async def mention(
-        self,
-        http: aiohttp.ClientSession,
-        secret: str,
-        text: str,
-        ts: str = "1710000000.000001",
-        thread_ts: str | None = None,
-        retry: int = 0,
-    ) -> int:
-        """A signed Slack app_mention, as Slack posts it (or re-posts it: `retry`); the status."""
-        event = {
-            "type": "app_mention",
-            "user": "U1",
-            "text": f"<@{BOT_USER}> {text}",
-            "ts": ts,
-            "channel": "C1",
-            "event_ts": ts,
-        }
-        if thread_ts:
-            event["thread_ts"] = thread_ts
-        body = event_body(event, f"Ev-{ts}")
-        headers = {"Content-Type": "application/json", **signed_headers(secret, body)}
-        if retry:
-            headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_error"}
-        async with http.post(f"{self.url}/slack/events", data=body, headers=headers) as response:
-            return response.status
+    async def mention(self, http: aiohttp.ClientSession, secret: str, text: str, **where: Any) -> int:
+        """`post_mention` to this process (`ts`, `thread_ts`, `retry` as there)."""
+        return await post_mention(http, self.url, secret, text, **where)
 
     def stop(self, sig: signal.Signals = signal.SIGTERM) -> tuple[int, str]:
         """Signal it and wait: (exit code, what it printed)."""
@@ -178,3 +156,32 @@ def serve(args: list[str], env: dict[str, str], cwd: Path) -> Served:
         text=True,
     )
     return Served(process, port)
+
+
+async def post_mention(
+    http: aiohttp.ClientSession,
+    url: str,
+    secret: str,
+    text: str,
+    ts: str = "1710000000.000001",
+    thread_ts: str | None = None,
+    retry: int = 0,
+) -> int:
+    """A signed Slack app_mention posted to the front-end at `url`, as Slack posts it (or re-posts
+    it: `retry`); the status."""
+    event = {
+        "type": "app_mention",
+        "user": "U1",
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": ts,
+        "channel": "C1",
+        "event_ts": ts,
+    }
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    body = event_body(event, f"Ev-{ts}")
+    headers = {"Content-Type": "application/json", **signed_headers(secret, body)}
+    if retry:
+        headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_error"}
+    async with http.post(f"{url}/slack/events", data=body, headers=headers) as response:
+        return response.status
