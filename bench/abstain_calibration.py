@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.answer_quality import CLEAN_REFUSALS, public_corpora, settings_for
+from threadsage.adapters.knowledge import passage
 from threadsage.adapters.questions.exclusion import split_exclusion
-from threadsage.adapters.reasoning.base import passage
 from threadsage.adapters.reasoning.offline import confidence
 from threadsage.evaluation.retrieval import evaluation_corpus
 from threadsage.support.text import term_set

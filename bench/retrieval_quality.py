@@ -16,8 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from threadsage.adapters.knowledge import Hit, KnowledgeBase
-from threadsage.adapters.reasoning.base import passage
+from threadsage.adapters.knowledge import Hit, KnowledgeBase, passage
 from threadsage.adapters.reasoning.rerank import LexicalReranker
 from threadsage.evaluation.retrieval import evaluate, evaluation_corpus, load_questions
 from threadsage.settings.environment import Settings

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import io
 import logging
+import os
+import shutil
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -19,6 +22,7 @@ from tests.support.slack_harness import Harness, running
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.bots.telegram import TelegramBot
 from threadsage.cli import app
+from threadsage.ingestion.pipeline import Ingestor
 from threadsage.observability.telemetry import configure_logging
 from threadsage.settings.environment import Settings, get_settings
 
@@ -49,16 +53,43 @@ def eval_dir() -> Path:
 # --- conversation fixtures -----------------------------------------------------------------
 
 
+def shared_knowledge(tmp_path_factory: pytest.TempPathFactory, name: str, fill: Callable[[Ingestor], None]):
+    """A read-only BM25 knowledge base filled by `fill` once for all the workers of a run and copied
+    to each (filling one costs a worker over a second of CPU); alone (no xdist), filled in place."""
+    own = tmp_path_factory.mktemp(name) / "data"
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        fill_at(own, fill)
+    else:
+        run = tmp_path_factory.getbasetemp().parent  # this run's, above each worker's directory
+        built = run / f"shared-{name}"
+        with open(run / f"shared-{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # the other workers wait for the first to fill it
+            if not built.exists():
+                building = run / f"shared-{name}.{worker}"
+                fill_at(building, fill)
+                building.rename(built)
+        shutil.copytree(built, own)
+    return open_knowledge_base(Settings(THREADSAGE_DATA_DIR=own, THREADSAGE_EMBEDDINGS="none", _env_file=None))
+
+
+def fill_at(data_dir: Path, fill: Callable[[Ingestor], None]) -> None:
+    settings = Settings(THREADSAGE_DATA_DIR=data_dir, THREADSAGE_EMBEDDINGS="none", _env_file=None)
+    knowledge = open_knowledge_base(settings)
+    try:
+        fill(Ingestor(knowledge, settings.chunk_chars, settings.chunk_overlap))
+    finally:
+        knowledge.close()
+
+
 @pytest.fixture(scope="session")
 def handbook_kb(tmp_path_factory: pytest.TempPathFactory):
     """The demo handbook in a BM25 knowledge base, shared read-only by the conversation tests."""
-    from threadsage.ingestion.pipeline import Ingestor
 
-    settings = Settings(
-        THREADSAGE_DATA_DIR=tmp_path_factory.mktemp("handbook-kb"), THREADSAGE_EMBEDDINGS="none", _env_file=None
-    )
-    knowledge = open_knowledge_base(settings)
-    assert Ingestor(knowledge, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
+    def fill(ingestor: Ingestor) -> None:
+        assert ingestor.ingest_paths([HANDBOOK]).ok
+
+    knowledge = shared_knowledge(tmp_path_factory, "handbook-kb", fill)
     yield knowledge
     knowledge.close()
 
@@ -67,16 +98,13 @@ def handbook_kb(tmp_path_factory: pytest.TempPathFactory):
 def categorised_kb(tmp_path_factory: pytest.TempPathFactory):
     """The demo handbook with each folder its own category, the `it` folder published at
     HANDBOOK_SITE (its sources are links), shared read-only by the tests of hand-offs and links."""
-    from threadsage.ingestion.pipeline import Ingestor
 
-    settings = Settings(
-        THREADSAGE_DATA_DIR=tmp_path_factory.mktemp("categorised-kb"), THREADSAGE_EMBEDDINGS="none", _env_file=None
-    )
-    knowledge = open_knowledge_base(settings)
-    ingestor = Ingestor(knowledge, settings.chunk_chars, settings.chunk_overlap)
-    for folder in ("engineering", "finance", "it", "people"):
-        site = HANDBOOK_SITE if folder == "it" else ""
-        assert ingestor.ingest_paths([HANDBOOK / folder], category=folder, base_url=site).ok
+    def fill(ingestor: Ingestor) -> None:
+        for folder in ("engineering", "finance", "it", "people"):
+            site = HANDBOOK_SITE if folder == "it" else ""
+            assert ingestor.ingest_paths([HANDBOOK / folder], category=folder, base_url=site).ok
+
+    knowledge = shared_knowledge(tmp_path_factory, "categorised-kb", fill)
     yield knowledge
     knowledge.close()
 

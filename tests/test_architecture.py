@@ -5,8 +5,10 @@ dependency needs it. docs/architecture.md, "Rules a tool keeps"."""
 from __future__ import annotations
 
 import ast
+import logging
 from pathlib import Path
 
+import pytest
 from importlinter.cli import lint_imports
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,19 +24,12 @@ OPTIONAL = {
     "(docs/performance.md, 'Import time')",
 }
 
-# Files whose imports inside functions the work of issue 23 is taking out now (the graph's nodes that
-# pick a back-end). Remove a file once it has none left: the test says so, so that this list only shrinks.
-PENDING = {
-    "threadsage/graph/nodes/deep.py",
-    "threadsage/graph/nodes/tools.py",
-}
 
-
-def imports_inside_functions(source: str) -> list[tuple[int, str]]:
+def imports_inside_functions(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, top-level module) of each import statement inside a function or method, nested ones
     included; relative imports count as our own package."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for inner in ast.walk(node):
@@ -52,27 +47,55 @@ def test_the_scan_finds_imports_in_functions_methods_and_nested_functions() -> N
         "class C:\n    async def m(self):\n        from threadsage.chat import Turn\n"
         "def g():\n    def h():\n        from . import x\n"
     )
-    assert imports_inside_functions(source) == [(3, "json"), (6, "threadsage"), (9, "threadsage")]
+    assert imports_inside_functions(ast.parse(source)) == [(3, "json"), (6, "threadsage"), (9, "threadsage")]
 
 
-def test_no_import_inside_a_function_but_of_an_optional_dependency() -> None:
-    unexpected, used, pending_seen = [], set(), set()
-    for file in sorted(PACKAGE.rglob("*.py")):
-        path = file.relative_to(REPO).as_posix()
-        for line, module in imports_inside_functions(file.read_text(encoding="utf-8")):
+@pytest.fixture(scope="module")
+def package() -> dict[str, ast.Module]:
+    """Each module of the package, parsed once for the tests that read them all."""
+    return {
+        file.relative_to(REPO).as_posix(): ast.parse(file.read_text(encoding="utf-8"))
+        for file in sorted(PACKAGE.rglob("*.py"))
+    }
+
+
+def test_no_import_inside_a_function_but_of_an_optional_dependency(package: dict[str, ast.Module]) -> None:
+    unexpected, used = [], set()
+    for path, tree in package.items():
+        for line, module in imports_inside_functions(tree):
             if module in OPTIONAL:
                 used.add(module)
-            elif path in PENDING:
-                pending_seen.add(path)
             else:
                 unexpected.append(f"{path}:{line} imports {module} inside a function")
     assert not unexpected, "import at the top of the module (or add an optional dependency to OPTIONAL):\n" + "\n".join(
         unexpected
     )
     assert used == set(OPTIONAL), f"no longer imported inside a function, take out of OPTIONAL: {set(OPTIONAL) - used}"
-    assert pending_seen == PENDING, f"no import inside a function left, take out of PENDING: {PENDING - pending_seen}"
+
+
+def test_only_the_composition_root_sets_the_reading_budget(package: dict[str, ast.Module]) -> None:
+    """A process-wide setting handed over once, where the process is put together (app/runtime.py),
+    so that no module deep inside changes what another one reads with."""
+    setters = [
+        path
+        for path, tree in package.items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "use_budget"
+    ]
+    assert setters == ["threadsage/app/runtime.py"]
 
 
 def test_the_import_contracts_hold() -> None:
-    """The contracts `make lint` checks (lint-imports); its report is in the captured output."""
-    assert lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True, no_logo=True) == 0
+    """The contracts `make lint` checks (lint-imports); its report is in the captured output.
+    Its CLI sets up logging with `dictConfig`, which disables every logger made before: they are
+    enabled again, or a later test of this worker that reads a log record finds none."""
+    enabled = [
+        logger
+        for logger in logging.root.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger) and not logger.disabled
+    ]
+    try:
+        assert lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True, no_logo=True) == 0
+    finally:
+        for logger in enabled:
+            logger.disabled = False

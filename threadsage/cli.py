@@ -18,13 +18,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from threadsage.adapters.documents.links import base_url_error
-from threadsage.adapters.documents.reading import Budget, use_budget
 from threadsage.adapters.knowledge import KnowledgeBase, KnowledgeBaseError, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import EmbeddingsUnavailable, make_embedder
 from threadsage.app import retention
 from threadsage.app.hits import print_hits
 from threadsage.app.processes import configured_platforms, serve, serve_front_end, work
-from threadsage.app.runtime import open_chat_service, open_coordinator
+from threadsage.app.runtime import open_chat_service, open_coordinator, set_reading_budget
 from threadsage.bots.telegram.access import TelegramAccess
 from threadsage.bots.terminal import TerminalChat
 from threadsage.chat.loop import LoopReport
@@ -98,7 +97,7 @@ def run_ingest(
         def advance(name: str, total: int) -> None:
             progress.update(task, advance=1, total=total or None, description=name)
 
-        use_budget(Budget.of(settings))
+        set_reading_budget(settings)
         ingestor = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap, on_progress=advance)
         return ingestor.ingest_paths(paths, category=category, prune=prune, base_url=base_url)
 

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from threadsage.adapters.reasoning.base import MAX_OPTION_CHARS, Passage, RouteDecision
+from threadsage.adapters.reasoner import MAX_OPTION_CHARS, Passage, RouteDecision
 from threadsage.graph.context import Policy
 from threadsage.graph.nodes.clarify import chosen_text
 from threadsage.graph.nodes.compose import SNIPPET_CHARS, validate_citations

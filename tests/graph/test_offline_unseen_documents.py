@@ -12,7 +12,7 @@ import pytest
 from tests.support.conversation import Conversation, only, service
 from threadsage.adapters.questions.ambiguity import alternatives
 from threadsage.adapters.questions.small_talk import is_small_talk, reply_key
-from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoner import Passage
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.adapters.reasoning.offline.confidence import Sureness, signals
 from threadsage.i18n import say

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -117,17 +118,9 @@ class Served:
             await asyncio.sleep(0.1)
         raise AssertionError(f"port {self.port} never became ready")
 
-    async def mention(
-        self,
-        http: aiohttp.ClientSession,
-        secret: str,
-        text: str,
-        ts: str = "1710000000.000001",
-        thread_ts: str | None = None,
-        retry: int = 0,
-    ) -> int:
-        """A signed Slack app_mention, as Slack posts it (or re-posts it: `retry`); the status."""
-        return await post_mention(http, self.url, secret, text, ts, thread_ts, retry)
+    async def mention(self, http: aiohttp.ClientSession, secret: str, text: str, **where: Any) -> int:
+        """`post_mention` to this process (`ts`, `thread_ts`, `retry` as there)."""
+        return await post_mention(http, self.url, secret, text, **where)
 
     def stop(self, sig: signal.Signals = signal.SIGTERM) -> tuple[int, str]:
         """Signal it and wait: (exit code, what it printed)."""

@@ -3,9 +3,14 @@ fast tier (`make test-fast`) leaves them out, and `make test` runs them one at a
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support.deployment import Stack, deployed
+from tests.support.locations import HANDBOOK
+from tests.support.served import milvus_server
 
 HERE = Path(__file__).parent
 
@@ -14,3 +19,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(HERE):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="module")
+def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Milvus Lite server holding the demo handbook, for every process of the module."""
+    with milvus_server(tmp_path_factory.mktemp("milvus"), HANDBOOK) as uri:
+        yield uri
+
+
+@pytest.fixture
+async def stack(tmp_path: Path, pg_url: str, milvus_uri: str) -> AsyncIterator[Stack]:
+    """A deployment's fakes and environment on the module's Milvus server (its processes are
+    started by the test)."""
+    async with deployed(tmp_path, pg_url, milvus_uri) as deployment:
+        yield deployment

@@ -15,35 +15,22 @@ import asyncio
 import signal
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
-import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
 from tests.support.crash_soak import soak
-from tests.support.deployment import QUESTION, SECRET, Stack, deployed, drop_keys
+from tests.support.deployment import QUESTION, SECRET, Stack, drop_keys
 from tests.support.locations import HANDBOOK
-from tests.support.served import Served, milvus_server, serve, slack_with_model
+from tests.support.served import Served, serve, slack_with_model
 from threadsage.delivery.jobs import Job
 from threadsage.delivery.queue import TurnQueue
 from threadsage.settings.environment import Settings
 
 GRACE = 30  # seconds a stopping process gives the turns in flight
-
-
-@pytest.fixture(scope="module")
-def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with milvus_server(tmp_path_factory.mktemp("milvus"), HANDBOOK) as uri:
-        yield uri
-
-
-@pytest.fixture
-async def stack(tmp_path: Path, pg_url: str, milvus_uri: str) -> AsyncIterator[Stack]:
-    async with deployed(tmp_path, pg_url, milvus_uri) as deployment:
-        yield deployment
 
 
 async def until(condition: Callable[[], object], timeout: float = 60, what: Callable[[], str] = lambda: "") -> None:

@@ -13,28 +13,12 @@ import asyncio
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import aiohttp
-import pytest
 
-from tests.support.deployment import QUESTION, SECRET, Stack, deployed
-from tests.support.locations import HANDBOOK
-from tests.support.served import Served, free_port, milvus_server, wait_for_port
-
-
-@pytest.fixture(scope="module")
-def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Milvus Lite server holding the demo handbook, for every process of the module."""
-    with milvus_server(tmp_path_factory.mktemp("milvus"), HANDBOOK) as uri:
-        yield uri
-
-
-@pytest.fixture
-async def stack(tmp_path: Path, pg_url: str, milvus_uri: str) -> AsyncIterator[Stack]:
-    async with deployed(tmp_path, pg_url, milvus_uri) as deployment:
-        yield deployment
+from tests.support.deployment import QUESTION, SECRET, Stack
+from tests.support.served import Served, free_port, wait_for_port
 
 
 def niceness(served: Served) -> int:

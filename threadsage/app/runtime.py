@@ -21,10 +21,13 @@ from threadsage.adapters.documents.reading import Budget, use_budget
 from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.adapters.questions.translation import make_translator
-from threadsage.adapters.reasoning.base import Reasoner
+from threadsage.adapters.reasoner import Reasoner
 from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
+from threadsage.adapters.reasoning.llm.research import LLMResearcher
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
+from threadsage.adapters.reasoning.offline.research import OfflineResearcher
 from threadsage.adapters.reasoning.rerank import make_reranker
+from threadsage.adapters.reasoning.research import Researcher
 from threadsage.chat import ChatService
 from threadsage.chat.loop import KnowledgeLoop
 from threadsage.chat.recording import Recording
@@ -76,7 +79,7 @@ async def open_runtime(
     """The service on `settings`, with the knowledge base and coordinator given (shared with the
     front-ends) or its own. `check_redis`: fail at once when `REDIS_URL` does not answer. A worker
     passes False: its queue loop waits for Redis, and the coordinator connects when first used."""
-    use_budget(Budget.of(settings))  # for the sync of sources in this process too
+    set_reading_budget(settings)  # for the sync of sources in this process too
     own_kb = kb is None
     kb = kb or open_knowledge_base(settings, make_embedder(settings))
     await asyncio.to_thread(warm_up, kb)
@@ -96,10 +99,12 @@ async def open_runtime(
                 BrainContext(
                     kb=kb,
                     reasoner=reasoner,
+                    researcher=researcher_of(reasoner),
                     policy=Policy.from_settings(settings),
                     tools=Toolbox.from_settings(settings),
                     reranker=make_reranker(settings, reasoner),
                     translator=make_translator(settings, reasoner),
+                    web_writer=reasoner.web_answer if isinstance(reasoner, LLMReasoner) else None,
                 ),
                 coordinator,
                 feedback=feedback,
@@ -121,6 +126,13 @@ async def open_runtime(
     finally:
         if own_kb:
             kb.close()
+
+
+def set_reading_budget(settings: Settings) -> None:
+    """The process's budget of file reading (time, memory, readers) from the settings: set here and
+    nowhere else (tests/test_architecture.py keeps it so). The chat service names its own for
+    attached files; ingestion and the sync of sources read with this one."""
+    use_budget(Budget.of(settings))
 
 
 async def describe(settings: Settings, kb: KnowledgeBase, reasoner: Reasoner) -> str:
@@ -160,6 +172,15 @@ async def open_reasoner(settings: Settings, coordinator: Coordinator, kb: Knowle
         yield reasoner
     finally:
         await reasoner.aclose()
+
+
+def researcher_of(reasoner: Reasoner) -> Researcher:
+    """The deep-search side of the reasoning back-end."""
+    if isinstance(reasoner, LLMReasoner):
+        return LLMResearcher(reasoner)
+    if isinstance(reasoner, OfflineReasoner):
+        return OfflineResearcher(reasoner)
+    raise TypeError(f"no deep search for the back-end {reasoner.name}")
 
 
 def warm_up(kb: KnowledgeBase) -> None:

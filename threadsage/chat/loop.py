@@ -30,8 +30,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from threadsage.adapters.documents.loaders import doc_id_of
-from threadsage.adapters.knowledge import Hit, KnowledgeBase
-from threadsage.adapters.reasoning.base import Passage, Reasoner, passage
+from threadsage.adapters.knowledge import Hit, KnowledgeBase, passage
+from threadsage.adapters.reasoner import Passage, Reasoner
 from threadsage.chat.notify import Notice, Notifier
 from threadsage.chat.turns import Reply, ReplyKind
 from threadsage.delivery.coordination import Coordinator

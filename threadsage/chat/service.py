@@ -28,7 +28,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 
 from threadsage.adapters.documents.attachments import AttachmentReader, display_name, files_read
-from threadsage.adapters.reasoning.base import ModelBusy, Passage
+from threadsage.adapters.reasoner import ModelBusy, Passage
 from threadsage.chat.limits import allowed
 from threadsage.chat.loop import KnowledgeLoop
 from threadsage.chat.notify import Notifier

@@ -1,4 +1,6 @@
 """What every node may use: the knowledge base, the reasoning back-end, the tools and the brakes.
+The back-end's parts that differ in kind (deep search, the web answer) come chosen by the
+composition root (app/runtime.py), so that no node asks which back-end it has.
 
 Passed to each run as LangGraph's run-scoped context, so the compiled graph itself holds no
 connections and one compiled graph serves the whole process.
@@ -6,14 +8,23 @@ connections and one compiled graph serves the whole process.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.questions.translation import QueryTranslator
-from threadsage.adapters.reasoning.base import Reasoner
+from threadsage.adapters.reasoner import Reasoner
 from threadsage.adapters.reasoning.rerank import Reranker
+from threadsage.adapters.reasoning.research import Researcher
 from threadsage.settings.environment import Settings
 from threadsage.tools.toolbox import Toolbox
+from threadsage.tools.web import WebResult
+
+
+class WebWriter(Protocol):
+    def __call__(self, question: str, results: Sequence[WebResult]) -> Awaitable[str]:
+        """An answer to the question from the web results, citing them as [n]."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +61,9 @@ class Policy:
 class BrainContext:
     kb: KnowledgeBase
     reasoner: Reasoner
+    researcher: Researcher  # deep search on the same back-end
     policy: Policy = Policy()
     tools: Toolbox = field(default_factory=Toolbox)
     reranker: Reranker | None = None
     translator: QueryTranslator | None = None  # the search query in the documents' language (a model only)
+    web_writer: WebWriter | None = None  # a model's web answer; None: the results' own words are listed

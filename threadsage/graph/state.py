@@ -15,7 +15,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
 from threadsage.adapters.documents.attachments import keep_attached
-from threadsage.adapters.reasoning.base import Intent, Passage
+from threadsage.adapters.reasoner import Intent, Passage
 from threadsage.adapters.reasoning.research import Finding
 
 Strategy = Literal[

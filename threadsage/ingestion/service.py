@@ -21,7 +21,6 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.lock import Lock
 
-from threadsage.adapters.documents.reading import Budget, use_budget
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.connectors.base import Connector
@@ -42,8 +41,8 @@ async def keep_knowledge(
     settings: Settings, kb: KnowledgeBase, stop: asyncio.Event, on_change: KnowledgeChanged | None = None
 ) -> None:
     """Until `stop`: sync the sources, answer handed-over ingests; each one's changes go to
-    `on_change`. Never raises: a broken sources file is logged, the bot answers anyway."""
-    use_budget(Budget.of(settings))
+    `on_change`. Never raises: a broken sources file is logged, the bot answers anyway. Files are
+    read within the process's budget, which the composition root set (`open_runtime`)."""
     writing = asyncio.Lock()
     store = StateStore(settings.data_dir / "sources")
     engine = SyncEngine(kb, store, settings.chunk_chars, settings.chunk_overlap, writing, on_change)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from threadsage.adapters.questions.exclusion import Exclusion, split_exclusion, without_excluded
-from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoner import Passage
 
 
 @pytest.mark.parametrize(

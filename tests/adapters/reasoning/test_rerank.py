@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fakes.http import JsonServer
-from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoner import Passage
 from threadsage.adapters.reasoning.rerank import (
     EndpointReranker,
     LexicalReranker,

@@ -27,7 +27,7 @@ from threadsage.adapters.documents.loaders import (
 )
 from threadsage.adapters.documents.reading import Budget, ReaderPool, ReadersBusy, TooCostly, shared_pool
 from threadsage.adapters.documents.sections import UnreadableDocument, clean_text
-from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoner import Passage
 from threadsage.i18n import Explained, Language, Text, listed, say
 from threadsage.support.text import term_set, terms
 

@@ -8,8 +8,9 @@ processes (`reader_process`): each caps its own address space, and one that has 
 within the deadline is killed and replaced. The bot waits on a pipe, holding neither the event
 loop, nor the default thread pool, nor the interpreter.
 
-One pool per process (`shared_pool`), configured from the settings at the composition roots;
-both the chat service (files sent with a question) and the sync (files in sources) use it.
+One pool per process (`shared_pool`), its budget set from the settings by the composition root
+(`app/runtime.set_reading_budget`); both the chat service (files sent with a question) and the
+sync (files in sources) use it.
 """
 
 from __future__ import annotations

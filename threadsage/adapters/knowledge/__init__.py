@@ -9,7 +9,7 @@ filters (`filters.py`), what a search returns (`search.py`), embeddings (`embedd
 from threadsage.adapters.knowledge.base import KnowledgeBase, KnowledgeBaseError, StoredDocument, validate_category
 from threadsage.adapters.knowledge.embedded import EmbeddedKnowledgeBase
 from threadsage.adapters.knowledge.embeddings import Embedder
-from threadsage.adapters.knowledge.search import Hit
+from threadsage.adapters.knowledge.search import Hit, passage
 from threadsage.adapters.knowledge.server import ServerKnowledgeBase
 from threadsage.settings.environment import Settings
 from threadsage.support.private_files import tighten
@@ -20,6 +20,7 @@ __all__ = [
     "KnowledgeBaseError",
     "StoredDocument",
     "open_knowledge_base",
+    "passage",
     "validate_category",
 ]
 

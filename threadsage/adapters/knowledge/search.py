@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from threadsage.adapters.knowledge.filters import FilterArgs
+from threadsage.adapters.reasoner import Passage
 
 RRF_K = 60
 # Candidates each retriever contributes before fusion: enough for RRF to reorder the top k.
@@ -30,6 +31,20 @@ class Hit:
     text: str
     score: float
     url: str = ""  # where the document can be read on the web, if anywhere
+
+
+def passage(hit: Hit) -> Passage:
+    """The hit as the graph keeps it in state."""
+    return Passage(
+        id=hit.id,
+        path=hit.path,
+        source=hit.source,
+        title=hit.title,
+        heading=hit.heading,
+        text=hit.text,
+        score=hit.score,
+        url=hit.url,
+    )
 
 
 HIT_FIELDS = [

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from threadsage.adapters.documents.attachments import SOURCE_PREFIX
-from threadsage.adapters.reasoning.base import MAX_OPTION_CHARS, Passage, passage_label
+from threadsage.adapters.reasoner import MAX_OPTION_CHARS, Passage, passage_label
 from threadsage.support.text import term_set
 
 # Another document is a real alternative when its best passage scores at least this share of the top.

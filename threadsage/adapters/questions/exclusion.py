@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoner import Passage
 from threadsage.support.text import term_set
 
 # The end of an excluded phrase: a clause boundary, a contrast ("but rather on …"), or a new question.

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
 from threadsage.adapters.knowledge.search import reciprocal_rank_fusion
-from threadsage.adapters.reasoning.base import ModelBusy
+from threadsage.adapters.reasoner import ModelBusy
 from threadsage.i18n import Language, language_of, say
 from threadsage.settings.environment import Settings
 

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoner import Passage
 from threadsage.settings.environment import Settings
 from threadsage.support.text import term_set
 

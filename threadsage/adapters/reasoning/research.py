@@ -18,7 +18,7 @@ from typing import Protocol, TypedDict
 
 from pydantic import BaseModel, Field
 
-from threadsage.adapters.reasoning.base import CITATION, Passage
+from threadsage.adapters.reasoner import CITATION, Passage
 
 
 class Finding(TypedDict):

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-from threadsage.adapters.reasoning.base import ModelBusy
+from threadsage.adapters.reasoner import ModelBusy
 from threadsage.graph.state import ConversationState, Step
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning.base import CITATION, Passage
+from threadsage.adapters.reasoner import CITATION, Passage
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import traced
 from threadsage.graph.state import Citation, ConversationState

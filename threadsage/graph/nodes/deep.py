@@ -16,10 +16,8 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning.base import Reasoner
 from threadsage.adapters.reasoning.research import (
     Finding,
-    Researcher,
     StepResult,
     cites_finding,
     in_pool,
@@ -35,23 +33,8 @@ from threadsage.i18n import language_of, say
 STEP_K = 4  # passages searched per step
 
 
-def researcher(reasoner: Reasoner) -> Researcher:
-    """The deep-search side of the reasoning back-end."""
-    from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
-    from threadsage.adapters.reasoning.offline.research import OfflineResearcher
-
-    if isinstance(reasoner, OfflineReasoner):
-        return OfflineResearcher(reasoner)
-    from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
-    from threadsage.adapters.reasoning.llm.research import LLMResearcher
-
-    if isinstance(reasoner, LLMReasoner):
-        return LLMResearcher(reasoner)
-    raise TypeError(f"no deep search for the back-end {reasoner.name}")
-
-
 async def plan(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
-    made = await attempted(researcher(runtime.context.reasoner).plan(state["standalone"]), "deep search's plan")
+    made = await attempted(runtime.context.researcher.plan(state["standalone"]), "deep search's plan")
     planned = (made or [])[:3] or [state["standalone"]]
     return {
         "sub_questions": planned,
@@ -68,7 +51,7 @@ async def execute(state: ConversationState, runtime: Runtime[BrainContext]) -> C
     sub_question, *remaining = state["sub_questions"]
     findings = state.get("findings", [])
     passages = await search(state, ctx, sub_question, STEP_K, state.get("focus") or None)
-    step = researcher(ctx.reasoner).step(state["standalone"], sub_question, findings, passages)
+    step = ctx.researcher.step(state["standalone"], sub_question, findings, passages)
     result = await attempted(step, "a deep-search step") or StepResult(answer="", found=False)  # "not found"
     answer, cited = kept_for(result.answer, passages)
     found = result.found and bool(cited)
@@ -91,7 +74,7 @@ async def execute(state: ConversationState, runtime: Runtime[BrainContext]) -> C
 async def replan(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
     findings = state["findings"]
     remaining = state.get("sub_questions", [])
-    made = researcher(runtime.context.reasoner).replan(state["standalone"], findings, remaining)
+    made = runtime.context.researcher.replan(state["standalone"], findings, remaining)
     planned = await attempted(made, "deep search's replan") or []  # no further steps
     why = "contradiction" if findings[-1]["contradicts"] else "nothing found"
     return {
@@ -114,7 +97,7 @@ async def synthesise(state: ConversationState, runtime: Runtime[BrainContext]) -
             "trace": traced(state, "synthesise", "no step found anything"),
         }
     pool = pooled(found)
-    written = researcher(runtime.context.reasoner).synthesise(state["standalone"], found)
+    written = runtime.context.researcher.synthesise(state["standalone"], found)
     answer = await attempted(written, "the synthesis") or ""  # failed: the findings as they are
     missing = [f for f in found if not cites_finding(answer, f, pool)]
     for finding in missing:  # a side the synthesis dropped: its own cited sub-answer

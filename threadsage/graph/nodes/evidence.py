@@ -11,7 +11,8 @@ from threadsage.adapters.documents.attachments import (
     points_at_attachment,
     with_attached,
 )
-from threadsage.adapters.reasoning.base import Passage, passage
+from threadsage.adapters.knowledge import passage
+from threadsage.adapters.reasoner import Passage
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState
 

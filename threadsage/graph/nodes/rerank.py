@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoner import Passage
 from threadsage.adapters.reasoning.rerank import rerank
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced

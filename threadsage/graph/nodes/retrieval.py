@@ -14,7 +14,7 @@ from typing import Literal
 from langgraph.runtime import Runtime
 
 from threadsage.adapters.questions.exclusion import split_exclusion, without_excluded
-from threadsage.adapters.reasoning.base import GroundedAnswer, Passage, cited, renumbered
+from threadsage.adapters.reasoner import GroundedAnswer, Passage, cited, renumbered
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import attempted, calls, traced

@@ -10,8 +10,8 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from threadsage.adapters.reasoning.base import CITATION, Reasoner
-from threadsage.graph.context import BrainContext
+from threadsage.adapters.reasoner import CITATION
+from threadsage.graph.context import BrainContext, WebWriter
 from threadsage.graph.nodes.common import attempted, calls, traced
 from threadsage.graph.state import ConversationState
 from threadsage.i18n import language_of, say
@@ -40,13 +40,13 @@ async def web(state: ConversationState, runtime: Runtime[BrainContext]) -> Conve
     results = await ctx.tools.web.search(state["standalone"])
     if not results:
         return {"trace": traced(state, "web", f"{ctx.tools.web.name}: no results")}
-    answer, used_model = await web_answer(ctx.reasoner, state["standalone"], results)
+    answer = await web_answer(ctx.web_writer, state["standalone"], results)
     return {
         "answer": answer,
         "documents": [],
         "route": "web_search",
         "confidence": state["decision"]["confidence"],
-        "llm_calls": calls(state, int(used_model)),
+        "llm_calls": calls(state, int(ctx.web_writer is not None)),
         "trace": traced(state, "web", f"{ctx.tools.web.name}: {len(results)} results"),
     }
 
@@ -55,14 +55,12 @@ def after_web(state: ConversationState) -> Literal["answered", "fallback"]:
     return "answered" if state.get("route") == "web_search" else "fallback"
 
 
-async def web_answer(reasoner: Reasoner, question: str, results: list[WebResult]) -> tuple[str, bool]:
-    """The labelled answer, its [n] turned into [web n], the sources listed as links; and whether a
-    model wrote it (the offline back-end lists the results' own words)."""
-    from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
-
+async def web_answer(writer: WebWriter | None, question: str, results: list[WebResult]) -> str:
+    """The labelled answer, its [n] turned into [web n], the sources listed as links (with no
+    writer, the offline back-end, the results' own words are listed)."""
     written = None
-    if isinstance(reasoner, LLMReasoner):
-        written = await attempted(reasoner.web_answer(question, results), "web answer")
+    if writer is not None:
+        written = await attempted(writer(question, results), "web answer")
     if written is not None:
         body = CITATION.sub(lambda m: f"[web {m.group(1)}]" if int(m.group(1)) <= len(results) else "", written)
     else:  # the offline back-end, or a model that failed: the results' own words
@@ -70,7 +68,7 @@ async def web_answer(reasoner: Reasoner, question: str, results: list[WebResult]
     sources = "\n".join(f"{n}. [{_plain(r.title)}]({r.url})" for n, r in enumerate(results, start=1))
     language = language_of(question)
     label, listed = say("web_label", language), say("web_sources", language)
-    return f"{label}\n\n{body.strip()}\n\n{listed}\n{sources}", isinstance(reasoner, LLMReasoner)
+    return f"{label}\n\n{body.strip()}\n\n{listed}\n{sources}"
 
 
 def _plain(title: str) -> str:

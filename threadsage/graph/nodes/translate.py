@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Sequence
 
 from threadsage.adapters.questions.translation import fused
-from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoner import Passage
 from threadsage.graph.context import BrainContext
 from threadsage.graph.nodes.common import calls, traced
 from threadsage.graph.nodes.evidence import search

@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 
 from threadsage.adapters.questions import ambiguity
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion, without_excluded
-from threadsage.adapters.reasoning.base import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage_label
+from threadsage.adapters.reasoner import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage_label
 from threadsage.adapters.reasoning.offline.confidence import Frequencies, term_weights
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.graph.nodes.begin import begin

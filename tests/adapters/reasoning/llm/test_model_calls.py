@@ -11,13 +11,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import HumanMessage
 from langchain_ollama import ChatOllama
 from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
 from tests.fakes.openai_server import Failure, FakeOpenAI, kind_of
-from threadsage.adapters.reasoning.base import RouteDecision, Verdict
+from threadsage.adapters.reasoner import RouteDecision, Verdict
 from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
 from threadsage.adapters.reasoning.llm.calls import ModelFailure
 from threadsage.adapters.reasoning.llm.chat_models import structured_method
@@ -200,6 +199,10 @@ async def test_json_forms_of_structured_output(tmp_path: Path, llm: FakeOpenAI, 
 
 def test_providers_named_in_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`provider:model` picks the LangChain chat model, each with the token limit in its own field."""
+    # The `anthropic` extra, imported here only as the product imports it (init_chat_model, when
+    # named): at the top it cost every worker of the fast tier seconds of collection.
+    from langchain_anthropic import ChatAnthropic
+
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")  # read by langchain-anthropic itself
     s = Settings(
         THREADSAGE_DATA_DIR=tmp_path,

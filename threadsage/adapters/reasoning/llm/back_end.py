@@ -16,7 +16,7 @@ from typing import TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from threadsage.adapters.reasoning.base import GroundedAnswer, Passage, RouteDecision, Verdict, cited
+from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, Verdict, cited
 from threadsage.adapters.reasoning.llm import prompts
 from threadsage.adapters.reasoning.llm.calls import ModelCalls
 from threadsage.adapters.reasoning.llm.computing import Computations, applies, computed, shown

@@ -30,7 +30,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
-from threadsage.adapters.reasoning.base import ModelBusy
+from threadsage.adapters.reasoner import ModelBusy
 from threadsage.adapters.reasoning.llm.chat_models import Method, chat_model, structured_method
 from threadsage.adapters.reasoning.llm.salvage import first_json_object, reply_text, salvaged
 from threadsage.observability.telemetry import ERRORS, LLM_CALLS, count_tokens

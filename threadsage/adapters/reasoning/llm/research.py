@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from threadsage.adapters.reasoning.base import CITATION, Passage
+from threadsage.adapters.reasoner import CITATION, Passage
 from threadsage.adapters.reasoning.llm import prompts
 from threadsage.adapters.reasoning.llm.back_end import LLMReasoner, asked
 from threadsage.adapters.reasoning.research import Finding, StepResult, in_pool, pooled

@@ -22,7 +22,7 @@ from threadsage.adapters.documents.attachments import SOURCE_PREFIX, points_at_a
 from threadsage.adapters.questions import small_talk
 from threadsage.adapters.questions.ambiguity import alternatives, names, option, passage_terms
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
-from threadsage.adapters.reasoning.base import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
+from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
 from threadsage.adapters.reasoning.offline import arithmetic
 from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals, term_weights
 from threadsage.i18n import language_of, say

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from threadsage.adapters.questions.ambiguity import passage_terms
-from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoner import Passage
 
 # The number of chunks and each term's chunk count; None where the statistics are not readable.
 Frequencies = Callable[[Sequence[str]], "tuple[int, dict[str, int]] | None"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from threadsage.adapters.reasoning.base import Passage, renumbered
+from threadsage.adapters.reasoner import Passage, renumbered
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.adapters.reasoning.research import Finding, StepResult, in_pool, pooled
 from threadsage.i18n import language_of, say

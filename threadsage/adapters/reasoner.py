@@ -1,8 +1,10 @@
-"""What the graph asks of a reasoning back-end, and the structured answers it expects.
+"""What the graph asks of a reasoning back-end, the structured answers it expects, and the passages
+it passes: the values every adapter may share, so this module imports nothing of ours.
 
 Two back-ends implement `Reasoner`: `LLMReasoner` (any OpenAI-compatible endpoint, in
-`llm.py`) and `OfflineReasoner` (no network, deterministic, in `offline.py`). The graph is the same
-for both; it only ever sees these types.
+`reasoning/llm/`) and `OfflineReasoner` (no network, deterministic, in `reasoning/offline/`). The
+graph is the same for both; it only ever sees these types. The questions and the documents use
+`Passage` too, and the offline back-end uses them: outside `reasoning/`, no package loops back.
 """
 
 from __future__ import annotations
@@ -12,8 +14,6 @@ from collections.abc import Mapping, Sequence
 from typing import Literal, NotRequired, Protocol, TypedDict
 
 from pydantic import BaseModel, Field
-
-from threadsage.adapters.knowledge import Hit
 
 Intent = Literal["CHIT_CHAT", "FACT_LOOKUP", "HOW_TO", "COMPARISON", "CODE_SEARCH", "UNKNOWN"]
 
@@ -31,19 +31,6 @@ class Passage(TypedDict):
     text: str
     score: float
     url: NotRequired[str]  # where the document can be read on the web (passages saved before links have none)
-
-
-def passage(hit: Hit) -> Passage:
-    return Passage(
-        id=hit.id,
-        path=hit.path,
-        source=hit.source,
-        title=hit.title,
-        heading=hit.heading,
-        text=hit.text,
-        score=hit.score,
-        url=hit.url,
-    )
 
 
 def passage_label(p: Passage) -> str:
