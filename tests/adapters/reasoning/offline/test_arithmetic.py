@@ -3,7 +3,7 @@ up on its own, the arithmetic done by the calculator, every figure cited."""
 
 from __future__ import annotations
 
-from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoner import Passage
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.i18n import say
 

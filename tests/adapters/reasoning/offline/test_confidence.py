@@ -3,7 +3,7 @@ the one that holds the most of the question — not whichever a float put first.
 
 from __future__ import annotations
 
-from threadsage.adapters.reasoning.base import Passage
+from threadsage.adapters.reasoner import Passage
 from threadsage.adapters.reasoning.offline.confidence import Sureness, signals
 from threadsage.support.text import term_set
 
