@@ -96,8 +96,10 @@ class TelegramSender:
         await self.coordinator.remember(key, "1", SENT_FOR)
         return True
 
-    async def send_markdown(self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup) -> list[Message]:
-        """As HTML, split to Telegram's limit; the keyboard goes under the last piece."""
+    async def send_markdown(
+        self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup | None = None
+    ) -> list[Message]:
+        """As HTML, split to Telegram's limit; the keyboard (if any) goes under the last piece."""
         pieces = to_telegram_messages(markdown)
         sent = []
         for i, piece in enumerate(pieces):
