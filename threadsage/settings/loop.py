@@ -4,6 +4,7 @@ the follow-ups to the people who asked, verified answers, the weekly digest (`th
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
@@ -66,7 +67,9 @@ class KnowledgeLoopSettings(BaseModel):
     @field_validator("digest", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:
-        """A plain list in the environment (`#keepers,telegram:-100123`), not JSON."""
+        """A plain list in the environment (`#keepers,telegram:-100123`), or JSON as other lists."""
+        if isinstance(value, str) and value.strip().startswith("["):
+            return json.loads(value)
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
