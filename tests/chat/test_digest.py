@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.support.deployment import drop_keys
+from tests.support.recorded import turn_row, write_turns
 from threadsage.bots.slack.announcer import SlackAnnouncer
 from threadsage.bots.telegram import TelegramBot
 from threadsage.bots.telegram.announcer import TelegramAnnouncer
@@ -30,7 +31,7 @@ from threadsage.memory.checkpoints import open_checkpointer
 from threadsage.records.digest import DigestRecords
 from threadsage.records.knowledge import KnowledgeRecords
 from threadsage.records.tables import Tables
-from threadsage.records.turns import COLUMNS, TABLE, QuestionStore
+from threadsage.records.turns import QuestionStore
 from threadsage.records.votes import FeedbackStore
 from threadsage.settings.environment import Settings
 
@@ -140,21 +141,6 @@ async def test_the_run_sleeps_until_the_next_time_and_posts_it(
         assert len(processes.digests()) == 2
 
 
-def row(at: float, question: str, outcome: str = "answered", **values: Any) -> list[Any]:
-    """A recorded turn, as `QuestionStore` writes one."""
-    number = uuid.uuid4().hex[:8]
-    words = " ".join(sorted(w.strip("?").lower() for w in question.split() if len(w) > 3))
-    base = {
-        "session_key": f"slack:T1:C1:{number}", "message_id": f"m{number}", "at": int(at * 1000), "platform": "slack",
-        "channel": "C1", "thread": number, "user_id": f"U{number}", "answer_ref": number, "question": question,
-        "standalone": None, "wording": words, "answer": "An answer.", "route": "standard_retrieval",
-        "outcome": outcome, "confidence": 0.9, "llm_calls": 0, "latency_ms": 100, "citations": "[]", "closest": None,
-        "options": None, "choice": None, "chosen": None, "chosen_index": None, "answers": None,
-        "gap": 1 if outcome in ("not_covered", "low_confidence") else 0,
-    }  # fmt: skip
-    return [{"up": 0, "down": 0, **base, **values}[c] for c in (*COLUMNS, "up", "down")]
-
-
 async def test_the_digest_says_what_the_week_was_short_and_linked_to_the_console(
     tmp_path: Path, pg_url: str, fake_slack: FakeSlack, prefix: str
 ) -> None:
@@ -165,21 +151,18 @@ async def test_the_digest_says_what_the_week_was_short_and_linked_to_the_console
         week = MONDAY_9 - 3 * DAY
         closest = json.dumps({"title": "Benefits", "path": "hr/benefits.md", "score": 0.4})
         rows = [
-            *(row(week + i, "How many days of leave do I get?") for i in range(3)),
-            row(week, "Where is the [printer](https://evil.example)?"),
-            row(week, "How do I request parental leave?", "not_covered", closest=closest),
-            row(week + 1, "How do I request parental leave?", "not_covered", closest=closest),
-            row(week, "Who approves sabbaticals?", "not_covered"),
-            row(week, "What is the VPN address?", down=1, gap=1),
-            row(week, "What is the VPN port?", down=1, gap=1),
-            row(week - 7 * DAY, "How do I book travel?", down=1, gap=1),  # the week before
-            row(week - 20 * DAY, "Who runs payroll?", "not_covered"),  # an open gap from before the week
-            row(week - 40 * DAY, "Where do old questions go?", "not_covered"),  # outside the 30-day window
+            *(turn_row(week + i, "How many days of leave do I get?") for i in range(3)),
+            turn_row(week, "Where is the [printer](https://evil.example)?"),
+            turn_row(week, "How do I request parental leave?", "not_covered", closest=closest),
+            turn_row(week + 1, "How do I request parental leave?", "not_covered", closest=closest),
+            turn_row(week, "Who approves sabbaticals?", "not_covered"),
+            turn_row(week, "What is the VPN address?", down=1, gap=1),
+            turn_row(week, "What is the VPN port?", down=1, gap=1),
+            turn_row(week - 7 * DAY, "How do I book travel?", down=1, gap=1),  # the week before
+            turn_row(week - 20 * DAY, "Who runs payroll?", "not_covered"),  # an open gap from before the week
+            turn_row(week - 40 * DAY, "Where do old questions go?", "not_covered"),  # outside the 30-day window
         ]
-        marks = ", ".join(["{p}"] * (len(COLUMNS) + 2))
-        insert = f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}, up, down) VALUES ({marks})"
-        for values in [*rows, row(week, "Which office grants sabbaticals?", "not_covered")]:
-            await tables.execute(insert, values)
+        await write_turns(tables, [*rows, turn_row(week, "Which office grants sabbaticals?", "not_covered")])
         [gap] = [g for g in await knowledge.open_gaps(0) if g.question == "Which office grants sabbaticals?"]
         at = int(week * 1000)
         await knowledge.close(gap, at, {"doc_id": "d1", "title": "Sabbaticals", "path": "hr/sabbaticals.md"}, "", [])
