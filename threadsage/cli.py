@@ -24,13 +24,14 @@ from threadsage.adapters.knowledge.embeddings import EmbeddingsUnavailable, make
 from threadsage.app import retention
 from threadsage.app.hits import print_hits
 from threadsage.app.processes import configured_platforms, serve, serve_front_end, work
-from threadsage.app.runtime import open_chat_service
+from threadsage.app.runtime import open_chat_service, open_coordinator
 from threadsage.bots.telegram.access import TelegramAccess
 from threadsage.bots.terminal import TerminalChat
+from threadsage.chat.loop import LoopReport
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.evaluation.retrieval import evaluate, evaluation_corpus, load_questions
 from threadsage.ingestion.inbox import HandOverFailed, IngestInbox, hand_over
-from threadsage.ingestion.pipeline import Ingestor, IngestReport
+from threadsage.ingestion.pipeline import DocumentChange, Ingestor, IngestReport
 from threadsage.ingestion.service import knowledge_upkeep
 from threadsage.memory.checkpoints import open_checkpointer
 from threadsage.memory.pruning.base import PruneReport
@@ -128,12 +129,35 @@ def ingest(
             if rebuild:
                 kb.drop()
             report = run_ingest(kb, settings, paths, category, prune, base_url)
+            if report.changes and not rebuild:  # a rebuild re-ingests everything: nothing to learn from it
+                _knowledge_loop(settings, kb, report.changes)
     record_run(settings, report)  # for the operator console
     for path, reason in report.skipped:
         errors.print(f"[yellow]skipped[/] {path}: {reason}", highlight=False)
     console.print(report.summary(), highlight=False)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _knowledge_loop(settings: Settings, kb: KnowledgeBase, changes: list[DocumentChange]) -> None:
+    """What the ingest changed, put to use as after a sync (`threadsage.chat.loop`): answers
+    marked stale, open gaps asked again. No bot runs here: a gap closed now gets its follow-up
+    from the next bot of its platform that starts (docs/console.md, "The knowledge loop")."""
+
+    async def run() -> LoopReport | None:
+        async with (
+            open_coordinator(settings, check=False) as coordinator,
+            open_chat_service(settings, kb, coordinator) as service,
+        ):
+            return await service.loop.changed(changes) if service.loop is not None else None
+
+    try:
+        report = asyncio.run(run())
+    except Exception as exc:  # noqa: BLE001 - the ingest stands; the loop runs again at the next one
+        errors.print(f"[yellow]knowledge loop skipped:[/] {escape(redact(str(exc)))}", highlight=False)
+        return
+    if report is not None:
+        errors.print(f"knowledge loop: {report.summary()}", highlight=False)
 
 
 @app.command()
@@ -167,7 +191,7 @@ def chat(
 
 
 async def _chat(settings: Settings, kb: KnowledgeBase, name: str) -> None:
-    async with open_chat_service(settings, kb=kb) as service, knowledge_upkeep(settings, kb):
+    async with open_chat_service(settings, kb=kb) as service, knowledge_upkeep(settings, kb, service.knowledge_changed):
         errors.print(
             f"threadsage — {service.description}; session {name} (resume with --session {name}). /help for commands.",
             highlight=False,

@@ -52,5 +52,5 @@ async def test_the_same_question_in_other_words_is_searched_and_answered_once(
         loop = KnowledgeLoop.from_settings(settings, records, kb, reasoner, LocalCoordinator())
         report = await loop.changed(changes)
         assert (report.gaps, report.searches, report.model_calls, report.closed) == (3, 2, 1, 2)
-        assert report.follow_ups == {"no_bot": 2}
+        assert report.follow_ups == {"waiting": 2}  # no bot runs here: the next one sends them
         assert [g.question for g in await records.open_gaps(0)] == ["Who approves sabbaticals?"]

@@ -393,8 +393,13 @@ class FakeBotAPI:
             message["reply_markup"] = self._keyboard(reply_markup)
         if reply_parameters:
             quoted = self.messages.get((int(chat_id), int(reply_parameters["message_id"])))
+            if quoted is None and not reply_parameters.get("allow_sending_without_reply"):
+                raise ApiError(400, "Bad Request: message to be replied not found")
             if quoted is not None:
                 message["reply_to_message"] = _one_level(quoted)
+                if message_thread_id is None and quoted.get("is_topic_message"):
+                    # A reply lands in the forum topic of the message it answers (tdlib/telegram-bot-api#798).
+                    message_thread_id = str(quoted["message_thread_id"])
         if message_thread_id is not None:
             message.update(message_thread_id=int(message_thread_id), is_topic_message=True)
         self.messages[(int(chat_id), message["message_id"])] = message

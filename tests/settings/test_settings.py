@@ -32,6 +32,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_GAP_FOLLOW_UP": ("gap_follow_up", "dm", "dm"),
     "THREADSAGE_GAP_FOLLOW_UPS_PER_HOUR": ("gap_follow_ups_per_hour", "2", 2),
     "THREADSAGE_VERIFIED_MATCH": ("verified_match", "0.8", 0.8),
+    "THREADSAGE_CURATORS": ("curators", "slack:U1,telegram:42", "slack:U1,telegram:42"),
     "THREADSAGE_DIGEST": ("digest", "#keepers, telegram:-100123", ["#keepers", "telegram:-100123"]),
     "THREADSAGE_DIGEST_SCHEDULE": ("digest_schedule", "30 8 * * FRI", "30 8 * * FRI"),
     "THREADSAGE_CONSOLE_URL": ("console_url", "https://bot.example.com/console", "https://bot.example.com/console"),

@@ -33,6 +33,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.app.follow_ups import send_waiting_follow_ups
 from threadsage.app.retention import prune_periodically
 from threadsage.app.runtime import Runtime, open_runtime
 from threadsage.bots.slack import SlackBot
@@ -83,6 +84,8 @@ class Process:
         )
         pruning = prune_periodically(runtime.checkpointer, self.settings, self.stop, runtime.questions)
         self.stack.push_async_callback(self._until_stopped, asyncio.create_task(pruning))
+        following_up = send_waiting_follow_ups(runtime.chat, self.stop)
+        self.stack.push_async_callback(self._until_stopped, asyncio.create_task(following_up))
         return runtime
 
     def post_digests(self, runtime: Runtime, announcers: dict[str, Announcer]) -> None:

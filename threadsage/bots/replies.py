@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from threadsage.chat import Citation, Reply
+from threadsage.chat import Citation, Reply, ReplyKind
 from threadsage.i18n import say
 from threadsage.settings.environment import Settings
 
@@ -47,3 +47,9 @@ def place_categories(settings: Settings, channel: str, private: bool) -> tuple[s
     """The knowledge categories a place may read (None: every one). Private conversations (DMs)
     are all one place, channel "", whatever their id: the default categories cover them."""
     return settings.categories_for("" if private else channel)
+
+
+def verifiable(reply: Reply) -> bool:
+    """Whether a curator may keep `reply` as a verified answer: a turn's own answer from the
+    documents (not a verified answer given again, nor a gap's follow-up)."""
+    return reply.kind is ReplyKind.ANSWER and bool(reply.citations) and reply.route not in ("verified", "gap_follow_up")

@@ -36,6 +36,7 @@ class InvalidToken(ValueError):
 class ButtonKind(Enum):
     CLARIFY = b"c"
     FEEDBACK = b"f"
+    VERIFY = b"v"  # a curator's "Save as verified answer" (ref: the answered turn, as for feedback)
 
 
 @dataclass(frozen=True)

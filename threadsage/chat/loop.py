@@ -9,7 +9,11 @@ knowledge loop").
   document ranks in the top 3. A gap whose
   new answer cites such a document is closed; the person who asked hears it once, through the
   bot of their platform (`threadsage.chat.notify`), unless the place may no longer read the
-  documents the answer cites, or the place had its `THREADSAGE_GAP_FOLLOW_UPS_PER_HOUR`.
+  documents the answer cites, or the place had its `THREADSAGE_GAP_FOLLOW_UPS_PER_HOUR`. Where
+  no bot of the platform runs (`threadsage ingest` on its own) the follow-up waits for the next
+  one (`send_waiting`).
+- An answer in a thread whose earlier answers cited an older version of a document it cites says
+  so first (`told_of_changes`): a re-ask, or the question asked again after a 👎.
 - A verified answer is given first to a question that matches its question closely (shared
   content words ÷ all ≥ `THREADSAGE_VERIFIED_MATCH`) when every document it cites ranks in the
   question's top 5 in the place's categories (the retrieval agrees, and scoping holds).
@@ -17,6 +21,7 @@ knowledge loop").
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections import Counter, defaultdict
@@ -25,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from threadsage.adapters.documents.loaders import doc_id_of
 from threadsage.adapters.knowledge import Hit, KnowledgeBase
 from threadsage.adapters.reasoning.base import Passage, Reasoner, passage
 from threadsage.chat.notify import Notice, Notifier
@@ -55,8 +61,16 @@ class LoopReport:
     searches: int = 0
     model_calls: int = 0
     closed: int = 0
-    follow_ups: Counter[str] = field(default_factory=Counter)  # sent, off, scope, limit, no_bot, failed
+    follow_ups: Counter[str] = field(default_factory=Counter)  # sent, off, scope, limit, waiting, failed
     seconds: float = 0.0
+
+    def summary(self) -> str:
+        follow_ups = ", ".join(f"{n} {outcome}" for outcome, n in sorted(self.follow_ups.items())) or "none"
+        return (
+            f"{self.stale_answers} answers and {self.stale_verified} verified answers stale; {self.closed} of "
+            f"{self.gaps} gaps closed ({self.searches} searches, {self.model_calls} answers asked); "
+            f"follow-ups: {follow_ups}"
+        )
 
 
 @dataclass
@@ -104,12 +118,7 @@ class KnowledgeLoop:
         if touched:
             await self._reask(touched, at, report)
         report.seconds = time.perf_counter() - started
-        log.info(
-            "knowledge loop: %d answers and %d verified answers stale; %d of %d gaps closed (%d searches, "
-            "%d answers asked); follow-ups %s",
-            report.stale_answers, report.stale_verified, report.closed, report.gaps, report.searches,
-            report.model_calls, dict(report.follow_ups) or "none",
-        )  # fmt: skip
+        log.info("knowledge loop: %s", report.summary())
         return report
 
     # --- gaps ------------------------------------------------------------------------------
@@ -138,23 +147,40 @@ class KnowledgeLoop:
             )
             if closing is None:
                 continue
-            needed = {by_source[c["source"]].category for c in citations}
+            kept = [{**c, "category": by_source[c["source"]].category} for c in citations]  # for scoping later
             doc = {"doc_id": closing.doc_id, "title": closing.title, "path": closing.path}
             for gap in asked:
-                if not await self.records.close(gap, at, doc, text, [dict(c) for c in citations]):
+                if not await self.records.close(gap, at, doc, text, kept):
                     continue  # closed meanwhile (another process): its follow-up is that one's
                 report.closed += 1
-                outcome = await self._follow_up(gap, text, citations, needed)
+                outcome = await self._follow_up(gap, text, kept)
                 report.follow_ups[outcome] += 1
                 await self.records.followed_up(gap, outcome)
 
-    async def _follow_up(self, gap: Gap, text: str, citations: list[Citation], needed: set[str]) -> str:
+    async def send_waiting(self, now: float | None = None) -> Counter[str]:
+        """The follow-ups of gaps closed where no bot of their platform ran (`threadsage ingest`
+        alone), for the platforms whose bots run here: each claimed first, so once."""
+        outcomes: Counter[str] = Counter()
+        since = int(((now if now is not None else time.time()) - self.window_days * 86_400) * 1000)
+        for platform in list(self.notifiers):
+            for gap, text, citations in await self.records.waiting(platform, since):
+                if await self.records.claim(gap):
+                    outcome = await self._follow_up(gap, text, citations)
+                    outcomes[outcome] += 1
+                    await self.records.followed_up(gap, outcome)
+        if outcomes:
+            log.info("follow-ups of gaps closed while no bot ran: %s", dict(outcomes))
+        return outcomes
+
+    async def _follow_up(self, gap: Gap, text: str, kept: list[dict[str, Any]]) -> str:
         """Tell the person who asked, once, if the place allows it; what became of it."""
         if self.follow_up == "off":
             return "off"
         notifier = self.notifiers.get(gap.platform)
         if notifier is None:
-            return "no_bot"
+            return "waiting"  # for the next bot of that platform (`send_waiting`)
+        needed = {str(c.get("category", "")) for c in kept}
+        citations = [_citation(c) for c in kept]
         readable = notifier.categories(gap.session_key)
         if readable is not None and not needed <= set(readable):
             return "scope"
@@ -169,6 +195,18 @@ class KnowledgeLoop:
             log.exception("could not post the follow-up of a closed gap in %s", gap.platform)
             return "failed"
         return "sent"
+
+    # --- answers in a thread whose documents changed ---------------------------------------
+
+    async def told_of_changes(self, session_key: str, reply: Reply) -> Reply:
+        """`reply`, saying first that documents it cites changed since the session's earlier
+        answers cited them (a re-ask, or the answer again after a 👎): once per change."""
+        docs = sorted({doc_id_of(c["source"]) for c in reply.citations if c.get("source")})
+        titles = await self.records.changed_in_session(session_key, docs)
+        if not titles:
+            return reply
+        note = say("doc_changed", reply.language, titles=", ".join(f"“{t}”" for t in titles))
+        return dataclasses.replace(reply, text=f"{note}\n\n{reply.text}")
 
     # --- verified answers ------------------------------------------------------------------
 
@@ -227,6 +265,19 @@ def _verified_reply(kept: Verified, hits: list[Hit], language: Language) -> tupl
     text = f"{kept.answer}\n\n{say('verified', language, who=kept.verified_by, day=day)}"
     reply = Reply(ReplyKind.ANSWER, text, tuple(citations), route="verified", language=language)
     return reply, {"answer": text, "citations": citations, "documents": passages, "route": "verified"}
+
+
+def _citation(kept: dict[str, Any]) -> Citation:
+    """A citation as a closed gap keeps it (with its document's category, for scoping)."""
+    return Citation(
+        number=int(kept["number"]),
+        title=str(kept["title"]),
+        heading=str(kept.get("heading", "")),
+        source=str(kept["source"]),
+        path=str(kept.get("path", "")),
+        snippet=str(kept.get("snippet", "")),
+        url=str(kept.get("url", "")),
+    )
 
 
 def _short(question: str) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from threadsage.chat.turns import (
     MAX_QUESTION_CHARS,
     Progress,
     Reply,
+    ReplyKind,
     Turn,
     TurnEvent,
     fixed_notice,
@@ -291,6 +293,23 @@ class ChatService:
         if self.loop is not None:
             await self.loop.changed(changes)
 
+    async def stale_question(self, session_key: str, answer_ref: str) -> str | None:
+        """After a 👎: the question of the answer `answer_ref`, when that answer cited a document
+        that changed since — the bots ask it again in the thread (`told_of_changes` says why)."""
+        return await self.loop.records.stale_question(session_key, answer_ref) if self.loop is not None else None
+
+    async def save_verified(self, session_key: str, answer_ref: str, by: str) -> str:
+        """A curator's "Save as verified answer" (the bot checked who clicked): "saved", or why
+        not — "stale" (a cited document changed since), "gone" (no such answer recorded)."""
+        if self.loop is None:
+            return "gone"
+        return await self.loop.records.verify_answer(session_key, answer_ref, by, int(time.time() * 1000))
+
+    async def send_waiting_follow_ups(self) -> None:
+        """The follow-ups of gaps an ingest closed where no bot ran, through the bots registered here."""
+        if self.loop is not None:
+            await self.loop.send_waiting()
+
     async def reset(self, session_key: str, platform: str) -> None:
         """Forget a session's conversation (the `/new` command)."""
         async with self.coordinator.session_lock(session_key):
@@ -359,7 +378,10 @@ class ChatService:
         if interrupts:
             CLARIFICATIONS.labels(turn.platform, "asked").inc()
             return [clarification_reply(interrupts[0], result)]
-        return [await answered(self.handoff, self.context.kb, result)]
+        reply = await answered(self.handoff, self.context.kb, result)
+        if self.loop is not None and reply.kind is ReplyKind.ANSWER and reply.citations:
+            reply = await self.loop.told_of_changes(turn.session_key, reply)
+        return [reply]
 
 
 def _language(turn: Turn, pending: Interrupt | None) -> Language:

@@ -175,6 +175,14 @@ TEXTS: dict[str, str] = {
         "• When a question is ambiguous I ask back: tap an option or answer in your own words.\n"
         "• 👍/👎 under an answer tell the maintainers whether it helped."
     ),
+    "doc_changed": "ℹ️ {titles} changed since the earlier answer here: this one is from the new version.",
+    "verify_button": "Save as verified answer",
+    "verify_offer": "You are a curator: save this answer as the verified answer to its question? It is then "
+    "given first to questions like it, with your name.",
+    "verify_saved": "Saved as the verified answer (by {who}).",
+    "verify_not_curator": "Only curators (THREADSAGE_CURATORS) can save a verified answer.",
+    "verify_stale": "A document this answer cites has changed since: ask again and save the new answer.",
+    "verify_gone": "This answer is no longer in the records, so it cannot be saved.",
     "gap_closed": "This is now covered: you asked “{question}”.\n\n{answer}",
     "verified": "✅ Verified answer (by {who}, {day}).",
 }

@@ -144,6 +144,13 @@ TEXTS: dict[str, str] = {
         "• 问题有歧义时我会反问：点一个选项，或者用你自己的话回答。\n"
         "• 回答下方的 👍/👎 会告诉维护者它是否有帮助。"
     ),
+    "doc_changed": "ℹ️ {titles}在之前的回答之后有了改动：这次的回答依据新版本。",
+    "verify_button": "保存为已核实的回答",
+    "verify_offer": "你是审核人：把这个回答保存为这个问题的已核实回答吗？之后类似的问题会优先得到它，并署上你的名字。",
+    "verify_saved": "已保存为已核实的回答（{who}）。",
+    "verify_not_curator": "只有审核人（THREADSAGE_CURATORS）才能保存已核实的回答。",
+    "verify_stale": "这个回答引用的文档之后有了改动：请重新提问，再保存新的回答。",
+    "verify_gone": "记录里已经没有这个回答，无法保存。",
     "gap_closed": "现在文档里有答案了：你问过“{question}”。\n\n{answer}",
     "verified": "✅ 已核实的回答（{who}，{day}）。",
 }

@@ -127,6 +127,29 @@ class KnowledgeRecords:
             (at, change, doc_id, version),
         )
 
+    async def changed_in_session(self, session_key: str, doc_ids: Sequence[str]) -> list[str]:
+        """The titles of those of `doc_ids` that every earlier answer of the session cited in a
+        version since changed: the session has not been told of the change yet."""
+        if not doc_ids:
+            return []
+        marks = ", ".join("{p}" for _ in doc_ids)
+        rows = await self.tables.fetch(
+            f"SELECT doc_id, MAX(title) FROM {CITED} WHERE session_key = {{p}} AND doc_id IN ({marks}) "
+            "GROUP BY doc_id HAVING COUNT(*) = COUNT(stale_at) ORDER BY MAX(title)",
+            (session_key, *doc_ids),
+        )
+        return [str(title) for _, title in rows]
+
+    async def stale_question(self, session_key: str, answer_ref: str) -> str | None:
+        """The question of the answer `answer_ref` when that answer cited a document changed since."""
+        rows = await self.tables.fetch(
+            f"SELECT t.question FROM {TABLE} t WHERE t.session_key = {{p}} AND t.answer_ref = {{p}} "
+            f"AND t.question IS NOT NULL AND EXISTS (SELECT 1 FROM {CITED} c WHERE c.session_key = t.session_key "
+            "AND c.message_id = t.message_id AND c.stale_at IS NOT NULL) ORDER BY t.at DESC LIMIT 1",
+            (session_key, answer_ref),
+        )
+        return str(rows[0][0]) if rows else None
+
     async def prune(self, before_ms: int) -> None:
         await self.tables.execute(f"DELETE FROM {CITED} WHERE at < {{p}}", (before_ms,))
         await self.tables.execute(f"DELETE FROM {CLOSES} WHERE closed_at < {{p}}", (before_ms,))
@@ -167,8 +190,30 @@ class KnowledgeRecords:
             )
         )
 
+    async def waiting(self, platform: str, since_ms: int) -> list[tuple[Gap, str, list[dict[str, Any]]]]:
+        """The gaps of `platform` closed since `since_ms` whose follow-up waits for a bot: each
+        with the answer found and its citations."""
+        rows = await self.tables.fetch(
+            "SELECT t.session_key, t.message_id, t.platform, t.channel, COALESCE(t.user_id, ''), t.question, "
+            f"COALESCE(t.standalone, ''), t.at, c.answer, c.citations FROM {CLOSES} c JOIN {TABLE} t "
+            "ON t.session_key = c.session_key AND t.message_id = c.message_id "
+            "WHERE c.follow_up = 'waiting' AND c.platform = {p} AND c.closed_at >= {p} ORDER BY c.closed_at LIMIT 500",
+            (platform, since_ms),
+        )
+        return [(Gap(*row[:8]), row[8], json.loads(row[9])) for row in rows]
+
+    async def claim(self, gap: Gap) -> bool:
+        """Take a waiting follow-up to send it: False when another process took it first."""
+        return bool(
+            await self.tables.execute(
+                f"UPDATE {CLOSES} SET follow_up = 'sending' WHERE session_key = {{p}} AND message_id = {{p}} "
+                "AND follow_up = 'waiting'",
+                (gap.session_key, gap.message_id),
+            )
+        )
+
     async def followed_up(self, gap: Gap, outcome: str) -> None:
-        """What became of the follow-up: sent, or why not (off, scope, limit, no_bot, failed)."""
+        """What became of the follow-up: sent, or why not (off, scope, limit, waiting, failed)."""
         await self.tables.execute(
             f"UPDATE {CLOSES} SET follow_up = {{p}} WHERE session_key = {{p}} AND message_id = {{p}}",
             (outcome, gap.session_key, gap.message_id),
@@ -195,6 +240,22 @@ class KnowledgeRecords:
             (ident, question, answer, citations, by, at),
         )
         return ident
+
+    async def verify_answer(self, session_key: str, answer_ref: str, by: str, at: int) -> str:
+        """Keep the answer a curator's button names (its `answer_ref`) as verified: "saved";
+        "stale" when a document it cites changed since; "gone" when no such answer is recorded."""
+        rows = await self.tables.fetch(
+            f"SELECT t.message_id, EXISTS (SELECT 1 FROM {CITED} c WHERE c.session_key = t.session_key "
+            f"AND c.message_id = t.message_id AND c.stale_at IS NOT NULL) FROM {TABLE} t "
+            "WHERE t.session_key = {p} AND t.answer_ref = {p} AND t.outcome = 'answered' ORDER BY t.at DESC LIMIT 1",
+            (session_key, answer_ref),
+        )
+        if not rows:
+            return "gone"
+        message_id, stale = rows[0]
+        if stale:
+            return "stale"
+        return "saved" if await self.verify(session_key, message_id, by, at) is not None else "gone"
 
     async def verified(self, active_only: bool = False, limit: int = 500) -> list[Verified]:
         where = "WHERE stale_at IS NULL AND retired_at IS NULL" if active_only else ""

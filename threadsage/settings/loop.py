@@ -15,6 +15,7 @@ from pydantic_settings import NoDecode
 from threadsage.settings.sections import section
 
 FollowUpMode = Literal["off", "thread", "dm"]
+CURATOR_PLATFORMS = ("slack", "telegram")
 
 
 class KnowledgeLoopSettings(BaseModel):
@@ -29,8 +30,9 @@ class KnowledgeLoopSettings(BaseModel):
     )
     gap_follow_up: FollowUpMode = Field(
         "thread",
-        description="Where the person who asked hears that a gap closed: `thread` (the original thread), `dm`, "
-        "or `off` (only the console shows it)",
+        description="Where the person who asked hears that a gap closed: `thread` (the original thread; on "
+        "Telegram a reply to the question, in its forum topic), `dm` (a private message), or `off` (only the "
+        "console shows it)",
     )
     gap_follow_ups_per_hour: int = Field(
         5,
@@ -45,6 +47,12 @@ class KnowledgeLoopSettings(BaseModel):
         description="How close a question must come to a verified answer's (shared content words ÷ all, "
         "0-1) for that answer to be given; every document it cites must also rank in the question's top 5",
     )
+    curators: str = Field(
+        "",
+        description="Who may save an answer as the verified answer from Slack or Telegram (a button only they "
+        "see): comma-separated `platform:user id`, e.g. `slack:U0123ABCD,telegram:123456789`",
+    )
+
     digest: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Where the digest goes, comma-separated: a Slack channel (`#handbook-keepers` or its id "
@@ -63,6 +71,23 @@ class KnowledgeLoopSettings(BaseModel):
         "`https://bot.example.com/console`: the digest links to its views. Unset = the digest names the views "
         "without links",
     )
+
+    @field_validator("curators")
+    @classmethod
+    def _curators_named_by_platform(cls, value: str) -> str:
+        for entry in filter(None, (e.strip() for e in value.split(","))):
+            platform, _, user = entry.partition(":")
+            if platform not in CURATOR_PLATFORMS or not user.strip():
+                raise ValueError(
+                    f"THREADSAGE_CURATORS: {entry!r} is not `platform:user id` with platform "
+                    f"{' or '.join(CURATOR_PLATFORMS)} (e.g. slack:U0123ABCD,telegram:123456789)"
+                )
+        return value
+
+    def is_curator(self, platform: str, user_id: str) -> bool:
+        """Whether `user_id` of `platform` is listed in `THREADSAGE_CURATORS`."""
+        wanted = f"{platform}:{user_id}"
+        return any(e.strip().replace(" ", "") == wanted for e in self.curators.split(","))
 
     @field_validator("digest", mode="before")
     @classmethod

@@ -31,6 +31,7 @@ class Answering:
         self.send = send
         self.progress = progress  # THREADSAGE_SLACK_PROGRESS
         self.step_seconds = step_seconds  # THREADSAGE_SLACK_STEP_SECONDS
+        self.after_answer: Callable[[Place, Turn, Reply], Awaitable[None]] | None = None  # a curator's button
 
     async def answer(
         self,
@@ -67,6 +68,8 @@ class Answering:
                     await self.send.ephemeral(place, notices_to, reply.text)
                 else:
                     await shown.deliver(reply, turn)
+                    if self.after_answer is not None:
+                        await self.after_answer(place, turn, reply)
             if question is not None:
                 await question.answered()
         except ServiceUnavailable:

@@ -37,6 +37,8 @@ from threadsage.bots.slack.access import command_is_external, is_external, perso
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.asking import Asking, parse_ask
 from threadsage.bots.slack.buttons import Buttons, click_language
+from threadsage.bots.slack.curation import ACTION as CURATOR_ACTION
+from threadsage.bots.slack.curation import Curation
 from threadsage.bots.slack.edits import Question, edit_of
 from threadsage.bots.slack.files import SlackFiles
 from threadsage.bots.slack.home import Asked, Home, RecentQuestions
@@ -140,6 +142,7 @@ class SlackBot:
         self.app.message_shortcut(ASK_SHORTCUT)(self._on_shortcut)
         self.app.action(re.compile(r"^clarify:\d+$"))(self._on_clarify)
         self.app.action(re.compile(r"^feedback:(up|down|vote)$"))(self._on_feedback)
+        self.app.action(CURATOR_ACTION)(self._on_verify)
         assistant.register(self.app, self.dispatch, self._outsider)
         self.app.error(on_error)
 
@@ -200,7 +203,13 @@ class SlackBot:
 
     @cached_property
     def answering(self) -> Answering:
-        return Answering(self.chat, self.send, self.settings.slack_progress, self.settings.slack_step_seconds)
+        answering = Answering(self.chat, self.send, self.settings.slack_progress, self.settings.slack_step_seconds)
+        answering.after_answer = self.curation.offer
+        return answering
+
+    @cached_property
+    def curation(self) -> Curation:
+        return Curation(self.settings, self.chat, self.send, self.signer)
 
     @cached_property
     def recent(self) -> RecentQuestions:
@@ -292,6 +301,14 @@ class SlackBot:
             self._tell_outsider(place_of_click(body), body["user"]["id"], click_language(body))
             return
         await self.dispatch(VoteJob(body=body, action=action).job(place_of_click(body).session))
+
+    async def _on_verify(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A curator's "Save as verified answer": one write, done here after the acknowledgement."""
+        await ack()
+        if self._outsider(body):
+            self._tell_outsider(place_of_click(body), body["user"]["id"], click_language(body))
+            return
+        self.tasks.spawn(self.curation.save(body, action), name="slack-verify")
 
     def _outsider(self, body: dict[str, Any], event: dict[str, Any] | None = None) -> bool:
         """Someone from another organisation (see `access`), unless the operator allows them."""

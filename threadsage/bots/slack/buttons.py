@@ -71,6 +71,18 @@ class Buttons:
         await self.chat.record_feedback(place.session, button.ref, user, 1 if button.value else -1)
         thanks = "slack_thanks_up" if button.value else "slack_thanks_down"
         await self.send.ephemeral(place, user, say(thanks, click_language(body)))
+        if not button.value:
+            await self._again_if_stale(place, user, button.ref, click_language(body))
+
+    async def _again_if_stale(self, place: Place, user: str, ref: str, language: Language) -> None:
+        """A 👎 on an answer whose document changed since: its question asked again in the
+        thread, answered from the new version (once, however many 👎)."""
+        question = await self.chat.stale_question(place.session, ref)
+        if question is None:
+            return
+        categories = await self.panel.categories(place)
+        turn = Turn("slack", place.session, user, f"again-{ref}", question, categories=categories, language=language)
+        await self.answering.answer(place, turn, in_panel=await self.panel.of(place) is not None)
 
     async def _pressed(
         self, body: dict[str, Any], action: dict[str, Any], kind: ButtonKind

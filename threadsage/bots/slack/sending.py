@@ -144,10 +144,10 @@ class SlackSender:
         except SlackApiError as exc:
             log.warning("could not update the clarification message: %s", exc.response.get("error"))
 
-    async def ephemeral(self, place: Place, user: str, text: str) -> None:
+    async def ephemeral(self, place: Place, user: str, text: str, blocks: list[dict[str, Any]] | None = None) -> None:
         try:
             await self.client.chat_postEphemeral(
-                channel=place.channel, user=user, text=text, thread_ts=place.thread_ts or None
+                channel=place.channel, user=user, text=text, thread_ts=place.thread_ts or None, blocks=blocks
             )
         except SlackApiError as exc:
             log.warning("could not send an ephemeral notice: %s", exc.response.get("error"))

@@ -11,4 +11,4 @@ class TelegramAnnouncer:
         self.send = send
 
     async def announce(self, target: str, markdown: str) -> None:
-        await self.send.send_markdown(Place(int(target), private=False), markdown)
+        await self.send.send_markdown(Place(int(target), private=False), markdown, None)

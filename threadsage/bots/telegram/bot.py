@@ -40,6 +40,7 @@ from threadsage.bots.telegram.application import ALLOWED_UPDATES, build_applicat
 from threadsage.bots.telegram.chains import ReplyChains, private_key
 from threadsage.bots.telegram.commands import register_commands
 from threadsage.bots.telegram.files import TelegramFiles
+from threadsage.bots.telegram.notifier import TelegramNotifier
 from threadsage.bots.telegram.polling import poll_into
 from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_after_click, place_of
 from threadsage.bots.telegram.texts import message_language, person_language
@@ -49,7 +50,7 @@ from threadsage.chat import ACCEPTED, ChatService, ClarificationAnswer, Reply, R
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Handler, Handlers, Job
 from threadsage.delivery.outages import ServiceUnavailable
-from threadsage.i18n import say
+from threadsage.i18n import Language, say
 from threadsage.settings.environment import Settings
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ class TelegramBot:
         self.files = TelegramFiles(int(settings.max_attachment_mb * MB))
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
+        chat.register("telegram", TelegramNotifier(settings, self.access, self.send))  # gaps that closed
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -278,6 +280,10 @@ class TelegramBot:
         if button.kind is ButtonKind.FEEDBACK:
             await answer_query(query, say("tg_thanks_up" if button.value else "tg_thanks_down", language))
             await self.chat.record_feedback(key, button.ref, str(query.from_user.id), 1 if button.value else -1)
+            if not button.value:
+                await self._again_if_stale(query, message, key, button.ref)
+        elif button.kind is ButtonKind.VERIFY:
+            await self._save_verified(query, key, button.ref, language)
         else:
             await self._choose(query, message, key, button)
 
@@ -320,7 +326,8 @@ class TelegramBot:
                 "telegram", key, asker, message_id, text, categories=categories, attachments=files, language=language
             )
             replies = await self.chat.handle(turn)
-        await self.send.deliver(replies, place, key, turn.message_id)
+        curator = private and self.settings.is_curator("telegram", asker)  # a group would see the button too
+        await self.send.deliver(replies, place, key, turn.message_id, curator)
 
     async def _choose(self, query: CallbackQuery, message: Message, key: str, button: Button) -> None:
         """A clarification option. The callback query is answered once: with the refusal as a
@@ -347,6 +354,34 @@ class TelegramBot:
         if not answered:  # a repeat delivery: nothing to say, but the query must be answered
             await answer_query(query, None)
         await self.send.deliver(replies, place, key, turn.message_id)
+
+    async def _again_if_stale(self, query: CallbackQuery, message: Message, key: str, ref: str) -> None:
+        """A 👎 on an answer whose document changed since: its question asked again in the
+        thread, answered from the new version (once, however many 👎)."""
+        question = await self.chat.stale_question(key, ref)
+        if question is None:
+            return
+        categories = place_categories(self.settings, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
+        language = message_language(message, query.from_user)
+        turn = Turn(
+            "telegram", key, str(query.from_user.id), f"again-{ref}", question, categories=categories, language=language
+        )
+        place = place_after_click(message)
+        async with self.send.typing(place):
+            replies = await self.chat.handle(turn)
+        await self.send.deliver(replies, place, key, turn.message_id)
+
+    async def _save_verified(self, query: CallbackQuery, key: str, ref: str, language: Language) -> None:
+        """A curator's "Save as verified answer"; anyone else's click (a forged one: the button
+        shows only to curators) is refused. The toast says what became of it."""
+        user = query.from_user
+        if not self.settings.is_curator("telegram", str(user.id)):
+            log.warning("telegram user %s is not a curator: verified answer refused", user.id)
+            await answer_query(query, say("verify_not_curator", language))
+            return
+        by = user.full_name or user.username or str(user.id)
+        outcome = await self.chat.save_verified(key, ref, by)
+        await answer_query(query, say(f"verify_{outcome}", language, who=by))
 
     async def _idle_too_long(self, key: str) -> bool:
         """Whether the session's last activity (its latest checkpoint, so this survives restarts)

@@ -17,13 +17,13 @@ from telegram.constants import ChatAction, ChatType, ParseMode
 from telegram.error import BadRequest, TelegramError
 
 from threadsage.bots.render import to_telegram_messages
-from threadsage.bots.replies import handoff_markdown, source_markdown
+from threadsage.bots.replies import handoff_markdown, source_markdown, verifiable
 from threadsage.bots.telegram.chains import ReplyChains
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest
 from threadsage.chat import Choice, Reply, ReplyKind, turn_ref
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.current import current_delivery
-from threadsage.i18n import say
+from threadsage.i18n import Language, say
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +39,10 @@ class Place:
     private: bool
     topic: int | None = None
     quote: int | None = None
+    strict: bool = False  # only as a reply to `quote` (which then decides the forum topic), never without
 
     def send_kwargs(self) -> dict[str, Any]:
-        reply = ReplyParameters(self.quote, allow_sending_without_reply=True) if self.quote else None
+        reply = ReplyParameters(self.quote, allow_sending_without_reply=not self.strict) if self.quote else None
         return {"message_thread_id": self.topic, "reply_parameters": reply}
 
 
@@ -67,13 +68,16 @@ class TelegramSender:
         self.coordinator = coordinator
         self.chains = chains
 
-    async def deliver(self, replies: list[Reply], place: Place, key: str, turn_id: str) -> None:
-        """A turn's replies, each remembered as part of the session `key` (for reply chains)."""
+    async def deliver(self, replies: list[Reply], place: Place, key: str, turn_id: str, curator: bool = False) -> None:
+        """A turn's replies, each remembered as part of the session `key` (for reply chains).
+        `curator`: the answer also offers "Save as verified answer" (only where no one else sees it)."""
         for n, reply in enumerate(replies):
             if not await self._first_sending(turn_id, n):
                 continue
             if reply.kind is ReplyKind.ANSWER:
-                sent = await self.send_markdown(place, answer_markdown(reply), self._feedback_keyboard(key, turn_id))
+                verify = reply.language if curator and verifiable(reply) else None
+                keyboard = self._feedback_keyboard(key, turn_id, verify)
+                sent = await self.send_markdown(place, answer_markdown(reply), keyboard)
             elif reply.kind is ReplyKind.CLARIFICATION:
                 hint = say("tg_hint_private" if place.private else "tg_hint_group", reply.language)
                 markdown = f"{reply.text}\n\n_{hint}_"
@@ -96,10 +100,8 @@ class TelegramSender:
         await self.coordinator.remember(key, "1", SENT_FOR)
         return True
 
-    async def send_markdown(
-        self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup | None = None
-    ) -> list[Message]:
-        """As HTML, split to Telegram's limit; the keyboard (if any) goes under the last piece."""
+    async def send_markdown(self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup | None) -> list[Message]:
+        """As HTML, split to Telegram's limit; the keyboard goes under the last piece."""
         pieces = to_telegram_messages(markdown)
         sent = []
         for i, piece in enumerate(pieces):
@@ -156,11 +158,17 @@ class TelegramSender:
 
         return InlineKeyboardMarkup([row(c) for c in reply.choices])
 
-    def _feedback_keyboard(self, key: str, turn_id: str) -> InlineKeyboardMarkup:
+    def _feedback_keyboard(self, key: str, turn_id: str, verify: Language | None = None) -> InlineKeyboardMarkup:
+        """👍/👎, and with `verify` (the answer's language) a curator's "Save as verified answer"."""
         ref = turn_ref(turn_id)
         up = InlineKeyboardButton("👍", callback_data=self._token(ButtonKind.FEEDBACK, key, ref, 1))
         down = InlineKeyboardButton("👎", callback_data=self._token(ButtonKind.FEEDBACK, key, ref, 0))
-        return InlineKeyboardMarkup([[up, down]])
+        if verify is None:
+            return InlineKeyboardMarkup([[up, down]])
+        save = InlineKeyboardButton(
+            f"✅ {say('verify_button', verify)}", callback_data=self._token(ButtonKind.VERIFY, key, ref, 1)
+        )
+        return InlineKeyboardMarkup([[up, down], [save]])
 
     def _token(self, kind: ButtonKind, key: str, ref: str, value: int) -> str:
         return self.signer.sign(Button(kind, session_digest(key), ref, value))
