@@ -2,13 +2,14 @@
 HTTP to the process, the fake Slack Web API, the offline answerer, Postgres and Redis, a synced
 folder and a synced web site (`THREADSAGE_SOURCES`), the console over HTTP.
 
-A question not covered, asked in two channels (one of which may not read the `hr` documents) and
-another not covered; a page added to the web site closes the first: one follow-up in the original
-thread where the place may read it, none where it may not; a page added to the folder closes the
+A question not covered, asked in two Slack channels (one of which may not read the `hr` documents)
+and a Telegram group, and another not covered; a page added to the web site closes the first: one
+follow-up in the original thread (Slack) or in reply to the original message (Telegram, long
+polling the fake Bot API) where the place may read it, none where it may not; a page added to the folder closes the
 other, held back by the place's hourly limit. A verified answer is reused for a paraphrase; its
 page changed, the answers that cited it are stale in the console and the verified answer is no
 longer given, then retired. The weekly digest (every minute here) is posted once per scheduled
-time, also across a restart."""
+time to a Slack channel and a Telegram group, also across a restart."""
 
 from __future__ import annotations
 
@@ -26,8 +27,11 @@ import psycopg
 
 from tests.fakes.sites import FakeSite
 from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeBotAPI
 from tests.support.deployment import drop_keys
 from tests.support.served import Served, post_mention, serve
+from tests.support.telegram_harness import ANN, GROUP, mention
+from tests.support.telegram_harness import TOKEN as TELEGRAM_TOKEN
 
 SECRET = "knowledge-loop-signing-secret"
 TOKEN = "console-token-of-the-loop-test-4b1d"
@@ -118,6 +122,8 @@ async def test_gaps_close_answers_go_stale_and_the_digest_is_posted_once_per_tim
         f"  - {{name: people, type: web, url: {site.url}/sitemap.xml, category: hr, every: 2s, max_page_kb: 64}}\n"
     )
     slack = FakeSlack(channel_names={"handbook-keepers": KEEPERS}).start()
+    telegram = await FakeBotAPI(TELEGRAM_TOKEN).start()
+    telegram.chats[GROUP["id"]] = GROUP  # the bot is a member of the group before the test begins
     prefix = f"threadsage-test-{uuid.uuid4().hex[:8]}:"
     env = {
         "THREADSAGE_DATA_DIR": str(tmp_path / "data"),
@@ -125,17 +131,22 @@ async def test_gaps_close_answers_go_stale_and_the_digest_is_posted_once_per_tim
         "SLACK_BOT_TOKEN": "xoxb-test",
         "SLACK_SIGNING_SECRET": SECRET,
         "SLACK_API_URL": slack.api_url,
+        "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN,
+        "TELEGRAM_API_URL": telegram.url,
+        "THREADSAGE_TELEGRAM_ALLOWED": "*",
         "THREADSAGE_SLACK_PROGRESS": "false",  # each answer one new message in its thread
         "DATABASE_URL": pg_url,
         "REDIS_URL": "redis://127.0.0.1:6379/0",
         "THREADSAGE_REDIS_PREFIX": prefix,
         "THREADSAGE_SOURCES": str(sources),
-        "THREADSAGE_CHANNEL_CATEGORIES": json.dumps({"C1": ["docs", "hr"], "C2": ["docs"], "C3": ["docs"]}),
+        "THREADSAGE_CHANNEL_CATEGORIES": json.dumps(
+            {"C1": ["docs", "hr"], "C2": ["docs"], "C3": ["docs"], str(GROUP["id"]): ["docs", "hr"]}
+        ),
         "THREADSAGE_GAP_FOLLOW_UPS_PER_HOUR": "1",
         "THREADSAGE_RATE_LIMIT_PER_MINUTE": "1000",
         "THREADSAGE_CONSOLE_TOKEN": TOKEN,
         "THREADSAGE_CONSOLE_URL": "https://bot.example.com/console",
-        "THREADSAGE_DIGEST": "#handbook-keepers",
+        "THREADSAGE_DIGEST": f"#handbook-keepers,telegram:{GROUP['id']}",
         "THREADSAGE_DIGEST_SCHEDULE": "* * * * *",
     }
     started = time.time()
@@ -152,6 +163,8 @@ async def test_gaps_close_answers_go_stale_and_the_digest_is_posted_once_per_tim
             assert "leave form" not in answer
             unreadable_ts, _ = await bot.ask(GAP, channel="C2", user="U2")  # C2 may not read hr
             other_ts, _ = await bot.ask(OTHER_GAP)
+            asked = telegram.say(GROUP, ANN, mention(GAP))
+            await until(lambda: _replies(telegram, asked), 30, "the Telegram answer")
             gaps = await bot.api("gaps")
             assert {g["newest"]["question"] for g in gaps} >= {GAP, OTHER_GAP}
 
@@ -166,20 +179,27 @@ async def test_gaps_close_answers_go_stale_and_the_digest_is_posted_once_per_tim
 
             # A page added to the web site closes the gap: one follow-up where the place may read it.
             site.page("/parental-leave", "Parental leave", LEAVE)
-            closed = await until(lambda: _closed(bot, 2), 40, "two closed gaps")
-            assert {(c["channel"], c["follow_up"]) for c in closed} == {("C1", "sent"), ("C2", "scope")}
+            closed = await until(lambda: _closed(bot, 3), 40, "three closed gaps")
+            group = str(GROUP["id"])
+            assert {(c["channel"], c["follow_up"]) for c in closed} == {
+                ("C1", "sent"),
+                ("C2", "scope"),
+                (group, "sent"),
+            }
             [note] = await until(lambda: bot.notes(gap_ts), 10, "follow-up")
             assert "eight weeks" in note and "Parental leave" in note
             assert bot.notes(unreadable_ts) == []
+            [telegram_note] = await until(lambda: _notes(telegram, asked), 10, "the Telegram follow-up")
+            assert "eight weeks" in telegram_note["text"]
 
             # A page added to the folder closes the other: C1 had its one follow-up this hour.
             (folder / "sabbaticals.md").write_text(SABBATICALS)
-            closed = await until(lambda: _closed(bot, 3), 40, "the third closed gap")
+            closed = await until(lambda: _closed(bot, 4), 40, "the fourth closed gap")
             assert {c["question"]: c["follow_up"] for c in closed if c["channel"] == "C1"} == {
                 GAP: "sent",
                 OTHER_GAP: "limit",
             }
-            assert bot.notes(other_ts) == [] and len(bot.notes(gap_ts)) == 1
+            assert bot.notes(other_ts) == [] and len(bot.notes(gap_ts)) == 1 and len(_notes(telegram, asked)) == 1
 
             # The cited page changed: its answers stale in the console, the verified answer no longer given.
             (folder / "travel.md").write_text(TRAVEL_2)
@@ -205,6 +225,8 @@ async def test_gaps_close_answers_go_stale_and_the_digest_is_posted_once_per_tim
             assert slots == list(range(slots[0], slots[0] + 60_000 * len(slots), 60_000))  # each minute once
             assert slots[0] <= started * 1000 + 60_000
             assert all(d["channel"] == KEEPERS for d in digests)
+            in_group = [m for m in telegram.sent(GROUP["id"]) if m["text"].startswith("Weekly digest")]
+            assert len(in_group) == len(slots)
             latest = json.dumps(digests[-1]["blocks"])
             assert "Gaps closed this week" in latest and "Parental leave" in latest and "Sabbaticals" in latest
             assert "Travel" in latest and "https://bot.example.com/console/gaps" in latest
@@ -214,6 +236,7 @@ async def test_gaps_close_answers_go_stale_and_the_digest_is_posted_once_per_tim
         if served.process.poll() is None:
             served.process.kill()
         slack.stop()
+        await telegram.stop()
         await drop_keys(prefix)
 
 
@@ -229,9 +252,22 @@ async def _closed(bot: Bot, count: int) -> list[dict] | None:
     return closed if len(closed) >= count and all(c["follow_up"] != "pending" for c in closed) else None
 
 
+def _replies(telegram: FakeBotAPI, asked: dict) -> list[dict]:
+    return [
+        m
+        for m in telegram.sent(GROUP["id"])
+        if (m.get("reply_to_message") or {}).get("message_id") == asked["message_id"]
+    ]
+
+
+def _notes(telegram: FakeBotAPI, asked: dict) -> list[dict]:
+    return [m for m in _replies(telegram, asked) if "now covered" in m["text"]]
+
+
 async def _digest_slots(pg_url: str) -> list[int]:
     async with await psycopg.AsyncConnection.connect(pg_url) as conn:
         cursor = await conn.execute("SELECT slot, outcome FROM threadsage_digests ORDER BY slot")
         rows = await cursor.fetchall()
-    assert all(outcome == "slack:#handbook-keepers sent" for _, outcome in rows), rows
+    expected = f"slack:#handbook-keepers sent, telegram:{GROUP['id']} sent"
+    assert all(outcome == expected for _, outcome in rows), rows
     return [int(slot) for slot, _ in rows]
