@@ -37,6 +37,7 @@ from threadsage.console.filters import Filters  # noqa: E402
 from threadsage.console.loop import LoopData  # noqa: E402
 from threadsage.console.queries import ConsoleData  # noqa: E402
 from threadsage.memory.checkpoints import open_checkpointer  # noqa: E402
+from threadsage.records.digest import DigestRecords  # noqa: E402
 from threadsage.records.knowledge import CITED, CLOSES, KnowledgeRecords  # noqa: E402
 from threadsage.records.tables import Tables  # noqa: E402
 from threadsage.records.turns import COLUMNS, DAY_MS, OUTCOMES, TABLE, QuestionStore  # noqa: E402
@@ -190,10 +191,13 @@ async def measure(name: str, settings: Settings, n: int, runs: int) -> list[str]
                 lines.append(f"| {name} | {label} | {view} | {median:.1f} | {worst:.1f} |")
         loop = LoopData(records)
         since = int(time.time() * 1000) - 30 * 86_400_000
+        digest = DigestRecords(saver)
+        week_end = int(time.time() * 1000)
         loop_views: dict[str, Callable[[], Awaitable[object]]] = {
             "stale answers (50 documents)": loop.stale,
             "closed gaps (200)": loop.closed,
             "open gaps to re-ask (30 days)": lambda: records.open_gaps(since),
+            "weekly digest (every section)": lambda: digest.week(week_end - 7 * 86_400_000, week_end, since),
         }
         for view, run in loop_views.items():
             median, worst = await timed(run, runs)

@@ -178,6 +178,9 @@ class FakeSlack(ServedFake):
     _dropped: dict[str, int] = field(default_factory=dict)
     revoked: set[str] = field(default_factory=set)
     not_member: set[str] = field(default_factory=set)
+    # chat.postMessage takes "an encoded ID or channel name": a name posts to its channel's id, an
+    # unknown one is `channel_not_found`
+    channel_names: dict[str, str] = field(default_factory=dict)
     messages: dict[tuple[str, str], dict] = field(default_factory=dict)  # (channel, ts) → the message as it is now
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ts: int = 0
@@ -300,6 +303,12 @@ class FakeSlack(ServedFake):
                 return 200, {}, {"ok": True, "url": self.socket_url}
             self._ts += 1
             ts = f"{1700000000 + self._ts}.{self._ts:06d}"
+            if method == "chat.postMessage" and str(params.get("channel", "")).startswith("#"):
+                named = self.channel_names.get(params["channel"].removeprefix("#"))
+                if named is None:
+                    self.calls.append((f"{method}#channel_not_found", params))
+                    return 200, {}, {"ok": False, "error": "channel_not_found"}
+                params = {**params, "channel": named}
             if method == "chat.postMessage" and params.get("channel") in self.not_member:
                 self.calls.append((f"{method}#not_in_channel", params))
                 return 200, {}, {"ok": False, "error": "not_in_channel"}

@@ -166,15 +166,17 @@ async def post_mention(
     ts: str = "1710000000.000001",
     thread_ts: str | None = None,
     retry: int = 0,
+    channel: str = "C1",
+    user: str = "U1",
 ) -> int:
     """A signed Slack app_mention posted to the front-end at `url`, as Slack posts it (or re-posts
     it: `retry`); the status."""
     event = {
         "type": "app_mention",
-        "user": "U1",
+        "user": user,
         "text": f"<@{BOT_USER}> {text}",
         "ts": ts,
-        "channel": "C1",
+        "channel": channel,
         "event_ts": ts,
     }
     if thread_ts:

@@ -37,8 +37,11 @@ from threadsage.app.follow_ups import send_waiting_follow_ups
 from threadsage.app.retention import prune_periodically
 from threadsage.app.runtime import Runtime, open_runtime
 from threadsage.bots.slack import SlackBot
+from threadsage.bots.slack.announcer import SlackAnnouncer
 from threadsage.bots.telegram import TelegramBot, TelegramWebhook
+from threadsage.bots.telegram.announcer import TelegramAnnouncer
 from threadsage.bots.tokens import Signer, load_secret
+from threadsage.chat.digest import Announcer
 from threadsage.console import console_routes
 from threadsage.delivery.jobs import Job, Performer
 from threadsage.delivery.outages import first_leaf
@@ -85,6 +88,14 @@ class Process:
         self.stack.push_async_callback(self._until_stopped, asyncio.create_task(following_up))
         return runtime
 
+    def post_digests(self, runtime: Runtime, announcers: dict[str, Announcer]) -> None:
+        """The weekly digest's schedule (`THREADSAGE_DIGEST`) until the process stops, posted
+        through the bots of this process."""
+        if runtime.digest is None:
+            return
+        runtime.digest.announcers.update(announcers)
+        self.stack.push_async_callback(self._until_stopped, asyncio.create_task(runtime.digest.run(self.stop)))
+
     async def _until_stopped(self, task: asyncio.Task[None]) -> None:
         """A task that ends when the process stops, awaited; cancelled when the process ends
         otherwise (it failed to start)."""
@@ -112,15 +123,19 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         queue = await stack.enter_async_context(TurnQueue(settings)) if settings.redis_url else None
         dispatch = queue.put if queue else None
         bots = BotsByPlatform()
+        announcers: dict[str, Announcer] = {}
         routes: list[Route] = []  # served from the HTTP thread; each reaches this loop itself
         if "slack" in platforms:
             slack = SlackBot(settings, runtime.chat, process.signer, runtime.coordinator, dispatch=dispatch)
             bots.add("slack", await stack.enter_async_context(slack.running(listen=True)))
+            announcers["slack"] = SlackAnnouncer(slack.client)
             routes += slack.routes
         if "telegram" in platforms:
             telegram = TelegramBot(settings, runtime.chat, runtime.coordinator, process.signer, dispatch=dispatch)
             bots.add("telegram", await stack.enter_async_context(telegram))
+            announcers["telegram"] = TelegramAnnouncer(telegram.send)
             routes += telegram.routes
+        process.post_digests(runtime, announcers)
         running = asyncio.Event()
 
         async def ready() -> bool:
@@ -176,12 +191,16 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
     async with opened(settings) as process:
         runtime = await process.answering(kb, check_redis=False)
         bots = BotsByPlatform()
+        announcers: dict[str, Announcer] = {}
         if "slack" in platforms:
             slack = SlackBot(settings, runtime.chat, process.signer, runtime.coordinator)
             bots.add("slack", await process.stack.enter_async_context(slack.running()))
+            announcers["slack"] = SlackAnnouncer(slack.client)
         if "telegram" in platforms:
             telegram = TelegramBot(settings, runtime.chat, runtime.coordinator, process.signer, receive=False)
             bots.add("telegram", await process.stack.enter_async_context(telegram))
+            announcers["telegram"] = TelegramAnnouncer(telegram.send)
+        process.post_digests(runtime, announcers)
         running = asyncio.Event()
 
         async def ready() -> bool:

@@ -29,6 +29,7 @@ from threadsage.adapters.reasoning.offline.research import OfflineResearcher
 from threadsage.adapters.reasoning.rerank import make_reranker
 from threadsage.adapters.reasoning.research import Researcher
 from threadsage.chat import ChatService
+from threadsage.chat.digest import Digest
 from threadsage.chat.loop import KnowledgeLoop
 from threadsage.chat.recording import Recording
 from threadsage.delivery.coordination import Coordinator, LocalCoordinator
@@ -36,6 +37,7 @@ from threadsage.delivery.redis_coordination import RedisCoordinator, connect
 from threadsage.graph.build import build_graph
 from threadsage.graph.context import BrainContext, Policy
 from threadsage.memory.checkpoints import open_checkpointer
+from threadsage.records.digest import DigestRecords
 from threadsage.records.knowledge import KnowledgeRecords
 from threadsage.records.turns import Closest, QuestionStore
 from threadsage.records.votes import FeedbackStore
@@ -55,6 +57,7 @@ class Runtime:
     kb: KnowledgeBase
     checkpointer: BaseCheckpointSaver[Any]
     questions: QuestionStore
+    digest: Digest | None = None  # THREADSAGE_DIGEST: the process runs its schedule once the bots registered
 
 
 @asynccontextmanager
@@ -122,7 +125,12 @@ async def open_runtime(
                 recording=Recording(questions),
                 loop=KnowledgeLoop.from_settings(settings, knowledge, kb, reasoner, coordinator),
             )
-            yield Runtime(chat, coordinator, kb, checkpointer, questions)
+            digest = None
+            if settings.digest:
+                digests = DigestRecords(checkpointer)
+                await digests.setup()
+                digest = Digest.from_settings(settings, digests, coordinator)
+            yield Runtime(chat, coordinator, kb, checkpointer, questions, digest)
     finally:
         if own_kb:
             kb.close()

@@ -5,7 +5,8 @@ knowledge loop").
   (`KnowledgeRecords.went_stale`), and so are the verified answers that cite one.
 - The open gaps (questions not covered, or answered with low confidence, in the last
   `THREADSAGE_GAP_WINDOW_DAYS`) are asked again, cheaply: a search first (one per distinct
-  question), the answerer only where a new or changed document ranks in the top 3. A gap whose
+  question: the same content words in any order), the answerer only where a new or changed
+  document ranks in the top 3. A gap whose
   new answer cites such a document is closed; the person who asked hears it once, through the
   bot of their platform (`threadsage.chat.notify`), unless the place may no longer read the
   documents the answer cites, or the place had its `THREADSAGE_GAP_FOLLOW_UPS_PER_HOUR`. Where
@@ -125,10 +126,13 @@ class KnowledgeLoop:
     async def _reask(self, touched: dict[str, DocumentChange], at: int, report: LoopReport) -> None:
         gaps = await self.records.open_gaps(at - int(self.window_days * 86_400_000))
         report.gaps = len(gaps)
-        by_query: dict[str, list[Gap]] = defaultdict(list)
+        by_words: dict[frozenset[str], list[Gap]] = defaultdict(list)
         for gap in gaps:
-            by_query[gap.standalone or gap.question].append(gap)
-        for query, asked in by_query.items():
+            # The same content words in any order (the console's grouping): one search, one answer.
+            query = gap.standalone or gap.question
+            by_words[term_set(query) or frozenset([query])].append(gap)
+        for asked in by_words.values():
+            query = asked[0].standalone or asked[0].question
             report.searches += 1
             hits = await self.kb.search(query, max(TOP, self.retrieve_k))
             if not any(h.doc_id in touched for h in hits[:TOP]):

@@ -54,10 +54,13 @@ class LoopData:
 
     async def closed(self, limit: int = CLOSED_LIMIT) -> list[dict[str, Any]]:
         """The gaps closed, the latest first: the question, the document, the follow-up."""
+        # The newest closings first, then their turns by key: joined before the LIMIT, Postgres
+        # hashed every recorded turn (docs/performance.md, "The knowledge loop's console queries").
         rows = await self.tables.fetch(
             "SELECT c.closed_at, c.platform, c.channel, t.user_id, t.question, t.at, c.title, c.path, c.answer, "
-            f"c.citations, c.follow_up FROM {CLOSES} c JOIN {TABLE} t ON t.session_key = c.session_key "
-            f"AND t.message_id = c.message_id ORDER BY c.closed_at DESC LIMIT {int(limit)}"
+            f"c.citations, c.follow_up FROM (SELECT * FROM {CLOSES} ORDER BY closed_at DESC LIMIT {int(limit)}) c "
+            f"JOIN {TABLE} t ON t.session_key = c.session_key AND t.message_id = c.message_id "
+            "ORDER BY c.closed_at DESC"
         )
         names = ("closed_at", "platform", "channel", "user_id", "question", "at", "title", "path", "answer",
                  "citations", "follow_up")  # fmt: skip

@@ -1,12 +1,16 @@
 """The settings of the knowledge loop (`threadsage.chat.loop`): gaps re-asked after each sync,
-the follow-ups to the people who asked, verified answers. A mixin of
+the follow-ups to the people who asked, verified answers, the weekly digest (`threadsage.chat.digest`). A mixin of
 `threadsage.settings.environment.Settings`, as those of `sections.py`."""
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Literal
 
+from cronsim import CronSim, CronSimError
 from pydantic import BaseModel, Field, field_validator
+from pydantic_settings import NoDecode
 
 from threadsage.settings.sections import section
 
@@ -49,6 +53,25 @@ class KnowledgeLoopSettings(BaseModel):
         "see): comma-separated `platform:user id`, e.g. `slack:U0123ABCD,telegram:123456789`",
     )
 
+    digest: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Where the digest goes, comma-separated: a Slack channel (`#handbook-keepers` or its id "
+        "`C0123…`; the bot must be in it), or a Telegram chat as `telegram:<chat id>` (`telegram:-1001234567890`). "
+        "Empty = no digest",
+        json_schema_extra=section("The weekly digest (docs/console.md)"),
+    )
+    digest_schedule: str = Field(
+        "0 9 * * MON",
+        description="When the digest is posted: cron (minute hour day month weekday; names like `MON` allowed), "
+        "in `THREADSAGE_TIMEZONE`",
+    )
+    console_url: str | None = Field(
+        None,
+        description="The console's address as people open it (behind the proxy), e.g. "
+        "`https://bot.example.com/console`: the digest links to its views. Unset = the digest names the views "
+        "without links",
+    )
+
     @field_validator("curators")
     @classmethod
     def _curators_named_by_platform(cls, value: str) -> str:
@@ -65,3 +88,32 @@ class KnowledgeLoopSettings(BaseModel):
         """Whether `user_id` of `platform` is listed in `THREADSAGE_CURATORS`."""
         wanted = f"{platform}:{user_id}"
         return any(e.strip().replace(" ", "") == wanted for e in self.curators.split(","))
+
+    @field_validator("digest", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        """A plain list in the environment (`#keepers,telegram:-100123`), or JSON as other lists."""
+        if isinstance(value, str) and value.strip().startswith("["):
+            return json.loads(value)
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("digest")
+    @classmethod
+    def _telegram_chat_ids(cls, value: list[str]) -> list[str]:
+        for target in value:
+            platform, _, chat = target.partition(":")
+            if platform == "telegram" and not chat.lstrip("-").isdigit():
+                raise ValueError(f"THREADSAGE_DIGEST: {target!r} names no Telegram chat id (an integer)")
+        return value
+
+    @field_validator("digest_schedule")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        """A schedule that cannot be read fails the start, not the first Monday."""
+        try:
+            CronSim(value, datetime.now(UTC))
+        except CronSimError as exc:
+            raise ValueError(f"THREADSAGE_DIGEST_SCHEDULE={value!r} is not a cron schedule: {exc}") from None
+        return value
