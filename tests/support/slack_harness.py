@@ -23,6 +23,7 @@ from tests.fakes.slack_api import (
     FakeSlack,
     action_body,
     command_body,
+    ephemeral_action_body,
     event_body,
     shortcut_body,
     signed_headers,
@@ -151,6 +152,32 @@ class Harness:
         body = shortcut_body(message, channel, user, self.fake.response_url(name), f"trigger-{name}")
         assert await self.form(body) == (200, "")
         return name
+
+    async def click_private(
+        self, message: dict, action_id: str, user: str = "U222", channel: str = CHANNEL, value: str | None = None
+    ) -> str:
+        """A button of a private (ephemeral) answer, sent as `message` (what its response_url was
+        given): the name of the click's own response_url. `action_id` names the button (a
+        clarification's: its option's)."""
+        button = next(
+            e for b in message["blocks"] if b["type"] == "actions" for e in b["elements"] if e["action_id"] == action_id
+        )
+        name = f"click-{next(_ids)}"
+        body = ephemeral_action_body(
+            channel,
+            user,
+            action_id,
+            value or button["value"],
+            button["text"]["text"],
+            self.fake.response_url(name),
+            next_ts(),
+        )
+        assert await self.send(body, content_type="application/x-www-form-urlencoded") == 200
+        return name
+
+    def private(self, name: str) -> list[dict]:
+        """What a response_url was sent (text, blocks, response_type…)."""
+        return list(self.fake.ephemerals.get(name, []))
 
     def responses(self, name: str) -> list[str]:
         """What the bot posted to a response_url."""

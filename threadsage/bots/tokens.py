@@ -36,6 +36,8 @@ class InvalidToken(ValueError):
 class ButtonKind(Enum):
     CLARIFY = b"c"
     FEEDBACK = b"f"
+    SHARE = b"s"  # a private answer posted where it was asked (Slack)
+    MOVE = b"m"  # a private answer's conversation continued in a DM (Slack)
 
 
 @dataclass(frozen=True)

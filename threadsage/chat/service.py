@@ -270,6 +270,18 @@ class ChatService:
         snapshot = await self.graph.aget_state(session_config(session_key))
         return bool(snapshot.values)
 
+    async def copy_session(self, source: str, target: str) -> bool:
+        """The conversation of `source` (its memory: the latest checkpoint's values) under
+        `target` too, for an answer carried elsewhere (Slack's "Share in channel", "Continue in a
+        DM"): follow-ups there continue it. A target that has a conversation of its own keeps it;
+        False when nothing was copied."""
+        async with self.coordinator.session_lock(target):
+            values = (await self.graph.aget_state(session_config(source))).values
+            if not values or await self.has_conversation(target):
+                return False
+            await self.graph.aupdate_state(session_config(target), values, as_node="compose")
+            return True
+
     async def documents_by_category(self, categories: tuple[str, ...] | None = None) -> dict[str, int]:
         """How many documents each category the place may read holds (None: every category)."""
         counts = await asyncio.to_thread(self.context.kb.category_counts)

@@ -9,6 +9,10 @@ every turn would exceed. The placeholder is marked with the job's key in its met
 redelivered by the queue (its worker died) finds it in the thread and goes on updating it rather
 than posting another. Turns that report no steps (the offline back-end answers in milliseconds)
 show none; nor does any turn with THREADSAGE_SLACK_PROGRESS=false.
+
+Where Slack cannot stream (the top level of a DM), the answer's drafts are shown the same way:
+the placeholder's text becomes the answer so far, at most once every `step_seconds`, and the
+answer replaces it. In a thread, a stream takes over from the placeholder (`give_way`).
 """
 
 from __future__ import annotations
@@ -17,13 +21,16 @@ import asyncio
 import logging
 import time
 
+from threadsage.bots.render import to_mrkdwn
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import PLACEHOLDER_EVENT, SlackSender
 from threadsage.bots.slack.texts import STEPS, escaped
-from threadsage.chat import Progress, Reply, Turn
+from threadsage.chat import Draft, Progress, Reply, Turn
 from threadsage.i18n import say
 
 log = logging.getLogger(__name__)
+
+DRAFT_CHARS = 3000  # of a draft shown in the placeholder: the answer replaces it whole
 
 
 class Placeholder:
@@ -46,10 +53,24 @@ class Placeholder:
             self.ts = found[0]["ts"] if found else None
 
     async def show(self, progress: Progress) -> None:
+        detail = progress.detail
+        await self._text(say(STEPS[progress.step], progress.language) + (f" ({escaped(detail)})" if detail else ""))
+
+    async def draft(self, draft: Draft) -> None:
+        """The answer so far in the placeholder's place (a withdrawn one: the step that follows)."""
+        if draft.text:
+            await self._text(to_mrkdwn(draft.text)[:DRAFT_CHARS])
+
+    async def give_way(self) -> None:
+        """A streamed message takes over: the placeholder goes (best effort)."""
+        await self._settle()
+        if self.ts is not None:
+            await self.send.delete(self.place.channel, self.ts)
+            self.ts = None
+
+    async def _text(self, text: str) -> None:
         if not self.enabled:
             return
-        detail = progress.detail
-        text = say(STEPS[progress.step], progress.language) + (f" ({escaped(detail)})" if detail else "")
         if self.ts is None:
             self.ts = await self.send.post_marked(self.place, text, PLACEHOLDER_EVENT, self.key)
             self._shown_at = time.monotonic()
