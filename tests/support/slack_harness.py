@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -200,11 +200,13 @@ async def running(
     fake: FakeSlack | None = None,
     progress: bool | None = None,
     coordinator: Coordinator | None = None,
+    wrap: Callable[[ChatService], ChatService] | None = None,
     **overrides,
 ) -> AsyncIterator[Harness]:
     """The bot served on a real chat service; `progress` overrides whether the service reports
     its steps (the offline back-end does not), `coordinator` is the one it shares (a fresh local
-    one by default), `overrides` are settings."""
+    one by default), `wrap` makes another service of it (`drafting.Drafting.of`), `overrides` are
+    settings."""
     fake = fake or FakeSlack().start()
     settings = Settings(
         **{
@@ -222,6 +224,7 @@ async def running(
         coordinator = coordinator or LocalCoordinator()
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
         chat = chat if progress is None else replace(chat, progress=progress)
+        chat = chat if wrap is None else wrap(chat)
         bot = await stack.enter_async_context(
             SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running()
         )

@@ -64,9 +64,16 @@ class Streaming:
         return f"slack-stream:{self.turn.message_id}"
 
     async def find(self) -> None:
+        """A redelivered turn finishes the message an earlier try streamed (stopping it, should
+        that try have died with it open) rather than streaming another."""
         await self.inner.find()
         self._stream_ts = await self.coordinator.recall(self._key)
-        self._closed = self._stream_ts is not None  # an earlier try streamed: its message is finished, not another
+        self._closed = self._stream_ts is not None
+        if self._stream_ts is not None:
+            try:
+                await self.send.client.chat_stopStream(channel=self.place.channel, ts=self._stream_ts)
+            except SlackApiError as exc:  # usually stopped already
+                log.info("an earlier stream of %s: %s", self.turn.message_id, exc.response.get("error"))
 
     async def show(self, progress: Progress) -> None:
         if self._stream_ts is None:
