@@ -159,6 +159,7 @@ TEXTS: dict[str, str] = {
         "Sorry, I can't answer here yet: whoever runs this bot has to allow this chat ({chat}) first."
     ),
     "tg_invalid_button": "This button is not valid.",
+    "tg_asked_in": "You asked in {chat}: {question}",
     "tg_answered_privately": "I've answered {name} in a private chat.",
     "tg_start_me_first": (
         "{name}, I can't write to you privately yet: open a chat with me (@{username}), press Start, "

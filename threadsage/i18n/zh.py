@@ -130,6 +130,7 @@ TEXTS: dict[str, str] = {
         "加入 THREADSAGE_TELEGRAM_ALLOWED。"
     ),
     "tg_not_allowed_click": "抱歉，我暂时还不能在这里回答：运行这个机器人的人需要先允许这个聊天（{chat}）。",
+    "tg_asked_in": "你在 {chat} 问：{question}",
     "tg_answered_privately": "我已在私聊里回答了 {name}。",
     "tg_start_me_first": (
         "{name}，我还不能私下给你发消息：请打开与我（@{username}）的聊天，点“开始”，然后再用 /ask -p 提问。"
