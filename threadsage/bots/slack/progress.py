@@ -45,6 +45,7 @@ class Placeholder:
         self._next: str | None = None  # the latest step's text, not shown yet
         self._later: asyncio.Task[None] | None = None  # shows `_next` when its time comes
         self._updating = False  # `_later` is changing the text: let it finish
+        self._drafted = False  # the answer's words have been shown
 
     async def find(self) -> None:
         """A redelivered job takes over the placeholder an earlier try posted (if any)."""
@@ -57,9 +58,21 @@ class Placeholder:
         await self._text(say(STEPS[progress.step], progress.language) + (f" ({escaped(detail)})" if detail else ""))
 
     async def draft(self, draft: Draft) -> None:
-        """The answer so far in the placeholder's place (a withdrawn one: the step that follows)."""
-        if draft.text:
-            await self._text(to_mrkdwn(draft.text)[:DRAFT_CHARS])
+        """The answer so far in the placeholder's place (a withdrawn one: the step that follows).
+        The first words show at once — a step waiting for its time gives way to them — the
+        next ones at most every `step_seconds`."""
+        if not draft.text:
+            return
+        text = to_mrkdwn(draft.text)[:DRAFT_CHARS]
+        if not self._drafted and self.enabled and self.ts is not None:
+            self._drafted = True
+            await self._settle()
+            self._next = None
+            await self.send.update_text(self.place.channel, self.ts, text)
+            self._shown_at = time.monotonic()
+            return
+        self._drafted = True
+        await self._text(text)
 
     async def give_way(self) -> None:
         """A streamed message takes over: the placeholder goes (best effort)."""
