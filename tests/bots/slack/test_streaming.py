@@ -66,7 +66,8 @@ async def test_at_the_top_of_a_dm_the_placeholder_shows_the_words_so_far(tmp_pat
         assert slack.fake.of("chat.startStream") == []  # Slack streams only in threads
         [answer] = slack.fake.current(DM)
         updates = [u["text"] for u in slack.fake.of("chat.update") if u["ts"] == answer["ts"]]
-        assert len(updates) >= 2 and updates[0].startswith("From the documents")  # the words so far, then the answer
+        # the first words at once, the words so far (every step_seconds), then the answer
+        assert len(updates) >= 3 and "From the documents".startswith(updates[0]) and updates[1].startswith(updates[0])
         assert "finance/travel.md" in str(answer["blocks"])
 
 
