@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import re
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass
 
 from threadsage.chat import ChatService, Draft, Reply, ReplyKind, Turn, TurnEvent
@@ -32,11 +33,12 @@ class Drafting(ChatService):
         return cls(**fields, **options)  # type: ignore[arg-type]
 
     async def stream(self, turn: Turn) -> AsyncGenerator[TurnEvent, None]:
-        async for event in super().stream(turn):
-            if isinstance(event, Reply) and event.kind is ReplyKind.ANSWER:
-                async for draft in self.drafts(event):
-                    yield draft
-            yield event
+        async with aclosing(super().stream(turn)) as events:  # closed in this task, should it stop early
+            async for event in events:
+                if isinstance(event, Reply) and event.kind is ReplyKind.ANSWER:
+                    async for draft in self.drafts(event):
+                        yield draft
+                yield event
 
     async def drafts(self, reply: Reply) -> AsyncGenerator[Draft, None]:
         await asyncio.sleep(self.first_token)

@@ -11,6 +11,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
+
 from tests.fakes.slack_api import FakeSlack, assistant_thread
 from tests.support.conversation import delivering
 from tests.support.drafting import Drafting
@@ -125,3 +130,28 @@ async def test_streaming_where_slack_refuses_it_still_answers(tmp_path: Path, ha
         ts = await slack.mention(TRAVEL)
         await slack.settle()
         assert "finance/travel.md" in str(the_answer(slack, CHANNEL, ts)["blocks"])
+
+
+async def test_the_fake_streams_as_slack_documents_it(slack: Harness) -> None:
+    """The fake's streaming methods and response_url, through slack_sdk itself: what Slack's
+    method reference says is required, refused as it says."""
+    client = AsyncWebClient(token="xoxb-test", base_url=slack.fake.api_url)
+    with pytest.raises(SlackApiError, match="invalid_arguments"):  # a channel needs its recipient
+        await client.chat_startStream(channel=CHANNEL, thread_ts="1.1", markdown_text="Hi")
+    with pytest.raises(SlackApiError, match="invalid_arguments"):  # a DM streams only in a thread
+        await client.chat_startStream(channel=DM, thread_ts="", markdown_text="Hi")
+    started = await client.chat_startStream(
+        channel=CHANNEL, thread_ts="1.1", recipient_user_id="U222", recipient_team_id="T111", markdown_text="Hi"
+    )
+    with pytest.raises(SlackApiError, match="msg_too_long"):
+        await client.chat_appendStream(channel=CHANNEL, ts=started["ts"], markdown_text="x" * 12_001)
+    await client.chat_appendStream(channel=CHANNEL, ts=started["ts"], markdown_text=" there")
+    await client.chat_stopStream(channel=CHANNEL, ts=started["ts"])
+    with pytest.raises(SlackApiError, match="message_not_in_streaming_state"):
+        await client.chat_appendStream(channel=CHANNEL, ts=started["ts"], markdown_text="!")
+    assert slack.fake.streams[(CHANNEL, started["ts"])] == ["Hi", " there", ""]
+    with pytest.raises(SlackApiError, match="invalid_arguments"):
+        await client.chat_postEphemeral(channel=CHANNEL, user="", text="x")
+    webhook = AsyncWebhookClient(slack.fake.response_url("five"))
+    statuses = [(await webhook.send(text=f"{n}")).status_code for n in range(6)]
+    assert statuses == [200] * 5 + [404]  # "up to 5 times within 30 minutes"

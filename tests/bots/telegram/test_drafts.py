@@ -10,12 +10,18 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+from telegram import Bot
+from telegram.error import BadRequest, Forbidden
+
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.support.drafting import Drafting
 from tests.support.telegram_harness import (
     ANN,
+    BOB,
     FORUM,
     GROUP,
+    TOKEN,
     TRAVEL,
     bot_settings,
     mention,
@@ -82,3 +88,19 @@ async def test_in_a_forum_topic_the_words_stay_in_the_topic(tmp_path: Path, fake
         assert shown["message_thread_id"] == 9001
         await fake.wait_for(lambda: fake.sent(FORUM["id"])[0].get("reply_markup"), timeout=20)
         assert len(fake.sent(FORUM["id"])) == 1
+
+
+async def test_the_fake_takes_drafts_as_the_bot_api_documents_them(fake: FakeBotAPI) -> None:
+    """Through python-telegram-bot itself: drafts only in private chats, with a non-zero id, and
+    only to a person who has started the bot."""
+    fake.say(private(ANN), ANN, "/start")
+    fake.say(GROUP, ANN, "hello")
+    async with Bot(TOKEN, base_url=f"{fake.url}/bot") as bot:
+        assert await bot.send_message_draft(ANN["id"], 7, "Hel")
+        with pytest.raises(BadRequest, match="private"):
+            await bot.send_message_draft(GROUP["id"], 7, "Hel")
+        with pytest.raises(BadRequest, match="non-zero"):
+            await bot.send_message_draft(ANN["id"], 0, "Hel")
+        with pytest.raises(Forbidden, match="initiate"):
+            await bot.send_message_draft(BOB["id"], 7, "Hel")
+    assert fake.drafts == {ANN["id"]: [(7, "Hel")]}
