@@ -347,7 +347,7 @@ class SlackBot:
                 handler(HomeJob, lambda job: self.home.publish(job.team, job.user, self.bot_user)),
                 handler(ClickJob, lambda job: self.buttons.answer(job.body, job.action), self._apologise_for_click),
                 handler(VoteJob, lambda job: self.buttons.vote(job.body, job.action)),
-                handler(ShareJob, lambda job: self.sharing.click(job.body, job.action)),
+                handler(ShareJob, lambda job: self.sharing.click(job.body, job.action), self._apologise_for_click),
                 handler(AssistantJob, self.panel.handle),
             ],
         )
@@ -362,8 +362,13 @@ class SlackBot:
         await self.send.post_quietly(job.place, say("apology", _language(job.event)))
 
     async def _apologise_for_click(self, job: ClickJob) -> None:
-        body = job.body
-        await self.send.ephemeral(place_of_click(body), body["user"]["id"], say("apology", click_language(body)))
+        """To the person who clicked: through the click's response_url on a private answer."""
+        body, apology = job.body, say("apology", click_language(job.body))
+        place = place_of_click(body)
+        if place.private_for:
+            await self.send.respond(body.get("response_url", ""), apology)
+        else:
+            await self.send.ephemeral(place, body["user"]["id"], apology)
 
     async def _apologise_for_command(self, job: CommandJob) -> None:
         await self.send.respond(job.command.get("response_url", ""), say("apology", _language(job.command)))
