@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import io
+
+from rich.console import Console
+
+from tests.support.conversation import QUESTION, llm_chat, route_to
 from tests.support.locations import HANDBOOK
+from threadsage.bots.terminal import TerminalChat
 
 
 def test_make_run_path_ingests_the_demo_and_chats(cli) -> None:
@@ -38,3 +44,26 @@ def test_without_a_session_each_run_is_new(cli) -> None:
     cli("chat", "--demo", str(HANDBOOK), stdin="What is the hotel limit?\n")
     fresh = cli("chat", stdin="2\n")
     assert "Hotel limits*" not in fresh.stdout
+
+
+async def test_the_answer_is_printed_as_it_is_written_and_not_twice(tmp_path, llm, handbook_kb) -> None:
+    """Piped, on the model back-end: the words come out as drafts arrive; the reply adds only what
+    the draft did not say (the sources); a draft the check rejected is cut off with '…' and the
+    reply then printed whole."""
+    answer = "Premium economy is allowed for flights of six hours or more [1]."
+    llm.tokens_per_second = 400
+    llm.script["RouteDecision"] = route_to("HOW_TO")
+    llm.script["answer"] = {"answer": answer, "used": [1]}
+    out = io.StringIO()
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+        terminal = TerminalChat(chat, "s1", Console(file=out, force_terminal=False, width=200))
+        await terminal.ask(QUESTION)
+        first = out.getvalue()
+        llm.script["answer"] = [{"answer": "Ask someone [1].", "used": [1]}, {"answer": answer, "used": [1]}]
+        llm.script["Verdict"] = [{"grounded": 0, "useful": 0, "reasoning": "no"}, {"grounded": 1, "useful": 1}]
+        await terminal.ask(QUESTION + " Really?")
+    assert first.count("Premium economy is allowed") == 1
+    assert first.startswith("Premium economy is allowed for flights of six hours or more.\n")
+    assert "Sources:\n  [1] Business travel policy" in first
+    second = out.getvalue()[len(first) :]
+    assert second.startswith("Ask someone. …\nPremium economy is allowed")

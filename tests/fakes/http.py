@@ -1,5 +1,6 @@
 """The HTTP plumbing every fake server shares: a threaded server on 127.0.0.1 that hands each
-POST to a function and writes back its JSON answer, and the start/stop of a fake API built on it."""
+POST to a function and writes back its JSON answer (or streams it, `Streamed`), and the start/stop
+of a fake API built on it."""
 
 from __future__ import annotations
 
@@ -27,6 +28,21 @@ class Slow:
     seconds: float
     payload: Any
     abandoned: Callable[[], None]
+
+
+@dataclass
+class Streamed:
+    """A reply sent as it is computed, in server-sent events over chunked transfer encoding (how
+    OpenAI's API streams): nothing for `first_seconds` (the prompt being read), then one piece each
+    `seconds_each`. A client that closes the connection meanwhile gets nothing more and `abandoned`
+    is called; `cut_after` pieces, when set, the connection is closed without the end (a server
+    killed mid-reply)."""
+
+    first_seconds: float
+    pieces: list[bytes]
+    seconds_each: float
+    abandoned: Callable[[], None]
+    cut_after: int | None = None
 
 
 def _closed_within(connection: socket.socket, seconds: float) -> bool:
@@ -62,6 +78,9 @@ class JsonServer:
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 status, headers, payload = respond(self.path, dict(self.headers.items()), raw)
+                if isinstance(payload, Streamed):
+                    self._stream(status, headers, payload)
+                    return
                 if isinstance(payload, Slow):
                     if _closed_within(self.connection, payload.seconds):
                         payload.abandoned()
@@ -85,6 +104,34 @@ class JsonServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
+
+            def _stream(self, status: int, headers: dict[str, str], reply: Streamed) -> None:
+                if _closed_within(self.connection, reply.first_seconds):
+                    reply.abandoned()
+                    self.close_connection = True
+                    return
+                try:
+                    self.send_response(status)
+                    for name, value in {
+                        "Content-Type": "text/event-stream; charset=utf-8",
+                        "Cache-Control": "no-cache",
+                        "Transfer-Encoding": "chunked",
+                        **headers,
+                    }.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    for n, piece in enumerate(reply.pieces):
+                        if n == reply.cut_after:
+                            self.close_connection = True  # no last chunk: the client sees the body cut
+                            return
+                        if n and _closed_within(self.connection, reply.seconds_each):
+                            raise BrokenPipeError
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    reply.abandoned()
+                    self.close_connection = True
 
             def do_GET(self) -> None:
                 self.do_POST()

@@ -27,6 +27,20 @@ shape and not to the rest:
 - `rejects_response_format`: HTTP 500 for `response_format` of type `json_schema` (llama.cpp).
 - a slow first token: `first_token_seconds` before anything is sent; a client that closes the
   connection meanwhile is counted in `abandoned`, by kind, and gets nothing.
+
+Streaming, as OpenAI's API reference documents it (Chat Completions, "stream": true): the reply
+comes as server-sent events, `data: {chat.completion.chunk}` each, then `data: [DONE]`. The first
+chunk's delta holds the role; then each token is a chunk — a delta of `content`, or for a function
+call a first delta with the call's index, id, type and name and empty `arguments`, then deltas of
+`arguments` alone; the last chunk has an empty delta and the `finish_reason`; a request with
+`stream_options: {"include_usage": true}` gets one more chunk with empty `choices` and the `usage`.
+A token is a word with its leading space ("a word a token", as for a reply that never stops).
+- `first_token_seconds`, then `tokens_per_second`: a realistic pace (0: as fast as it goes). With a
+  pace set, a reply that is not streamed takes the same time in all (a real server computes it
+  whole before it answers).
+- `DiesMidway` scripted for a kind: the reply stops after some tokens and the connection closes
+  without the end (a server killed or out of memory mid-reply); not streamed, the connection is
+  dropped before any answer.
 """
 
 from __future__ import annotations
@@ -40,7 +54,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.http import ServedFake, Slow
+from tests.fakes.http import DROP, ServedFake, Slow, Streamed
 from threadsage.adapters.reasoning.llm import prompts
 
 TEXT_KINDS = {
@@ -86,6 +100,14 @@ class Failure:
     delay: float = 0.0
     times: int = 1_000_000  # then the script's next entry (or the default) applies
     headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class DiesMidway:
+    """The reply `value` (as a script entry) that stops after `tokens` tokens, its connection closed."""
+
+    value: Any
+    tokens: int = 4
 
 
 @dataclass
@@ -150,6 +172,7 @@ class FakeOpenAI(ServedFake):
     habits: set[str] = field(default_factory=set)  # of HABITS
     first_token_seconds: float = 0.0
     token_seconds: float = 0.0  # per token of a reply that never stops
+    tokens_per_second: float = 0.0  # the pace of every reply after its first token (0: no wait)
     abandoned: list[str] = field(default_factory=list)  # kinds of the requests the client gave up on
     script: dict[str, Any] = field(default_factory=dict)
     requests: list[tuple[str, dict]] = field(default_factory=list)
@@ -213,12 +236,22 @@ class FakeOpenAI(ServedFake):
                 {},
                 {"error": {"message": "response_format json_schema is not supported", "type": "server_error"}},
             )
-        value = entry(request) if callable(entry) else entry
+        dies = entry if isinstance(entry, DiesMidway) else None
+        value = dies.value if dies is not None else entry
+        value = value(request) if callable(value) else value
         message, finish = self.message(request, value)
         usage = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
         if "never_stops" in self.habits:
             message, finish, usage["completion_tokens"] = rambling(message, token_limit(request))
             time.sleep(self.token_seconds * usage["completion_tokens"])
+        if request.get("stream"):
+            return 200, {}, self.streamed(request, kind, message, finish, usage, dies)
+        if dies is not None:
+            return DROP, {}, ""
+        paced = self.first_token_seconds
+        if self.tokens_per_second:
+            usage["completion_tokens"] = len(tokens_of(message))
+            paced += usage["completion_tokens"] / self.tokens_per_second
         completion = {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
@@ -227,9 +260,42 @@ class FakeOpenAI(ServedFake):
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": usage,
         }
-        if self.first_token_seconds:
-            return 200, {}, Slow(self.first_token_seconds, json.dumps(completion), lambda: self.abandoned.append(kind))
+        if paced:
+            return 200, {}, Slow(paced, json.dumps(completion), lambda: self.abandoned.append(kind))
         return 200, {}, json.dumps(completion)
+
+    def streamed(
+        self, request: dict, kind: str, message: dict, finish: str, usage: dict, dies: DiesMidway | None
+    ) -> Streamed:
+        """The reply as OpenAI streams it (the module's docstring): a chunk per token."""
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time())}
+        base["model"] = request.get("model", "fake")
+
+        def chunk(delta: dict, finish_reason: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+            return b"data: " + json.dumps({**base, "choices": [choice]}).encode() + b"\n\n"
+
+        calls = message.get("tool_calls")
+        pieces = [chunk({"role": "assistant", "content": None if calls else ""})]
+        if calls:
+            call = calls[0]
+            name = call["function"]["name"]
+            header = {"index": 0, "id": call["id"], "type": "function", "function": {"name": name, "arguments": ""}}
+            pieces.append(chunk({"tool_calls": [header]}))
+        tokens = tokens_of(message)
+        for token in tokens:
+            if calls:
+                pieces.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": token}}]}))
+            else:
+                pieces.append(chunk({"content": token}))
+        pieces.append(chunk({}, finish))
+        if (request.get("stream_options") or {}).get("include_usage"):
+            usage = {**usage, "completion_tokens": len(tokens)}
+            pieces.append(b"data: " + json.dumps({**base, "choices": [], "usage": usage}).encode() + b"\n\n")
+        pieces.append(b"data: [DONE]\n\n")
+        pace = 1 / self.tokens_per_second if self.tokens_per_second else 0.0
+        cut = None if dies is None else min(len(pieces) - 2, 2 + dies.tokens)
+        return Streamed(self.first_token_seconds, pieces, pace, lambda: self.abandoned.append(kind), cut)
 
     def message(self, request: dict, value: Any) -> tuple[dict, str]:
         """The assistant message for a scripted value, and its finish reason, as the habits have it."""
@@ -253,6 +319,19 @@ class FakeOpenAI(ServedFake):
         if "json_then_text" in self.habits and not isinstance(value, str):
             content += "\n\nThis JSON object answers the request: I hope it helps."
         return {"role": "assistant", "content": content}, "stop"
+
+
+_TOKEN = re.compile(r"\s*\S+")
+
+
+def tokens_of(message: dict) -> list[str]:
+    """The reply's text (or its one call's arguments) as tokens: a word with its leading spaces."""
+    calls = message.get("tool_calls")
+    text = calls[0]["function"]["arguments"] if calls else (message.get("content") or "")
+    found = _TOKEN.findall(text)
+    if found and len(text) > sum(map(len, found)):
+        found[-1] += text[sum(map(len, found)) :]  # trailing spaces go with the last token
+    return found
 
 
 def rambling(message: dict, limit: int) -> tuple[dict, str, int]:

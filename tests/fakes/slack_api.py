@@ -8,9 +8,21 @@ a token in `revoked` is refused (`invalid_auth`) by every method; `drop_next(met
 closes the connection of the next calls without an answer; a channel in `not_member` refuses
 chat.postMessage with `not_in_channel`, as Slack does where the bot was not invited.
 
-The bot's messages are kept as Slack keeps them: chat.update changes them (text, blocks, metadata)
-and conversations.replies/history read them back. A `response_url` of a command or shortcut points
-at `FakeSlack.response_url(name)`; what is posted there is recorded as the call "response_url".
+The bot's messages are kept as Slack keeps them: chat.update changes them (text, blocks, metadata),
+chat.delete removes them, and conversations.replies/history read them back. A `response_url` of a
+command, shortcut or click points at `FakeSlack.response_url(name)`; what is posted there is
+recorded as the call "response_url" — at most five per URL ("up to 5 times within 30 minutes" of
+the invocation), with text or blocks, ephemeral unless `response_type` says `in_channel`.
+chat.postEphemeral needs channel, user and text or blocks, and the bot's membership.
+
+Streamed messages (docs.slack.dev/reference/methods/chat.startStream, …/chat.appendStream,
+…/chat.stopStream): startStream needs `channel`, and `recipient_user_id` with `recipient_team_id`
+when streaming to a channel (not a DM); without `thread_ts` only a channel's top level may be
+streamed into; appendStream and stopStream need `channel` and `ts` of a message still streaming
+(`message_not_in_streaming_state` otherwise); each markdown text is at most 12,000 characters.
+The text (`markdown_text`, or `chunks` of type markdown_text as slack_sdk sends it) accumulates in
+the stored message, which chat.update may change once the stream is stopped; `streams` keeps each
+stream's appends in order.
 
 Files (`upload`) are kept as Slack keeps them: `files.info` returns the file object, and its
 `url_private_download` serves the bytes only to a request with a bearer token — without one Slack
@@ -110,6 +122,9 @@ ASSISTANT_METHODS = {
     "assistant.threads.setTitle": ("channel_id", "thread_ts", "title"),
 }
 MAX_PROMPTS = 4  # setSuggestedPrompts: "a maximum of 4 prompts"
+RESPONSE_URL_USES = 5  # "up to 5 times within 30 minutes"
+STREAM_TEXT_CHARS = 12_000  # markdown_text: "Limit this field to 12,000 characters"
+STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
 
 
 def message_changed(channel: str, original: dict, new_text: str, channel_type: str = "channel") -> dict:
@@ -169,6 +184,37 @@ def action_body(
     return ("payload=" + urllib.parse.quote(json.dumps(payload))).encode()
 
 
+def ephemeral_action_body(
+    channel: str, user: str, action_id: str, value: str, label: str, response_url: str, action_ts: str
+) -> bytes:
+    """A `block_actions` payload for a button on an ephemeral message: its container says so
+    (`is_ephemeral`), it has no `message` (Slack keeps no copy of it), and its `response_url`
+    reaches the ephemeral message (docs.slack.dev/reference/interaction-payloads/block_actions-payload)."""
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM},
+        "api_app_id": "A111",
+        "token": "verification-token",
+        "container": {"type": "message", "message_ts": action_ts, "channel_id": channel, "is_ephemeral": True},
+        "trigger_id": "1.2.3",
+        "team": {"id": TEAM, "domain": "acme"},
+        "channel": {"id": channel, "name": "support"},
+        "state": {"values": {}},
+        "response_url": response_url,
+        "actions": [
+            {
+                "action_id": action_id,
+                "block_id": "b",
+                "text": {"type": "plain_text", "text": label, "emoji": True},
+                "value": value,
+                "type": "button",
+                "action_ts": action_ts,
+            }
+        ],
+    }
+    return ("payload=" + urllib.parse.quote(json.dumps(payload))).encode()
+
+
 @dataclass
 class FakeSlack(ServedFake):
     calls: list[tuple[str, dict]] = field(default_factory=list)
@@ -189,6 +235,8 @@ class FakeSlack(ServedFake):
     # (channel, thread_ts) → the assistant thread's status as shown: "" once cleared, by an empty
     # status or by the bot's next message in the thread (setStatus: "removed if no message has been sent")
     statuses: dict[tuple[str, str], str] = field(default_factory=dict)
+    streams: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (channel, ts) → texts, in order
+    ephemerals: dict[str, list[dict]] = field(default_factory=dict)  # response_url name → what it was sent
 
     @property
     def api_url(self) -> str:
@@ -277,8 +325,17 @@ class FakeSlack(ServedFake):
         else:
             params |= {k: v[0] for k, v in urllib.parse.parse_qs(raw.decode()).items()}
         if url.path.startswith("/response/"):  # a response_url: JSON in, "ok" out
+            name = url.path.rsplit("/", 1)[-1]
             with self._lock:
-                self.calls.append(("response_url", {**params, "url": url.path.rsplit("/", 1)[-1]}))
+                sent = self.ephemerals.setdefault(name, [])
+                if len(sent) >= RESPONSE_URL_USES:
+                    self.calls.append(("response_url#used_url", {**params, "url": name}))
+                    return 404, {"Content-Type": "text/html"}, "used_url"
+                if not params.get("text") and not params.get("blocks"):
+                    self.calls.append(("response_url#no_text", {**params, "url": name}))
+                    return 400, {"Content-Type": "text/html"}, "no_text"
+                sent.append(params)
+                self.calls.append(("response_url", {**params, "url": name}))
             return 200, {"Content-Type": "text/html"}, "ok"
         return self.respond(url.path.rsplit("/", 1)[-1], params, headers.get("Authorization", ""))
 
@@ -309,9 +366,23 @@ class FakeSlack(ServedFake):
                     self.calls.append((f"{method}#channel_not_found", params))
                     return 200, {}, {"ok": False, "error": "channel_not_found"}
                 params = {**params, "channel": named}
-            if method == "chat.postMessage" and params.get("channel") in self.not_member:
+            if method in ("chat.postMessage", "chat.postEphemeral") and params.get("channel") in self.not_member:
                 self.calls.append((f"{method}#not_in_channel", params))
                 return 200, {}, {"ok": False, "error": "not_in_channel"}
+            if method == "chat.postEphemeral" and (
+                not params.get("channel") or not params.get("user") or not (params.get("text") or params.get("blocks"))
+            ):
+                self.calls.append((f"{method}#invalid_arguments", params))
+                return 200, {}, {"ok": False, "error": "invalid_arguments"}
+            if method in STREAM_METHODS:
+                error = self._stream(method, params, ts)
+                if error:
+                    self.calls.append((f"{method}#{error}", params))
+                    return 200, {}, {"ok": False, "error": error}
+            where = (params.get("channel", ""), params.get("ts", ""))
+            if method == "chat.delete" and self.messages.pop(where, None) is None:
+                self.calls.append((f"{method}#message_not_found", params))
+                return 200, {}, {"ok": False, "error": "message_not_found"}
             if method == "chat.postMessage":
                 params = {**params, "ts": ts}
                 self.messages[(params["channel"], ts)] = dict(params)
@@ -327,6 +398,9 @@ class FakeSlack(ServedFake):
                     self.statuses[(params["channel_id"], params["thread_ts"])] = params["status"]
             if method == "chat.update":
                 stored = self.messages.get((params.get("channel", ""), params.get("ts", "")))
+                if stored is not None and stored.get("streaming"):
+                    self.calls.append((f"{method}#cant_update_message", params))
+                    return 200, {}, {"ok": False, "error": "cant_update_message"}
                 if stored is None:
                     self.calls.append((f"{method}#message_not_found", params))
                     return 200, {}, {"ok": False, "error": "message_not_found"}
@@ -346,6 +420,12 @@ class FakeSlack(ServedFake):
                 **{k: v for k, v in params.items() if k != "ts"},
             }
             return 200, {}, {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
+        if method == "chat.startStream":
+            return 200, {}, {"ok": True, "channel": params["channel"], "ts": ts}
+        if method in ("chat.appendStream", "chat.stopStream", "chat.delete"):
+            stopped = self.messages.get((params["channel"], params["ts"]), {}) if method == "chat.stopStream" else {}
+            message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, **stopped}
+            return 200, {}, {"ok": True, "channel": params["channel"], "ts": params["ts"], "message": message}
         if method in ("chat.update", "chat.postEphemeral"):
             return 200, {}, {"ok": True, "channel": params.get("channel"), "ts": params.get("ts", ts), "message_ts": ts}
         if method == "chat.getPermalink":
@@ -367,6 +447,38 @@ class FakeSlack(ServedFake):
         if method in ("conversations.replies", "conversations.history"):
             return 200, {}, {"ok": True, "messages": self._read_back(params), "has_more": False}
         return 200, {}, {"ok": False, "error": "unknown_method"}
+
+    def _stream(self, method: str, params: dict, ts: str) -> str:
+        """A streaming method's effect on the stored message, or the error Slack answers with."""
+        chunks = _json(params.get("chunks") or "[]")
+        texts = [str(params.get("markdown_text") or "")]
+        texts += [str(chunk.get("text", "")) for chunk in chunks if chunk.get("type") == "markdown_text"]
+        channel = str(params.get("channel") or "")
+        if not channel or any(len(text) > STREAM_TEXT_CHARS for text in texts):
+            return "invalid_arguments" if not channel else "msg_too_long"
+        text = "".join(texts)
+        if method == "chat.startStream":
+            in_dm = channel.startswith("D")
+            if not in_dm and not (params.get("recipient_user_id") and params.get("recipient_team_id")):
+                return "invalid_arguments"  # "Required when streaming to channels"
+            if in_dm and not params.get("thread_ts"):
+                return "invalid_arguments"  # a top-level stream "is only supported in channels"
+            thread = params.get("thread_ts")
+            stored = {"channel": channel, "ts": ts, "thread_ts": thread, "text": text, "streaming": True}
+            self.messages[(channel, ts)] = stored
+            self.streams[(channel, ts)] = [text]
+            if (channel, params.get("thread_ts")) in self.statuses:
+                self.statuses[(channel, params["thread_ts"])] = ""
+            return ""
+        stored = self.messages.get((channel, str(params.get("ts") or "")))
+        if stored is None or not stored.get("streaming"):
+            return "message_not_in_streaming_state"
+        stored["text"] += text
+        self.streams[(channel, stored["ts"])].append(text)
+        if method == "chat.stopStream":
+            stored["streaming"] = False
+            stored.update({k: _json(params[k]) for k in ("blocks", "metadata") if params.get(k)})
+        return ""
 
     def _download(self, path: str, authorization: str) -> tuple[int, dict[str, str], Any]:
         """GET of a file's private URL: the bytes for a valid bearer token, else the sign-in page."""

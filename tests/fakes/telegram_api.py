@@ -9,7 +9,11 @@ callback queries still to be answered. Where it matters to a bot it is as strict
   with 400 "can't parse entities"; the stored message has the visible text and entities;
 - text is at most 4096 characters after parsing, `callback_data` at most 64 bytes;
 - a callback query can be answered once; an edit that changes nothing fails as "not modified";
-  `editMessageText` without `reply_markup` removes the keyboard.
+  `editMessageText` without `reply_markup` removes the keyboard;
+- a bot may not write first to a person: a private chat it has not seen (no message from it)
+  answers 403 "bot can't initiate conversation with a user";
+- `sendMessageDraft` only in private chats, with a non-zero `draft_id` (kept in `drafts`);
+  `setMyCommands` / `getMyCommands` per `language_code`, `setChatMenuButton` / `getChatMenuButton`.
 
 Files are kept as Telegram keeps them: `upload` stores one (a document for `send_file`),
 `getFile` returns a File with its `file_path` — or 400 "file is too big" past the 20 MB bots may
@@ -128,6 +132,7 @@ class FakeBotAPI:
         self.webhook: dict[str, Any] = {}
         self.commands: dict[str, list[dict]] = {}  # language_code ("" the default) → setMyCommands' list
         self.menu_button: dict[str, Any] = {}  # the default menu button (setChatMenuButton without chat_id)
+        self.drafts: dict[int, list[tuple[int, str]]] = {}  # chat id → (draft_id, visible text), in order
         self._updates: list[dict] = []
         self._update_ids = itertools.count(815263001)
         self._message_ids = itertools.count(500)
@@ -376,9 +381,7 @@ class FakeBotAPI:
         message_thread_id: str | None = None,
         **_: Any,
     ) -> dict:
-        chat = self.chats.get(int(chat_id))
-        if chat is None:
-            raise ApiError(400, "Bad Request: chat not found")
+        chat = self._chat(chat_id)
         visible, entities = self._text(text, parse_mode)
         message: dict[str, Any] = {
             "message_id": next(self._message_ids),
@@ -404,6 +407,35 @@ class FakeBotAPI:
             message.update(message_thread_id=int(message_thread_id), is_topic_message=True)
         self.messages[(int(chat_id), message["message_id"])] = message
         return message
+
+    def api_sendMessageDraft(  # noqa: N802
+        self,
+        chat_id: str,
+        draft_id: str,
+        text: str = "",
+        parse_mode: str | None = None,
+        message_thread_id: str | None = None,
+        **_: Any,
+    ) -> bool:
+        """A partial message streamed to "the target private chat" under a non-zero `draft_id`;
+        its text 0-4096 characters after entities parsing, empty for a "Thinking…" placeholder
+        (core.telegram.org/bots/api#sendmessagedraft). The fake keeps each chat's drafts in order
+        (`drafts`); a draft is no message and leaves `messages` alone."""
+        chat = self._chat(chat_id)
+        if chat.get("type") != "private":
+            raise ApiError(400, "Bad Request: the chat is not a private chat")  # the documented limit; wording ours
+        if not re.fullmatch(r"-?\d+", draft_id) or int(draft_id) == 0:
+            raise ApiError(400, "Bad Request: draft_id must be non-zero")
+        visible = self._text(text, parse_mode)[0] if text else ""
+        self.drafts.setdefault(int(chat_id), []).append((int(draft_id), visible))
+        return True
+
+    def api_getMyCommands(self, scope: dict | None = None, language_code: str = "", **_: Any) -> list[dict]:  # noqa: N802
+        """The list setMyCommands registered for `language_code` ("" the default)."""
+        return self.commands.get(language_code, [])
+
+    def api_getChatMenuButton(self, chat_id: str | None = None, **_: Any) -> dict:  # noqa: N802
+        return self.menu_button or {"type": "default"}
 
     def api_editMessageText(  # noqa: N802
         self,
@@ -486,6 +518,16 @@ class FakeBotAPI:
         return response
 
     # --- helpers ---------------------------------------------------------------------------
+
+    def _chat(self, chat_id: str) -> dict:
+        """A chat the bot may write to: one it has seen. A private chat it has not is a person who
+        never started the bot, which Telegram refuses with 403."""
+        chat = self.chats.get(int(chat_id))
+        if chat is None and int(chat_id) > 0:
+            raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
+        if chat is None:
+            raise ApiError(400, "Bad Request: chat not found")
+        return chat
 
     def _text(self, text: str, parse_mode: str | None) -> tuple[str, list[dict]]:
         visible, entities = parse_html(text) if parse_mode == "HTML" else (text, [])

@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.fakes.openai_server import FakeOpenAI, kind_of
 from tests.support.conversation import Conversation, llm_chat, only, route_to
 from threadsage.adapters.knowledge import open_knowledge_base
-from threadsage.chat import Progress, ReplyKind, Turn
+from threadsage.chat import Draft, Progress, ReplyKind, Turn
 from threadsage.i18n import say
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
@@ -37,7 +37,7 @@ async def test_a_chinese_question_is_answered_in_chinese_by_the_model(
         ]
     *steps, answer = events
     assert answer.kind is ReplyKind.ANSWER and answer.language == "zh" and answer.citations
-    assert steps and all(isinstance(s, Progress) and s.language == "zh" for s in steps)
+    assert steps and all(isinstance(s, Progress | Draft) and s.language == "zh" for s in steps)  # steps, words
     prompts = systems(llm)
     assert (
         "written in Simplified Chinese" in prompts["answer"]

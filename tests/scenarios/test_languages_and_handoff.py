@@ -4,6 +4,7 @@ labelled in Chinese; a question the documents don't cover points to the contact 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -191,10 +192,11 @@ async def test_telegram_refuses_clicks_and_apologises_in_the_language_of_the_mes
         await fake.wait_for(lambda: fake.answers_to(up))
         assert fake.answers_to(up)[0]["text"] == say("tg_thanks_up", "zh")
 
-        async def broken(_turn: Any) -> None:
+        async def broken(_turn: Any) -> AsyncIterator[Any]:
             raise RuntimeError("boom")
+            yield  # an async generator, as the chat service's stream is
 
-        monkeypatch.setattr(bot.chat, "handle", broken)  # the bot's own error handler apologises
+        monkeypatch.setattr(bot.chat, "stream", broken)  # the bot's own error handler apologises
         _q, apology = await exchange(fake, private(ANN), ANN, "那火车票呢？")
         assert apology["text"] == say("apology", "zh")
     allowed = telegram_harness.bot_settings(tmp_path, fake, THREADSAGE_TELEGRAM_ALLOWED=str(ANN["id"]))

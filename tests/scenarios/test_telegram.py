@@ -557,7 +557,8 @@ async def test_a_broken_knowledge_base_gets_an_apology(tmp_path, fake) -> None:
 async def test_a_failing_bot_still_apologises(bot, fake, monkeypatch) -> None:
     async def broken(_turn):
         raise RuntimeError("boom")
+        yield  # an async generator, as the chat service's stream is
 
-    monkeypatch.setattr(bot.chat, "handle", broken)
+    monkeypatch.setattr(bot.chat, "stream", broken)
     question, reply = await exchange(fake, GROUP, ANN, mention(TRAVEL))
     assert reply["text"] == APOLOGY and reply["reply_to_message"]["message_id"] == question["message_id"]

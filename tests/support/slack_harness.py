@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,6 +23,7 @@ from tests.fakes.slack_api import (
     FakeSlack,
     action_body,
     command_body,
+    ephemeral_action_body,
     event_body,
     shortcut_body,
     signed_headers,
@@ -166,6 +167,32 @@ class Harness:
         assert await self.form(body) == (200, "")
         return name
 
+    async def click_private(
+        self, message: dict, action_id: str, user: str = "U222", channel: str = CHANNEL, value: str | None = None
+    ) -> str:
+        """A button of a private (ephemeral) answer, sent as `message` (what its response_url was
+        given): the name of the click's own response_url. `action_id` names the button (a
+        clarification's: its option's)."""
+        button = next(
+            e for b in message["blocks"] if b["type"] == "actions" for e in b["elements"] if e["action_id"] == action_id
+        )
+        name = f"click-{next(_ids)}"
+        body = ephemeral_action_body(
+            channel,
+            user,
+            action_id,
+            value or button["value"],
+            button["text"]["text"],
+            self.fake.response_url(name),
+            next_ts(),
+        )
+        assert await self.send(body, content_type="application/x-www-form-urlencoded") == 200
+        return name
+
+    def private(self, name: str) -> list[dict]:
+        """What a response_url was sent (text, blocks, response_type…)."""
+        return list(self.fake.ephemerals.get(name, []))
+
     def responses(self, name: str) -> list[str]:
         """What the bot posted to a response_url."""
         return [r["text"] for r in self.fake.of("response_url") if r["url"] == name]
@@ -187,11 +214,13 @@ async def running(
     fake: FakeSlack | None = None,
     progress: bool | None = None,
     coordinator: Coordinator | None = None,
+    wrap: Callable[[ChatService], ChatService] | None = None,
     **overrides,
 ) -> AsyncIterator[Harness]:
     """The bot served on a real chat service; `progress` overrides whether the service reports
     its steps (the offline back-end does not), `coordinator` is the one it shares (a fresh local
-    one by default), `overrides` are settings."""
+    one by default), `wrap` makes another service of it (`drafting.Drafting.of`), `overrides` are
+    settings."""
     fake = fake or FakeSlack().start()
     settings = Settings(
         **{
@@ -209,6 +238,7 @@ async def running(
         coordinator = coordinator or LocalCoordinator()
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
         chat = chat if progress is None else replace(chat, progress=progress)
+        chat = chat if wrap is None else wrap(chat)
         bot = await stack.enter_async_context(
             SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running()
         )

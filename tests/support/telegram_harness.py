@@ -4,8 +4,8 @@ tests/conftest.py are built from it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,8 @@ from tests.fakes.telegram_api import BOT, FakeBotAPI
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.app.runtime import open_chat_service, open_coordinator
 from threadsage.bots.telegram import TelegramBot
+from threadsage.chat import ChatService
+from threadsage.delivery.jobs import Job
 from threadsage.settings.environment import Settings
 
 TOKEN = "7000001:TEST-token"
@@ -43,13 +45,20 @@ def bot_settings(tmp_path: Path, fake: FakeBotAPI, **extra: Any) -> Settings:
 
 
 @asynccontextmanager
-async def running(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[TelegramBot]:
-    async with (
-        open_coordinator(settings) as coordinator,
-        open_chat_service(settings, kb, coordinator) as chat,
-        TelegramBot(settings, chat, coordinator) as bot,
-    ):
-        yield bot
+async def running(
+    settings: Settings,
+    kb: KnowledgeBase,
+    wrap: Callable[[ChatService], ChatService] | None = None,
+    dispatch: Callable[[Job], Awaitable[object]] | None = None,
+) -> AsyncIterator[TelegramBot]:
+    """The bot on a real chat service; `wrap` makes another service of it (`drafting.Drafting.of`),
+    `dispatch` receives its updates as jobs (the turn queue's `put`)."""
+    async with AsyncExitStack() as stack:
+        coordinator = await stack.enter_async_context(open_coordinator(settings))
+        chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
+        yield await stack.enter_async_context(
+            TelegramBot(settings, wrap(chat) if wrap else chat, coordinator, dispatch=dispatch)
+        )
 
 
 def private(user: dict) -> dict:

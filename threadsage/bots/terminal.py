@@ -2,6 +2,11 @@
 
 On a terminal it renders Markdown with rich; with piped standard input it prints plain lines, so
 scripts can drive it (a line with just a number picks that option of the open clarification).
+
+An answer's words are printed as the model writes them (the service's drafts): on a terminal in a
+live area that the final reply replaces; piped, as a growing line, after which only what the
+reply adds is printed (its sources, a note) — or, when the reply is not what was shown (a draft
+the self-check withdrew, the documents' own words after a failure), the reply whole.
 """
 
 from __future__ import annotations
@@ -12,11 +17,13 @@ import uuid
 from collections.abc import Callable
 
 from rich.console import Console
+from rich.live import Live
 from rich.markdown import Markdown
+from rich.text import Text
 
 from threadsage.bots.render import to_plain
 from threadsage.bots.replies import handoff_markdown, source_markdown
-from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
+from threadsage.chat import ChatService, ClarificationAnswer, Draft, Reply, ReplyKind, Turn, readable
 from threadsage.i18n import say
 from threadsage.memory.sessions import session_key
 
@@ -60,8 +67,38 @@ class TerminalChat:
                 self._pending = None
                 self._say("Started a new conversation.")
             elif line:
-                for reply in await self.chat.handle(self._turn(line)):
-                    self.show(reply)
+                await self.ask(line)
+
+    async def ask(self, line: str) -> None:
+        """One turn: its drafts as they come, then its replies."""
+        printed = ""  # the words printed so far (piped)
+        live: Live | None = None
+        try:
+            async for event in self.chat.stream(self._turn(line)):
+                if isinstance(event, Draft) and self.fancy:
+                    if live is None:
+                        live = Live(Text(""), console=self.console, transient=True, auto_refresh=False)
+                        live.start()
+                    live.update(Text(event.text), refresh=True)
+                elif isinstance(event, Draft):
+                    printed = self._draft(printed, event.text)
+                elif isinstance(event, Reply):
+                    if live is not None:
+                        live.stop()
+                        live = None
+                    self.show(event, printed)
+                    printed = ""
+        finally:
+            if live is not None:
+                live.stop()
+
+    def _draft(self, printed: str, text: str) -> str:
+        """Print what `text` adds to the `printed` words; a draft taken back ends its line."""
+        if text.startswith(printed):
+            self.console.out(text[len(printed) :], end="", highlight=False)
+            return text
+        self.console.out(" …", highlight=False)
+        return ""
 
     def _turn(self, line: str) -> Turn:
         message_id = uuid.uuid4().hex
@@ -77,9 +114,16 @@ class TerminalChat:
             return Turn("terminal", self.key, self.user, message_id, answer=answer)
         return Turn("terminal", self.key, self.user, message_id, text=line)
 
-    def show(self, reply: Reply) -> None:
+    def show(self, reply: Reply, printed: str = "") -> None:
+        """Print `reply`; piped, its text only where the `printed` draft did not already say it."""
         self._pending = reply if reply.kind is ReplyKind.CLARIFICATION else None
         lines = [reply.text]
+        if printed:
+            said = readable(reply.text)
+            rest = said[len(printed) :] if said.startswith(printed) else None
+            self.console.out(rest if rest is not None else " …", highlight=False)
+            if rest is not None:
+                lines = [""]
         if reply.kind is ReplyKind.CLARIFICATION:
             lines += [f"  {i}. {choice.label}" for i, choice in enumerate(reply.choices, start=1)]
             lines.append("(type a number, or answer in your own words)")
@@ -95,8 +139,10 @@ class TerminalChat:
             for line in lines[1:]:
                 self.console.print(line, highlight=False, markup=False)
             self.console.print()
+        elif text := "\n".join(lines).removeprefix("\n"):
+            self._say(text)
         else:
-            self._say("\n".join(lines))
+            self.console.print("")
 
     def _say(self, text: str) -> None:
         self.console.print(text, highlight=False, markup=False)

@@ -37,6 +37,8 @@ class ButtonKind(Enum):
     CLARIFY = b"c"
     FEEDBACK = b"f"
     VERIFY = b"v"  # a curator's "Save as verified answer" (ref: the answered turn, as for feedback)
+    SHARE = b"s"  # a private answer posted where it was asked (Slack)
+    MOVE = b"m"  # a private answer's conversation continued in a DM (Slack)
 
 
 @dataclass(frozen=True)

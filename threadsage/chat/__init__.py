@@ -23,6 +23,7 @@ from threadsage.chat.turns import (
     notice,
     turn_ref,
 )
+from threadsage.graph.drafts import readable  # a reply's text as its drafts showed it
 from threadsage.graph.state import Citation  # re-exported: front-ends take it from the seam
 from threadsage.graph.steps import Step
 
@@ -48,6 +49,7 @@ __all__ = [
     "Turn",
     "TurnEvent",
     "notice",
+    "readable",
     "session_config",
     "turn_ref",
 ]

@@ -7,9 +7,11 @@ pending, only once, and (by default) only by the person who asked.
 
 `stream(turn)` yields the turn's events: for a clarification answer first `ACCEPTED` (the click
 won; a front-end updates the question at once), then — when the service reports progress — a
-`Progress` each time the run enters a new step (searching, checking, writing), then the replies.
-`handle(turn)` is the same turn with its replies collected, for front-ends that have nothing to
-show in between.
+`Progress` each time the run enters a new step (searching, checking, writing) and a `Draft` with
+the answer's words so far while the model writes them (an empty one withdraws a draft the
+self-check rejected; the final `Reply` replaces the draft), then the replies. `handle(turn)` is
+the same turn with its replies collected, for front-ends that have nothing to show in between (its
+model calls do not stream).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from langgraph.types import Command, Interrupt
 
 from threadsage.adapters.documents.attachments import AttachmentReader, display_name, files_read
 from threadsage.adapters.reasoner import ModelBusy, Passage
+from threadsage.chat.events import RunEvent, RunEvents
 from threadsage.chat.limits import allowed
 from threadsage.chat.loop import KnowledgeLoop
 from threadsage.chat.notify import Notifier
@@ -39,6 +42,7 @@ from threadsage.chat.turns import (
     ACCEPTED,
     IDEMPOTENCY_TTL,
     MAX_QUESTION_CHARS,
+    Draft,
     Progress,
     Reply,
     ReplyKind,
@@ -62,8 +66,17 @@ from threadsage.support.handoff import Handoff
 
 log = logging.getLogger(__name__)
 
-# Where the run of the current turn reports its steps: set by `stream` for the task running it.
-_progress: ContextVar[Callable[[Progress], None] | None] = ContextVar("threadsage_progress", default=None)
+
+@dataclass(frozen=True)
+class _Listener:
+    """Where the run of the current turn reports its steps (and its drafts, when wanted)."""
+
+    put: Callable[[RunEvent], None]
+    drafts: bool
+
+
+# Set by `stream` for the task running the turn.
+_listener: ContextVar[_Listener | None] = ContextVar("threadsage_listener", default=None)
 
 
 def session_config(session_key: str) -> RunnableConfig:
@@ -89,19 +102,23 @@ class ChatService:
 
     async def handle(self, turn: Turn) -> list[Reply]:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
-        return [event async for event in self.stream(turn) if isinstance(event, Reply)]
+        return [event async for event in self._stream(turn, drafts=False) if isinstance(event, Reply)]
 
-    async def stream(self, turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    def stream(self, turn: Turn) -> AsyncGenerator[TurnEvent, None]:
         """The turn's events: `ACCEPTED` when a clarification answer has won (once, however many
-        clicks arrive together), then its replies. A retriable outage under the turn queue is
-        raised as `ServiceUnavailable`; anything else ends in an apology."""
+        clicks arrive together), the steps and drafts of its run (when the service reports
+        progress), then its replies. A retriable outage under the turn queue is raised as
+        `ServiceUnavailable`; anything else ends in an apology."""
+        return self._stream(turn, drafts=True)
+
+    async def _stream(self, turn: Turn, drafts: bool) -> AsyncGenerator[TurnEvent, None]:
         with turn_scope(turn.session_key, turn.message_id, turn.platform) as scope:
             replies: list[Reply] = []
             language = turn.reply_language
             self.recording.begin(turn)
             try:
                 try:
-                    async for event in self._events(turn, scope):
+                    async for event in self._events(turn, scope, drafts):
                         if isinstance(event, Reply):
                             replies.append(event)
                         yield event
@@ -122,7 +139,7 @@ class ChatService:
             finally:
                 self.recording.discard(turn)  # a turn handed back to the queue, or a stream closed early
 
-    async def _events(self, turn: Turn, scope: TurnScope) -> AsyncIterator[TurnEvent]:
+    async def _events(self, turn: Turn, scope: TurnScope, drafts: bool) -> AsyncIterator[TurnEvent]:
         if not await self.coordinator.claim(f"turn:{turn.session_key}:{turn.message_id}", IDEMPOTENCY_TTL):
             log.info("repeat delivery of %s ignored", turn.message_id)
             scope.outcome = "duplicate"
@@ -151,7 +168,7 @@ class ChatService:
                 return
             yield ACCEPTED
         attached, problems = await self._read_files(turn, language) if turn.attachments else ([], [])
-        async for event in self._reporting(self._locked(turn, text, config, attached)):
+        async for event in self._reporting(self._locked(turn, text, config, attached), drafts):
             yield event
         for problem in problems:  # what could not be read, after the answer
             yield notice(problem, language)
@@ -175,23 +192,24 @@ class ChatService:
                     return await self._under_lock(turn, text, config, attached)
                 return await self._keep_files(turn, config, attached)  # only files: kept for the questions that follow
 
-    async def _reporting(self, work: Coroutine[Any, Any, list[Reply]]) -> AsyncIterator[TurnEvent]:
+    async def _reporting(self, work: Coroutine[Any, Any, list[Reply]], drafts: bool) -> AsyncIterator[TurnEvent]:
         """The replies of `work`, preceded (when the service reports progress) by the steps its run
-        enters. The run goes on in a task of its own: showing a step never holds it up."""
+        enters and (when `drafts`) the answer's words as they are written. The run goes on in a
+        task of its own: showing a step or a draft never holds it up."""
         if not self.progress:
             for reply in await work:
                 yield reply
             return
-        steps: asyncio.Queue[Progress | None] = asyncio.Queue()
-        token = _progress.set(steps.put_nowait)
+        events = RunEvents()
+        token = _listener.set(_Listener(events.put, drafts))
         try:
-            task = asyncio.ensure_future(work)  # the task copies this context, the reporter included
+            task = asyncio.ensure_future(work)  # the task copies this context, the listener included
         finally:
-            _progress.reset(token)
-        task.add_done_callback(lambda _: steps.put_nowait(None))
+            _listener.reset(token)
+        task.add_done_callback(lambda _: events.put(None))
         try:
-            while (step := await steps.get()) is not None:
-                yield step
+            while (event := await events.get()) is not None:
+                yield event
             for reply in task.result():
                 yield reply
         finally:
@@ -271,6 +289,18 @@ class ChatService:
         """Whether this session has any history: a thread the bot has taken part in."""
         snapshot = await self.graph.aget_state(session_config(session_key))
         return bool(snapshot.values)
+
+    async def copy_session(self, source: str, target: str) -> bool:
+        """The conversation of `source` (its memory: the latest checkpoint's values) under
+        `target` too, for an answer carried elsewhere (Slack's "Share in channel", "Continue in a
+        DM"): follow-ups there continue it. A target that has a conversation of its own keeps it;
+        False when nothing was copied."""
+        async with self.coordinator.session_lock(target):
+            values = (await self.graph.aget_state(session_config(source))).values
+            if not values or await self.has_conversation(target):
+                return False
+            await self.graph.aupdate_state(session_config(target), values, as_node="compose")
+            return True
 
     async def documents_by_category(self, categories: tuple[str, ...] | None = None) -> dict[str, int]:
         """How many documents each category the place may read holds (None: every category)."""
@@ -362,11 +392,15 @@ class ChatService:
     async def _run(
         self, graph_input: TurnInput | Command[Any] | None, config: RunnableConfig, turn: Turn, language: Language
     ) -> list[Reply]:
-        report = _progress.get()
-        steps = None if report is None else lambda step, detail: report(Progress(step, detail, language))
+        listener = _listener.get()
+        steps = drafts = None
+        if listener is not None:
+            put = listener.put
+            steps = lambda step, detail: put(Progress(step, detail, language))  # noqa: E731
+            drafts = (lambda text: put(Draft(text, language))) if listener.drafts else None
         # Each step is saved before the next one starts: a turn taken over after its worker died
         # repeats at most the step that was running, never a model call whose result was kept.
-        result = await run_reporting(self.graph, graph_input, config, self.context, steps, durability="sync")
+        result = await run_reporting(self.graph, graph_input, config, self.context, steps, drafts, durability="sync")
         if not await self.coordinator.still_holds():
             # The lock expired under us (a stall longer than its TTL) and another turn of this
             # session may be running: do not deliver over it.

@@ -17,6 +17,8 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
+from threadsage.graph.drafts import Drafts, run_drafting
+
 
 class Step(StrEnum):
     SEARCHING = "searching"
@@ -82,10 +84,12 @@ async def run_reporting(
     config: RunnableConfig,
     context: Any,
     report: Callable[[Step, str], None] | None,
+    drafts: Callable[[str], None] | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """What `graph.ainvoke` returns (the final state, with `__interrupt__` when the run paused),
-    calling `report` each time a node of a new step (or with a new detail) starts."""
+    calling `report` each time a node of a new step (or with a new detail) starts, and `drafts`
+    (when given) with the answer's words as they are written (drafts.py)."""
     current: tuple[Step, str] | None = None
 
     def on_node(step: Step, detail: str) -> None:
@@ -96,6 +100,8 @@ async def run_reporting(
 
     token = _reporter.set(None if report is None else on_node)
     try:
+        if drafts is not None:
+            return await run_drafting(graph, graph_input, config, context, Drafts(drafts), **options)
         return cast(dict[str, Any], await graph.ainvoke(graph_input, config, context=context, **options))
     finally:
         _reporter.reset(token)

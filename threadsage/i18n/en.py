@@ -100,13 +100,20 @@ TEXTS: dict[str, str] = {
     "slack_hint_typed": "Reply in this thread in your own words.",
     "slack_chose": "<@{user}> chose: *{label}*",
     "slack_ask_usage": (
-        "Ask me about the documents: `/ask <question>` posts your question here and I answer in its thread; "
-        "`/ask -p <question>` answers you privately, in our direct message; `/ask new` starts our direct "
+        "Ask me about the documents: `/ask <question>` answers you privately, here — share the answer with "
+        "the channel or continue in our direct message with its buttons; `/ask new` starts our direct "
         "conversation over."
     ),
     "slack_asked": "<@{user}> asked: {question}",
     "slack_asked_privately": "You asked in <#{channel}>: {question}",
-    "slack_answering_privately": "I'll answer you in our direct message.",
+    "slack_answering_privately": "Looking it up — only you will see the answer.",
+    "slack_share": "Share in channel",
+    "slack_continue_dm": "Continue in a DM",
+    "slack_shared_by": "<@{user}> shared an answer to: {question}",
+    "slack_shared": "Shared in <#{channel}>: {link}",
+    "slack_moved": "We continue in our direct message: {link}",
+    "slack_share_stale": "This answer can no longer be shared or moved: ask again.",
+    "slack_already_shared": "This answer is already there: {link}",
     "slack_not_a_member_ask": "I'm not a member of this conversation, so I'm answering you in our direct message.",
     "slack_not_a_member": (
         "I'm not a member of this conversation: invite me (`/invite @threadsage`), or ask me in a direct message."
@@ -153,6 +160,12 @@ TEXTS: dict[str, str] = {
         "Sorry, I can't answer here yet: whoever runs this bot has to allow this chat ({chat}) first."
     ),
     "tg_invalid_button": "This button is not valid.",
+    "tg_asked_in": "You asked in {chat}: {question}",
+    "tg_answered_privately": "I've answered {name} in a private chat.",
+    "tg_start_me_first": (
+        "{name}, I can't write to you privately yet: open a chat with me (@{username}), press Start, "
+        "then ask again with /ask -p."
+    ),
     "tg_thanks_up": "Thanks for the feedback! 👍",
     "tg_thanks_down": "Thanks — noted. 👎",
     "tg_hint_private": "Tap an option, or just type your answer.",

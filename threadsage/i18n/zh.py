@@ -84,12 +84,19 @@ TEXTS: dict[str, str] = {
     "slack_hint_typed": "请在这个消息串里用你自己的话回复。",
     "slack_chose": "<@{user}> 选择了：*{label}*",
     "slack_ask_usage": (
-        "问我关于文档的问题：`/ask <问题>` 会在这里贴出你的问题，我在它的消息串里回答；"
-        "`/ask -p <问题>` 在我们的私信里单独回答你；`/ask new` 重新开始我们的私信对话。"
+        "问我关于文档的问题：`/ask <问题>` 在这里单独回答你——用回答下的按钮可以分享到频道，或转到我们的私信继续；"
+        "`/ask new` 重新开始我们的私信对话。"
     ),
     "slack_asked": "<@{user}> 问：{question}",
     "slack_asked_privately": "你在 <#{channel}> 问：{question}",
-    "slack_answering_privately": "我会在我们的私信里回答你。",
+    "slack_answering_privately": "正在查找——只有你能看到回答。",
+    "slack_share": "分享到频道",
+    "slack_continue_dm": "在私信中继续",
+    "slack_shared_by": "<@{user}> 分享了这个问题的回答：{question}",
+    "slack_shared": "已分享到 <#{channel}>：{link}",
+    "slack_moved": "我们在私信里继续：{link}",
+    "slack_share_stale": "这个回答已无法分享或转移：请重新提问。",
+    "slack_already_shared": "这个回答已经在那里了：{link}",
     "slack_not_a_member_ask": "我不是这个对话的成员，所以在我们的私信里回答你。",
     "slack_not_a_member": "我不是这个对话的成员：请邀请我（`/invite @threadsage`），或者在私信里问我。",
     "slack_no_text": "这条消息没有可以当作问题的文字。",
@@ -124,6 +131,11 @@ TEXTS: dict[str, str] = {
         "加入 THREADSAGE_TELEGRAM_ALLOWED。"
     ),
     "tg_not_allowed_click": "抱歉，我暂时还不能在这里回答：运行这个机器人的人需要先允许这个聊天（{chat}）。",
+    "tg_asked_in": "你在 {chat} 问：{question}",
+    "tg_answered_privately": "我已在私聊里回答了 {name}。",
+    "tg_start_me_first": (
+        "{name}，我还不能私下给你发消息：请打开与我（@{username}）的聊天，点“开始”，然后再用 /ask -p 提问。"
+    ),
     "tg_invalid_button": "这个按钮无效。",
     "tg_thanks_up": "感谢你的反馈！👍",
     "tg_thanks_down": "谢谢——已记下。👎",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.fakes.slack_api import BOT_USER, FakeSlack, home_opened
 from tests.support.locations import HANDBOOK
-from tests.support.slack_harness import CHANNEL, Harness, running
+from tests.support.slack_harness import CHANNEL, Harness, running, user_message
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
@@ -45,10 +45,13 @@ async def test_home_lists_the_categories_a_dm_may_read_with_their_document_count
 
 async def test_home_links_the_persons_recent_questions_newest_first(slack: Harness) -> None:
     await slack.mention("What is the rate limit per API key?", user="U222")
-    await slack.ask("Which cabin class may I book for a flight of 6 hours or more?", user="U222")
+    await slack.settle()
+    asked_on = user_message("Which cabin class may I book for a flight of 6 hours or more?")
+    await slack.shortcut(asked_on, user="U222")  # the message it was asked on is linked
+    await slack.ask("What is the VPN address?", user="U222")  # private: nothing to link to
     await slack.mention("Someone else's question about the VPN", user="U333")
     await slack.settle()
-    ask_ts = next(m["ts"] for m in slack.fake.posted() if m["text"].startswith("<@U222> asked:"))
+    ask_ts = asked_on["ts"]
     assert await slack.event(home_opened("U222", tab="messages")) == 200  # the Messages tab: nothing to draw
     await slack.settle()
     assert slack.fake.of("views.publish") == []

@@ -50,6 +50,10 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "chat.postMessage": {"chat:write"},
     "chat.update": {"chat:write"},
     "chat.postEphemeral": {"chat:write"},
+    "chat.delete": {"chat:write"},
+    "chat.startStream": {"chat:write"},
+    "chat.appendStream": {"chat:write"},
+    "chat.stopStream": {"chat:write"},
     "chat.getPermalink": set(),
     "reactions.add": {"reactions:write"},
     "reactions.remove": {"reactions:write"},
@@ -178,10 +182,12 @@ async def test_the_scopes_cover_every_method_called_at_every_entry_point(slack: 
             "channel_type": "im",
         }
     )
-    await slack.ask("What is the rate limit per API key?")
-    await slack.ask("-p What is the rate limit per API key?")
+    _, asked = await slack.ask("What is the rate limit per API key?")
     await slack.shortcut(user_message("What is the rate limit per API key?"))
     await slack.settle()
+    [private] = slack.private(asked)  # shared in the channel, and continued in a DM
+    await slack.click_private(private, "private:share")
+    await slack.click_private(private, "private:move")
     [clarification] = thread_messages(slack.fake, ts)
     await slack.click(clarification, 0)
     await slack.event(home_opened("U222"))

@@ -57,9 +57,11 @@ def replies_in(slack: Harness, thread_ts: str) -> list[dict]:
     return [m for m in slack.fake.current(CHANNEL, thread_ts) if m["ts"] != thread_ts]
 
 
-async def test_a_model_backed_turn_shows_one_message_that_becomes_its_answer(
+async def test_a_model_backed_turn_shows_its_steps_then_its_words_one_message_at_a_time(
     tmp_path: Path, handbook_kb, llm: FakeOpenAI
 ) -> None:
+    """The placeholder follows the steps until the answer's words stream (tests/bots/slack/
+    test_streaming.py); it then gives way, and the streamed message becomes the answer."""
     llm.script["RouteDecision"] = route_to("HOW_TO")
     llm.script["answer"] = "Premium economy is allowed [1]."
     async with with_model(tmp_path, handbook_kb, llm, THREADSAGE_SLACK_STEP_SECONDS=0) as slack:  # every step shown
@@ -68,19 +70,21 @@ async def test_a_model_backed_turn_shows_one_message_that_becomes_its_answer(
         [placeholder] = slack.fake.posted()
         assert (placeholder["thread_ts"], placeholder["text"]) == (ts, say(STEPS[Step.SEARCHING]))
         assert placeholder["metadata"]["event_type"] == PLACEHOLDER_EVENT
-        updates = [u["text"] for u in slack.fake.of("chat.update")]
-        assert updates[:-1] == [say(STEPS[s]) for s in (Step.WRITING, Step.CHECKING)]
-        [answer] = replies_in(slack, ts)  # one message, now the answer
-        assert answer["ts"] == placeholder["ts"] and "Premium economy is allowed" in as_text(answer)
+        shown = [u["text"] for u in slack.fake.of("chat.update") if u["ts"] == placeholder["ts"]]
+        assert shown == [say(STEPS[Step.WRITING])]  # then the words: the check runs behind them
+        assert [d["ts"] for d in slack.fake.of("chat.delete")] == [placeholder["ts"]]
+        [answer] = replies_in(slack, ts)  # one message, the streamed one, now the answer
+        assert slack.fake.streams.get((CHANNEL, answer["ts"]))  # the message that was streamed
+        assert "Premium economy is allowed" in as_text(answer)
         assert answer["metadata"]["event_type"] == REPLY_EVENT and answer["blocks"][-1]["block_id"].startswith(
             "feedback-"
         )
 
 
 async def test_steps_that_pass_quickly_are_not_shown_one_by_one(tmp_path: Path, handbook_kb, llm: FakeOpenAI) -> None:
-    """By default a step shows once the one showing has been up a second: a turn answered sooner
-    posts its placeholder and replaces it with the answer, two calls (chat.update is a Tier 3
-    method of Slack's Web API)."""
+    """By default a step shows once the one showing has been up a second: a turn whose words come
+    sooner posts its placeholder, which gives way to them — no step update (chat.update is a Tier 3
+    method of Slack's Web API); the one update makes the streamed message the answer."""
     llm.script["RouteDecision"] = route_to("HOW_TO")
     llm.script["answer"] = "Premium economy is allowed [1]."
     async with with_model(tmp_path, handbook_kb, llm, THREADSAGE_SLACK_STEP_SECONDS=30) as slack:
@@ -89,8 +93,8 @@ async def test_steps_that_pass_quickly_are_not_shown_one_by_one(tmp_path: Path, 
         [placeholder] = slack.fake.posted()
         [update] = slack.fake.of("chat.update")
         [answer] = replies_in(slack, ts)
-    assert placeholder["text"] == say(STEPS[Step.SEARCHING]) and update["ts"] == placeholder["ts"]
-    assert answer["ts"] == placeholder["ts"] and "Premium economy is allowed" in as_text(answer)
+    assert placeholder["text"] == say(STEPS[Step.SEARCHING]) and update["ts"] == answer["ts"] != placeholder["ts"]
+    assert "Premium economy is allowed" in as_text(answer)
 
 
 async def test_a_step_waits_for_its_time_then_shows_the_latest_and_the_reply_drops_the_rest(slack: Harness) -> None:

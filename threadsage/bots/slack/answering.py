@@ -1,7 +1,9 @@
 """A job's turn as Slack shows it, whatever started it (a message, /ask, the shortcut, a click):
-a placeholder while a model-backed run works (see `progress`), then the replies — the first in
-the placeholder's place — or, should anything fail, one apology there. A question edited meanwhile
-is answered as edited (see `edits`)."""
+a placeholder while a model-backed run works (see `progress`; in an assistant thread its status,
+see `status`), the answer's words as the model writes them (see `streaming`), then the replies —
+the first in the placeholder's (or the stream's) place — or, should anything fail, one apology
+there. A private turn (`/ask`, the shortcut) shows only its replies, to its person (see
+`private`). A question edited meanwhile is answered as edited (see `edits`)."""
 
 from __future__ import annotations
 
@@ -13,10 +15,12 @@ from slack_sdk.errors import SlackApiError
 
 from threadsage.bots.slack.edits import MAX_EDITS, Question
 from threadsage.bots.slack.places import Place
+from threadsage.bots.slack.private import Private, PrivateAnswers
 from threadsage.bots.slack.progress import Placeholder
 from threadsage.bots.slack.sending import NOT_HERE, SlackSender
 from threadsage.bots.slack.status import Shown, Status
-from threadsage.chat import ChatService, Progress, Reply, ReplyKind, Turn
+from threadsage.bots.slack.streaming import Streaming
+from threadsage.chat import ChatService, Draft, Progress, Reply, ReplyKind, Turn
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import say
 
@@ -26,9 +30,17 @@ Action = Callable[[], Awaitable[None]]
 
 
 class Answering:
-    def __init__(self, chat: ChatService, send: SlackSender, progress: bool, step_seconds: float = 1.0) -> None:
+    def __init__(
+        self,
+        chat: ChatService,
+        send: SlackSender,
+        answers: PrivateAnswers,
+        progress: bool,
+        step_seconds: float = 1.0,
+    ) -> None:
         self.chat = chat
         self.send = send
+        self.answers = answers
         self.progress = progress  # THREADSAGE_SLACK_PROGRESS
         self.step_seconds = step_seconds  # THREADSAGE_SLACK_STEP_SECONDS
         self.after_answer: Callable[[Place, Turn, Reply], Awaitable[None]] | None = None  # a curator's button
@@ -42,17 +54,15 @@ class Answering:
         notices_to: str | None = None,
         unreachable: Action | None = None,
         in_panel: bool = False,
+        respond_to: str = "",
     ) -> None:
         """`on_accepted`: what to do once a clicked answer is accepted; `notices_to`: the person
         whom notices go to privately while nothing shows (a refused click); `unreachable`: what
         to do where the bot may not post; `in_panel`: an assistant thread, where the steps are its
-        status. A service outage propagates: the turn queue retries."""
+        status; `respond_to`: the response_url of a private turn. A service outage propagates:
+        the turn queue retries."""
         apology = say("apology", turn.reply_language)
-        shown: Shown = (
-            Status(self.send, place)
-            if in_panel and self.progress
-            else Placeholder(self.send, place, turn.message_id, self.progress, self.step_seconds)
-        )
+        shown = self._shown(place, turn, in_panel, respond_to)
         try:
             await shown.find()
             if question is not None:
@@ -86,6 +96,23 @@ class Answering:
         finally:
             await shown.end()
 
+    def _shown(self, place: Place, turn: Turn, in_panel: bool, respond_to: str) -> Shown:
+        """How the turn shows itself while it works: privately nothing; in a thread (the panel's
+        included) its steps, then its answer streamed; at the top of a DM a placeholder whose text
+        follows the steps and then the answer's words."""
+        if place.private_for:
+            return Private(self.send, self.answers, place, respond_to, self.send.signer)
+        if not self.progress:
+            return Placeholder(self.send, place, turn.message_id, enabled=False)
+        inner: Placeholder | Status = (
+            Status(self.send, place)
+            if in_panel
+            else Placeholder(self.send, place, turn.message_id, True, self.step_seconds)
+        )
+        if not place.thread_ts:  # Slack streams only replies in a thread
+            return inner
+        return Streaming(inner, self.send, place, turn, self.chat.coordinator)
+
     async def _run(self, turn: Turn, shown: Shown, on_accepted: Action | None) -> list[Reply]:
         """The turn's replies; its steps shown on the way."""
         replies = []
@@ -93,6 +120,8 @@ class Answering:
             async for event in events:
                 if isinstance(event, Progress):
                     await shown.show(event)
+                elif isinstance(event, Draft):
+                    await shown.draft(event)
                 elif isinstance(event, Reply):
                     replies.append(event)
                 elif on_accepted is not None:

@@ -5,8 +5,8 @@ Listeners acknowledge first and hand the work on as a `Job`: to a background tas
 or to the turn queue on a `threadsage serve` front-end (then `threadsage worker` calls `perform`).
 People from another organisation (Slack Connect) stop at the listeners, see `access`.
 Entry points: mentions, DMs and thread follow-ups, their edits (`edits`), `/ask` and the "Ask
-threadsage" message shortcut (`asking`), the App Home tab (`home`), and button clicks; a turn is
-shown by `answering`.
+threadsage" message shortcut, answered privately (`asking`, `private`), the App Home tab (`home`),
+and button clicks (`buttons`; sharing a private answer: `sharing`); a turn is shown by `answering`.
 """
 
 from __future__ import annotations
@@ -50,13 +50,16 @@ from threadsage.bots.slack.jobs import (
     EditJob,
     HomeJob,
     MessageJob,
+    ShareJob,
     ShortcutJob,
     VoteJob,
     handler,
 )
 from threadsage.bots.slack.notifier import SlackNotifier
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
+from threadsage.bots.slack.private import MOVE_ACTION, SHARE_ACTION, PrivateAnswers
 from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.slack.sharing import Sharing
 from threadsage.bots.slack.texts import question_text, unescaped
 from threadsage.bots.tokens import Signer
 from threadsage.chat import ChatService, Turn
@@ -143,6 +146,7 @@ class SlackBot:
         self.app.action(re.compile(r"^clarify:\d+$"))(self._on_clarify)
         self.app.action(re.compile(r"^feedback:(up|down|vote)$"))(self._on_feedback)
         self.app.action(CURATOR_ACTION)(self._on_verify)
+        self.app.action(re.compile(rf"^({SHARE_ACTION}|{MOVE_ACTION})$"))(self._on_share)
         assistant.register(self.app, self.dispatch, self._outsider)
         self.app.error(on_error)
 
@@ -203,7 +207,8 @@ class SlackBot:
 
     @cached_property
     def answering(self) -> Answering:
-        answering = Answering(self.chat, self.send, self.settings.slack_progress, self.settings.slack_step_seconds)
+        progress, step_seconds = self.settings.slack_progress, self.settings.slack_step_seconds
+        answering = Answering(self.chat, self.send, self.private_answers, progress, step_seconds)
         answering.after_answer = self.curation.offer
         return answering
 
@@ -212,16 +217,24 @@ class SlackBot:
         return Curation(self.settings, self.chat, self.send, self.signer)
 
     @cached_property
+    def private_answers(self) -> PrivateAnswers:
+        return PrivateAnswers(self.coordinator)
+
+    @cached_property
+    def sharing(self) -> Sharing:
+        return Sharing(self.chat, self.send, self.signer, self.private_answers)
+
+    @cached_property
     def recent(self) -> RecentQuestions:
         return RecentQuestions(self.coordinator)
 
     @cached_property
     def asking(self) -> Asking:
-        return Asking(self.settings, self.chat, self.send, self.recent, self.answering)
+        return Asking(self.settings, self.chat, self.send, self.recent, self.answering, self.private_answers)
 
     @cached_property
     def buttons(self) -> Buttons:
-        return Buttons(self.settings, self.chat, self.send, self.signer, self.answering, self.panel)
+        return Buttons(self.settings, self.chat, self.send, self.signer, self.answering, self.panel, self.sharing)
 
     @cached_property
     def panel(self) -> assistant.Panel:
@@ -277,7 +290,7 @@ class SlackBot:
         if request.kind == "usage":
             await ack(say("slack_ask_usage"))
             return
-        await ack(say("slack_answering_privately", language_of(request.question)) if request.kind == "private" else "")
+        await ack(say("slack_answering_privately", language_of(request.question)) if request.kind != "new" else "")
         await self.dispatch(CommandJob(command=command).job(f"slack-command:{command['trigger_id']}"))
 
     async def _on_shortcut(self, ack: Any, body: dict[str, Any]) -> None:
@@ -289,26 +302,30 @@ class SlackBot:
         await self.dispatch(ShortcutJob(body=body).job(f"slack-shortcut:{body['trigger_id']}"))
 
     async def _on_clarify(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
-        await ack()
-        if self._outsider(body):
-            self._tell_outsider(place_of_click(body), body["user"]["id"], click_language(body))
-            return
-        await self.dispatch(ClickJob(body=body, action=action).job(place_of_click(body).session))
+        if await self._acked_click(ack, body):
+            await self.dispatch(ClickJob(body=body, action=action).job(place_of_click(body).session))
 
     async def _on_feedback(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
-        await ack()
-        if self._outsider(body):
-            self._tell_outsider(place_of_click(body), body["user"]["id"], click_language(body))
-            return
-        await self.dispatch(VoteJob(body=body, action=action).job(place_of_click(body).session))
+        if await self._acked_click(ack, body):
+            await self.dispatch(VoteJob(body=body, action=action).job(place_of_click(body).session))
+
+    async def _on_share(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        if await self._acked_click(ack, body):
+            await self.dispatch(ShareJob(body=body, action=action).job(place_of_click(body).session))
 
     async def _on_verify(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         """A curator's "Save as verified answer": one write, done here after the acknowledgement."""
+        if await self._acked_click(ack, body):
+            self.tasks.spawn(self.curation.save(body, action), name="slack-verify")
+
+    async def _acked_click(self, ack: Any, body: dict[str, Any]) -> bool:
+        """Every button is acknowledged first; a click from another organisation is then told so
+        (False), anyone else's goes on (True)."""
         await ack()
         if self._outsider(body):
             self._tell_outsider(place_of_click(body), body["user"]["id"], click_language(body))
-            return
-        self.tasks.spawn(self.curation.save(body, action), name="slack-verify")
+            return False
+        return True
 
     def _outsider(self, body: dict[str, Any], event: dict[str, Any] | None = None) -> bool:
         """Someone from another organisation (see `access`), unless the operator allows them."""
@@ -344,6 +361,7 @@ class SlackBot:
                 handler(HomeJob, lambda job: self.home.publish(job.team, job.user, self.bot_user)),
                 handler(ClickJob, lambda job: self.buttons.answer(job.body, job.action), self._apologise_for_click),
                 handler(VoteJob, lambda job: self.buttons.vote(job.body, job.action)),
+                handler(ShareJob, lambda job: self.sharing.click(job.body, job.action), self._apologise_for_click),
                 handler(AssistantJob, self.panel.handle),
             ],
         )
@@ -358,8 +376,13 @@ class SlackBot:
         await self.send.post_quietly(job.place, say("apology", _language(job.event)))
 
     async def _apologise_for_click(self, job: ClickJob) -> None:
-        body = job.body
-        await self.send.ephemeral(place_of_click(body), body["user"]["id"], say("apology", click_language(body)))
+        """To the person who clicked: through the click's response_url on a private answer."""
+        body, apology = job.body, say("apology", click_language(job.body))
+        place = place_of_click(body)
+        if place.private_for:
+            await self.send.respond(body.get("response_url", ""), apology)
+        else:
+            await self.send.ephemeral(place, body["user"]["id"], apology)
 
     async def _apologise_for_command(self, job: CommandJob) -> None:
         await self.send.respond(job.command.get("response_url", ""), say("apology", _language(job.command)))

@@ -1,17 +1,14 @@
-"""`/ask` and the "Ask threadsage" message shortcut: where their question is asked and answered.
+"""`/ask` and the "Ask threadsage" message shortcut: private first, shared if useful.
 
-- `/ask <question>`: the bot posts "<@user> asked: …" in the conversation and answers in that
-  message's thread, which then goes on like a mention's (follow-ups without a mention,
-  clarification buttons). Where the bot is no member (or in a DM between people) it answers in
-  the person's DM instead, and says so.
-- `/ask -p <question>`: answered privately in the person's DM with the bot — "You asked in
-  #channel: …", the answer in its thread — rather than in an ephemeral message, which can hold no
-  thread: follow-ups and clarification buttons work there as anywhere. It reads what a DM reads.
+- `/ask <question>` (or `/ask -p <question>`, as before): answered to the person alone, in the
+  conversation where they typed it (an ephemeral message through the command's `response_url`,
+  which works whether the bot is a member there or not); the answer's buttons share it in the
+  channel or continue in the person's DM (see `private`, `sharing`). Clarification buttons work
+  there too. The person's private questions in a channel are one conversation.
 - `/ask new`: the person's DM conversation starts over (as "new" typed in the DM does).
 - `/ask` alone: how to use it.
-- The shortcut: the message's text is the question, answered in the message's thread.
-
-A redelivered job finds the question it already posted (by its metadata) instead of posting it again.
+- The shortcut: the message's text is the question, answered privately the same way; shared, the
+  answer goes to the message's thread.
 """
 
 from __future__ import annotations
@@ -20,13 +17,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from slack_sdk.errors import SlackApiError
-
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.home import Asked, RecentQuestions
 from threadsage.bots.slack.places import Place
-from threadsage.bots.slack.sending import NOT_HERE, QUESTION_EVENT, SlackSender
-from threadsage.bots.slack.texts import escaped, question_text, unescaped
+from threadsage.bots.slack.private import PrivateAnswers
+from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.slack.texts import question_text, unescaped
 from threadsage.chat import ChatService, Turn
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import language_of, say
@@ -55,8 +51,15 @@ def parse_ask(text: str) -> AskRequest:
 
 class Asking:
     def __init__(
-        self, settings: Settings, chat: ChatService, send: SlackSender, recent: RecentQuestions, answering: Answering
+        self,
+        settings: Settings,
+        chat: ChatService,
+        send: SlackSender,
+        recent: RecentQuestions,
+        answering: Answering,
+        answers: PrivateAnswers,
     ) -> None:
+        self.answers = answers
         self.settings = settings
         self.chat = chat
         self.send = send
@@ -75,7 +78,8 @@ class Asking:
             await self.send.respond(command.get("response_url", ""), apology)
             return
         if asked is not None:
-            await self.answering.answer(*asked)
+            place, turn = asked
+            await self.answering.answer(place, turn, respond_to=command.get("response_url", ""))
 
     async def shortcut(self, body: dict[str, Any]) -> None:
         """ "Ask threadsage" on a message: its text is the question, answered in its thread."""
@@ -86,43 +90,24 @@ class Asking:
         if not question:
             await self.send.respond(response_url, say("slack_no_text"))
             return
-        place = Place(team, channel, message.get("thread_ts") or message["ts"], channel.startswith("D"))
+        place = Place(team, channel, "", channel.startswith("D"), private_for=user)
+        await self.answers.asked(place, unescaped(question), message.get("thread_ts") or message["ts"])
         await self.recent.add(team, user, Asked(unescaped(question), channel, message["ts"]))
         turn = self._turn(place, user, f"shortcut:{body['trigger_id']}", question)
-        not_a_member = say("slack_not_a_member", language_of(question))
-        await self.answering.answer(place, turn, unreachable=lambda: self.send.respond(response_url, not_a_member))
+        await self.answering.answer(place, turn, respond_to=response_url)
 
     async def _where(self, command: dict[str, Any]) -> tuple[Place, Turn] | None:
         """Where an /ask is answered and the turn to answer there; None when it needs no turn."""
         request = parse_ask(unescaped(command.get("text", "")))
         assert request.kind != "usage"  # its listener explained it
         team, channel, user = command.get("team_id", ""), command["channel_id"], command["user_id"]
-        response_url = command.get("response_url", "")
         if request.kind == "new":
             await self.chat.reset(Place(team, await self._dm(user), "", True).session, "slack")
-            await self.send.respond(response_url, say("new_started"))
+            await self.send.respond(command.get("response_url", ""), say("new_started"))
             return None
-        key, language = f"command:{command['trigger_id']}", language_of(request.question)
-        place = None
-        if request.kind == "public":
-            text = say("slack_asked", language, user=user, question=escaped(request.question))
-            try:
-                place = await self._thread(Place(team, channel, "", channel.startswith("D")), text, key)
-            except SlackApiError as exc:
-                if exc.response.get("error") not in NOT_HERE:
-                    raise
-                await self.send.respond(response_url, say("slack_not_a_member_ask", language))
-        if place is None:  # privately, or where the bot may not post
-            text = say("slack_asked_privately", language, channel=channel, question=escaped(request.question))
-            place = await self._thread(Place(team, await self._dm(user), "", True), text, key)
-        await self.recent.add(team, user, Asked(request.question, place.channel, place.thread_ts))
-        return place, self._turn(place, user, key, request.question)
-
-    async def _thread(self, top: Place, text: str, key: str) -> Place:
-        """The thread under the question posted at the top of `top` (posted once per job)."""
-        found = await self.send.find(top, QUESTION_EVENT, key)
-        ts = found[0]["ts"] if found else await self.send.post_marked(top, text, QUESTION_EVENT, key)
-        return Place(top.team, top.channel, ts, top.is_dm)
+        place = Place(team, channel, "", channel.startswith("D"), private_for=user)
+        await self.answers.asked(place, request.question, "")
+        return place, self._turn(place, user, f"command:{command['trigger_id']}", request.question)
 
     async def _dm(self, user: str) -> str:
         response = await self.send.client.conversations_open(users=user)

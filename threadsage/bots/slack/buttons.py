@@ -15,6 +15,7 @@ from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.assistant import Panel
 from threadsage.bots.slack.places import Place, place_of_click
 from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.slack.sharing import Sharing
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
 from threadsage.chat import ChatService, ClarificationAnswer, Turn
 from threadsage.i18n import Language, language_of, say
@@ -37,7 +38,9 @@ class Buttons:
         signer: Signer,
         answering: Answering,
         panel: Panel,
+        sharing: Sharing,
     ) -> None:
+        self.sharing = sharing  # a vote on a shared answer counts for the private one
         self.settings = settings
         self.panel = panel  # a click in an assistant thread reads what the thread reads
         self.chat = chat
@@ -59,6 +62,14 @@ class Buttons:
         async def show_choice() -> None:
             await self.send.show_choice(body, action.get("text", {}).get("text", ""), user)
 
+        async def replace_choice() -> None:  # a private clarification: its ephemeral message
+            chose = say("slack_chose", language, user=user, label=action.get("text", {}).get("text", ""))
+            await self.send.respond(body.get("response_url", ""), chose, replace=True)
+
+        if place.private_for:
+            response_url = body.get("response_url", "")
+            await self.answering.answer(place, turn, on_accepted=replace_choice, respond_to=response_url)
+            return
         in_panel = await self.panel.of(place) is not None
         await self.answering.answer(place, turn, on_accepted=show_choice, notices_to=user, in_panel=in_panel)
 
@@ -68,9 +79,10 @@ class Buttons:
         if pressed is None:
             return
         place, user, button = pressed
-        await self.chat.record_feedback(place.session, button.ref, user, 1 if button.value else -1)
+        session = await self.sharing.session_of_votes(place, button.ref)
+        await self.chat.record_feedback(session, button.ref, user, 1 if button.value else -1)
         thanks = "slack_thanks_up" if button.value else "slack_thanks_down"
-        await self.send.ephemeral(place, user, say(thanks, click_language(body)))
+        await self._tell(body, place, user, say(thanks, click_language(body)))
         if not button.value:
             await self._again_if_stale(place, user, button.ref, click_language(body))
 
@@ -96,6 +108,14 @@ class Buttons:
             log.warning("rejected a button in %s: %s", place.channel, exc)
             button = None
         if button is None or button.kind is not kind:
-            await self.send.ephemeral(place, user, say("slack_invalid_button", click_language(body)))
+            await self._tell(body, place, user, say("slack_invalid_button", click_language(body)))
             return None
         return place, user, button
+
+    async def _tell(self, body: dict[str, Any], place: Place, user: str, text: str) -> None:
+        """A word to the person who clicked: through the click's response_url on a private
+        answer (the bot may not be a member there), else an ephemeral message."""
+        if place.private_for:
+            await self.send.respond(body.get("response_url", ""), text)
+        else:
+            await self.send.ephemeral(place, user, text)

@@ -35,7 +35,8 @@ class SlackJob(BaseModel):
     kind: ClassVar[str]
 
     def job(self, order_key: str) -> Job:
-        return Job("slack", self.kind, self.model_dump(), order_key)
+        # Defaults left out: a field added since (a place's `private_for`) writes what the previous version wrote.
+        return Job("slack", self.kind, self.model_dump(exclude_defaults=True), order_key)
 
 
 J = TypeVar("J", bound=SlackJob)
@@ -93,6 +94,12 @@ class VoteJob(ClickJob):
     """👍 or 👎 under an answer."""
 
     kind = "vote"
+
+
+class ShareJob(ClickJob):
+    """ "Share in channel" or "Continue in a DM" under a private answer."""
+
+    kind = "share"
 
 
 class AssistantJob(SlackJob):

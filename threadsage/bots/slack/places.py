@@ -23,10 +23,14 @@ class Place:
     channel: str
     thread_ts: str  # the thread to answer in ("" for the top level of a DM)
     is_dm: bool
+    # A private conversation (`/ask`, the shortcut): what its person asks in this channel, answered
+    # to them alone (see `private`); nothing is posted here for it.
+    private_for: str = ""
 
     @property
     def session(self) -> str:
-        return session_key("slack", self.team, self.channel, self.thread_ts if self.thread_ts else "-")
+        thread = f"private-{self.private_for}" if self.private_for else self.thread_ts or "-"
+        return session_key("slack", self.team, self.channel, thread)
 
     def categories(self, settings: Settings) -> tuple[str, ...] | None:
         return place_categories(settings, self.channel, self.is_dm)
@@ -49,13 +53,16 @@ def place_of_message(event: dict[str, Any], body: dict[str, Any]) -> Place | Non
 
 
 def place_of_click(body: dict[str, Any]) -> Place:
-    """The place of the message holding a clicked button."""
+    """The place of the message holding a clicked button: a button on an ephemeral message (only
+    the bot's private answers have them) belongs to its person's private conversation."""
     container = body.get("container", {})
     message = body.get("message", {})
     channel = container.get("channel_id") or body.get("channel", {}).get("id", "")
+    team = body.get("team", {}).get("id", "") if isinstance(body.get("team"), dict) else ""
+    if container.get("is_ephemeral"):
+        return Place(team, channel, "", channel.startswith("D"), private_for=body.get("user", {}).get("id", ""))
     thread = container.get("thread_ts") or message.get("thread_ts") or ""
     is_dm = channel.startswith("D")
     if not thread and not is_dm:
         thread = container.get("message_ts") or message.get("ts", "")
-    team = body.get("team", {}).get("id", "") if isinstance(body.get("team"), dict) else ""
     return Place(team, channel, thread, is_dm)

@@ -9,6 +9,10 @@ every turn would exceed. The placeholder is marked with the job's key in its met
 redelivered by the queue (its worker died) finds it in the thread and goes on updating it rather
 than posting another. Turns that report no steps (the offline back-end answers in milliseconds)
 show none; nor does any turn with THREADSAGE_SLACK_PROGRESS=false.
+
+Where Slack cannot stream (the top level of a DM), the answer's drafts are shown the same way:
+the placeholder's text becomes the answer so far, at most once every `step_seconds`, and the
+answer replaces it. In a thread, a stream takes over from the placeholder (`give_way`).
 """
 
 from __future__ import annotations
@@ -17,13 +21,16 @@ import asyncio
 import logging
 import time
 
+from threadsage.bots.render import to_mrkdwn
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import PLACEHOLDER_EVENT, SlackSender
 from threadsage.bots.slack.texts import STEPS, escaped
-from threadsage.chat import Progress, Reply, Turn
+from threadsage.chat import Draft, Progress, Reply, Turn
 from threadsage.i18n import say
 
 log = logging.getLogger(__name__)
+
+DRAFT_CHARS = 3000  # of a draft shown in the placeholder: the answer replaces it whole
 
 
 class Placeholder:
@@ -38,6 +45,7 @@ class Placeholder:
         self._next: str | None = None  # the latest step's text, not shown yet
         self._later: asyncio.Task[None] | None = None  # shows `_next` when its time comes
         self._updating = False  # `_later` is changing the text: let it finish
+        self._drafted = False  # the answer's words have been shown
 
     async def find(self) -> None:
         """A redelivered job takes over the placeholder an earlier try posted (if any)."""
@@ -46,10 +54,36 @@ class Placeholder:
             self.ts = found[0]["ts"] if found else None
 
     async def show(self, progress: Progress) -> None:
+        detail = progress.detail
+        await self._text(say(STEPS[progress.step], progress.language) + (f" ({escaped(detail)})" if detail else ""))
+
+    async def draft(self, draft: Draft) -> None:
+        """The answer so far in the placeholder's place (a withdrawn one: the step that follows).
+        The first words show at once — a step waiting for its time gives way to them — the
+        next ones at most every `step_seconds`."""
+        if not draft.text:
+            return
+        text = to_mrkdwn(draft.text)[:DRAFT_CHARS]
+        if not self._drafted and self.enabled and self.ts is not None:
+            self._drafted = True
+            await self._settle()
+            self._next = None
+            await self.send.update_text(self.place.channel, self.ts, text)
+            self._shown_at = time.monotonic()
+            return
+        self._drafted = True
+        await self._text(text)
+
+    async def give_way(self) -> None:
+        """A streamed message takes over: the placeholder goes (best effort)."""
+        await self._settle()
+        if self.ts is not None:
+            await self.send.delete(self.place.channel, self.ts)
+            self.ts = None
+
+    async def _text(self, text: str) -> None:
         if not self.enabled:
             return
-        detail = progress.detail
-        text = say(STEPS[progress.step], progress.language) + (f" ({escaped(detail)})" if detail else "")
         if self.ts is None:
             self.ts = await self.send.post_marked(self.place, text, PLACEHOLDER_EVENT, self.key)
             self._shown_at = time.monotonic()

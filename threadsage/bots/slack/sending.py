@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 EYES = "eyes"
 REPLY_EVENT = "threadsage_reply"  # the metadata event type that marks the bot's replies
 PLACEHOLDER_EVENT = "threadsage_progress"  # …its placeholders, replaced by a reply when the turn ends
-QUESTION_EVENT = "threadsage_question"  # …and the questions it posts for /ask
+QUESTION_EVENT = "threadsage_question"  # …the questions it posts for a private answer moved to a DM
+SHARED_EVENT = "threadsage_shared"  # …and the line above a private answer shared in its channel
 NOT_HERE = {"not_in_channel", "channel_not_found"}  # Slack's errors where the bot may not post
 
 
@@ -112,11 +113,22 @@ class SlackSender:
         except SlackApiError as exc:
             log.warning("could not update a placeholder: %s", exc.response.get("error"))
 
-    async def respond(self, response_url: str, text: str) -> None:
-        """An ephemeral message through a command's or shortcut's `response_url`."""
+    async def delete(self, channel: str, ts: str) -> None:
+        """One of the bot's messages removed (best effort: a placeholder a stream replaced)."""
+        try:
+            await self.client.chat_delete(channel=channel, ts=ts)
+        except SlackApiError as exc:
+            log.warning("could not delete a message: %s", exc.response.get("error"))
+
+    async def respond(
+        self, response_url: str, text: str, blocks: list[dict[str, Any]] | None = None, replace: bool = False
+    ) -> None:
+        """An ephemeral message through a command's, shortcut's or click's `response_url` (`text`
+        is the fallback of `blocks`, when given); `replace`: in place of the clicked message."""
         try:
             client = AsyncWebhookClient(response_url, session=self.client.session)
-            response = await client.send(text=text, response_type="ephemeral")
+            kind = {"replace_original": True} if replace else {"response_type": "ephemeral"}
+            response = await client.send(text=text, blocks=blocks, **kind)
         except Exception as exc:  # noqa: BLE001 - best effort: the person may simply not see it
             log.warning("could not answer through a response_url: %s", exc)
             return

@@ -4,8 +4,9 @@
 apology, then `end`. The placeholder message (`progress.Placeholder`) is one; `Status` is the panel's:
 `assistant.threads.setStatus` with the step ("Looking in the documents…"), which Slack shows under
 the thread and clears by itself when the bot's reply arrives (or after two minutes without one).
-A stream of the answer's text would be a third: its `show` writes text as it comes, its `deliver`
-finishes the message with the citations and buttons.
+`private.Private` shows nothing but the replies, to their person alone; `streaming.Streaming` wraps
+either of the first two and writes the answer's drafts into a streamed message, which its `deliver`
+finishes with the citations and buttons.
 """
 
 from __future__ import annotations
@@ -18,17 +19,20 @@ from slack_sdk.errors import SlackApiError
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.texts import STEPS
-from threadsage.chat import Progress, Reply, Turn
+from threadsage.chat import Draft, Progress, Reply, Turn
 from threadsage.i18n import say
 
 log = logging.getLogger(__name__)
 
 
 class Shown(Protocol):
-    ts: str | None  # a message the turn shows while it works (none for a status)
+    @property
+    def ts(self) -> str | None:
+        """A message the turn shows while it works (none for a status)."""
 
     async def find(self) -> None: ...
     async def show(self, progress: Progress) -> None: ...
+    async def draft(self, draft: Draft) -> None: ...
     async def deliver(self, reply: Reply, turn: Turn) -> None: ...
     async def apologise(self, text: str) -> None: ...
     def stop(self) -> None: ...
@@ -54,6 +58,13 @@ class Status:
         if progress.detail:
             text = f"{text} ({progress.detail})"
         await self._set(text)
+
+    async def draft(self, draft: Draft) -> None:
+        """The panel's drafts are streamed into its thread (see `streaming`)."""
+
+    async def give_way(self) -> None:
+        """A streamed message takes over: Slack clears the status when the bot's message arrives."""
+        self._showing = False
 
     async def deliver(self, reply: Reply, turn: Turn) -> None:
         await self.send.post(self.place, reply, turn)

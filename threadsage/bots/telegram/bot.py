@@ -4,7 +4,8 @@ and hand its `Reply`s to the sender.
 Where it answers: in a private chat every text message is a question and the chat is the session;
 in groups it answers when mentioned, when someone replies to one of its messages, or on `/ask`,
 and the session is the reply chain (see `chains`). It replies to the asker's message and stays in
-the forum topic.
+the forum topic. `/ask -p …` in a group is answered in the person's private chat instead. The
+answer's words show as they are written (see `drafting`).
 
 Whom it answers: only the chats `THREADSAGE_TELEGRAM_ALLOWED` lists (see `access`), checked before
 any other handler.
@@ -29,7 +30,7 @@ from typing import Any, Self
 from starlette.routing import Route
 from telegram import CallbackQuery, Message, Update
 from telegram.constants import ChatType
-from telegram.error import TelegramError
+from telegram.error import Forbidden, TelegramError
 from telegram.ext import CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, TypeHandler, filters
 
 from threadsage.adapters.documents.attachments import MB
@@ -39,14 +40,15 @@ from threadsage.bots.telegram.access import StopDisallowedChats, TelegramAccess
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, build_application
 from threadsage.bots.telegram.chains import ReplyChains, private_key
 from threadsage.bots.telegram.commands import register_commands
+from threadsage.bots.telegram.drafting import Drafts
 from threadsage.bots.telegram.files import TelegramFiles
 from threadsage.bots.telegram.notifier import TelegramNotifier
 from threadsage.bots.telegram.polling import poll_into
-from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_after_click, place_of
+from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query, place_after_click, place_of
 from threadsage.bots.telegram.texts import message_language, person_language
 from threadsage.bots.telegram.webhook import UPDATE, TelegramWebhook, UpdateShape
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret
-from threadsage.chat import ACCEPTED, ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
+from threadsage.chat import ACCEPTED, ChatService, ClarificationAnswer, Draft, Reply, ReplyKind, Turn
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Handler, Handlers, Job
 from threadsage.delivery.outages import ServiceUnavailable
@@ -56,6 +58,7 @@ from threadsage.settings.environment import Settings
 log = logging.getLogger(__name__)
 
 Context = ContextTypes.DEFAULT_TYPE
+PRIVATELY = ("-p", "--private")  # `/ask -p …` in a group: answered in the person's private chat
 
 
 class _FromPerson(filters.MessageFilter):
@@ -243,10 +246,14 @@ class TelegramBot:
     async def _on_ask(self, update: Update, _context: Context) -> None:
         message = update.message
         assert message is not None
+        text = self.chains.question_text(message)
+        first, _, rest = text.partition(" ")
         if message.chat.type == ChatType.PRIVATE:
-            await self._ask_in_private(message, self.chains.question_text(message))
+            await self._ask_in_private(message, rest if first in PRIVATELY else text)
+        elif first in PRIVATELY and rest.strip():
+            await self._ask_privately(message, rest.strip())
         else:
-            await self._ask(message, await self.chains.group_session(message), self.chains.question_text(message))
+            await self._ask(message, await self.chains.group_session(message), text)
 
     async def _on_private_text(self, update: Update, _context: Context) -> None:
         assert update.message is not None
@@ -312,6 +319,32 @@ class TelegramBot:
             await self.chat.reset(key, "telegram")
         await self._ask(message, key, text)
 
+    async def _ask_privately(self, message: Message, text: str) -> None:
+        """`/ask@bot -p …` in a group: answered in the person's private chat with the bot (which
+        a bot may write to only once the person has started it), the group told where — or, not
+        started yet, how to. Each notice is sent once, whatever redelivers the update."""
+        person = message.from_user
+        assert person is not None
+        language, turn_id = person_language(person), f"{message.chat_id}:{message.message_id}"
+        private = Place(person.id, True)
+        try:
+            if await self.send.first_sending(turn_id, -1):
+                asked = say("tg_asked_in", language, chat=message.chat.title or "", question=text)
+                await self.chains.remember(private_key(person.id), [await self.send.send_plain(private, asked)])
+        except Forbidden:  # "bot can't initiate conversation with a user"
+            told = say("tg_start_me_first", language, name=person.first_name, username=self.app.bot.username)
+            await self.send.send_plain(place_of(message), told)
+            return
+        if await self.send.first_sending(turn_id, -2):
+            await self.send.send_plain(
+                place_of(message), say("tg_answered_privately", language, name=person.first_name)
+            )
+        categories = place_categories(self.settings, str(person.id), True)
+        turn = Turn(
+            "telegram", private_key(person.id), str(person.id), turn_id, text, categories=categories, language=language
+        )
+        await self._answer(turn, private)
+
     async def _ask(self, message: Message, key: str, text: str) -> None:
         assert message.from_user is not None
         private = message.chat.type == ChatType.PRIVATE
@@ -321,13 +354,25 @@ class TelegramBot:
         place = place_of(message)
         async with self.send.typing(place):
             files = await self.files.fetch(message)
-            asker, language = str(message.from_user.id), person_language(message.from_user)
-            turn = Turn(
-                "telegram", key, asker, message_id, text, categories=categories, attachments=files, language=language
-            )
-            replies = await self.chat.handle(turn)
-        curator = private and self.settings.is_curator("telegram", asker)  # a group would see the button too
-        await self.send.deliver(replies, place, key, turn.message_id, curator)
+        asker, language = str(message.from_user.id), person_language(message.from_user)
+        turn = Turn(
+            "telegram", key, asker, message_id, text, categories=categories, attachments=files, language=language
+        )
+        await self._answer(turn, place)
+
+    async def _answer(self, turn: Turn, place: Place) -> None:
+        """The turn's drafts shown as they come (see `drafting`), then its replies."""
+        drafts = Drafts(self.app.bot, place, turn.message_id)
+        replies: list[Reply] = []
+        async with self.send.typing(place):
+            async for event in self.chat.stream(turn):
+                if isinstance(event, Draft):
+                    await drafts.draft(event)
+                elif isinstance(event, Reply):
+                    replies.append(event)
+        curator = place.private and self.settings.is_curator("telegram", turn.user_id)  # a group would see it too
+        replacing = await drafts.finish()
+        await self.send.deliver(replies, place, turn.session_key, turn.message_id, curator, replacing)
 
     async def _choose(self, query: CallbackQuery, message: Message, key: str, button: Button) -> None:
         """A clarification option. The callback query is answered once: with the refusal as a
@@ -337,6 +382,7 @@ class TelegramBot:
         language = message_language(message, query.from_user)
         turn = Turn("telegram", key, str(query.from_user.id), query.id, answer=answer, language=language)
         place = place_after_click(message)
+        drafts = Drafts(self.app.bot, place, turn.message_id)
         replies: list[Reply] = []
         answered = False
         async with AsyncExitStack() as stack:
@@ -346,6 +392,8 @@ class TelegramBot:
                     await answer_query(query, None)
                     await self.send.show_choice(query, message)
                     await stack.enter_async_context(self.send.typing(place))
+                elif isinstance(event, Draft):
+                    await drafts.draft(event)
                 elif isinstance(event, Reply) and not answered and event.kind is ReplyKind.NOTICE:
                     answered = True
                     await answer_query(query, event.text)
@@ -353,7 +401,7 @@ class TelegramBot:
                     replies.append(event)
         if not answered:  # a repeat delivery: nothing to say, but the query must be answered
             await answer_query(query, None)
-        await self.send.deliver(replies, place, key, turn.message_id)
+        await self.send.deliver(replies, place, key, turn.message_id, replacing=await drafts.finish())
 
     async def _again_if_stale(self, query: CallbackQuery, message: Message, key: str, ref: str) -> None:
         """A 👎 on an answer whose document changed since: its question asked again in the

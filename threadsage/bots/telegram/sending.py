@@ -68,16 +68,26 @@ class TelegramSender:
         self.coordinator = coordinator
         self.chains = chains
 
-    async def deliver(self, replies: list[Reply], place: Place, key: str, turn_id: str, curator: bool = False) -> None:
-        """A turn's replies, each remembered as part of the session `key` (for reply chains).
+    async def deliver(
+        self,
+        replies: list[Reply],
+        place: Place,
+        key: str,
+        turn_id: str,
+        curator: bool = False,
+        replacing: Message | None = None,
+    ) -> None:
+        """A turn's replies, each remembered as part of the session `key` (for reply chains); the
+        first answer in place of `replacing` (the words its drafts showed in a group), if any.
         `curator`: the answer also offers "Save as verified answer" (only where no one else sees it)."""
         for n, reply in enumerate(replies):
-            if not await self._first_sending(turn_id, n):
+            if not await self.first_sending(turn_id, n):
                 continue
             if reply.kind is ReplyKind.ANSWER:
                 verify = reply.language if curator and verifiable(reply) else None
                 keyboard = self._feedback_keyboard(key, turn_id, verify)
-                sent = await self.send_markdown(place, answer_markdown(reply), keyboard)
+                sent = await self.send_markdown(place, answer_markdown(reply), keyboard, replacing)
+                replacing = None
             elif reply.kind is ReplyKind.CLARIFICATION:
                 hint = say("tg_hint_private" if place.private else "tg_hint_group", reply.language)
                 markdown = f"{reply.text}\n\n_{hint}_"
@@ -86,7 +96,7 @@ class TelegramSender:
                 sent = [await self.send_plain(place, reply.text)]
             await self.chains.remember(key, sent)
 
-    async def _first_sending(self, turn_id: str, n: int) -> bool:
+    async def first_sending(self, turn_id: str, n: int) -> bool:
         """Record reply `n` of a turn as sent before sending it: a turn redelivered after its
         worker died (possibly between sending and acknowledging) never sends it twice. Telegram
         cannot be asked what was sent, so a worker dying between this record and the send loses
@@ -100,21 +110,41 @@ class TelegramSender:
         await self.coordinator.remember(key, "1", SENT_FOR)
         return True
 
-    async def send_markdown(self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup | None) -> list[Message]:
-        """As HTML, split to Telegram's limit; the keyboard goes under the last piece."""
+    async def send_markdown(
+        self, place: Place, markdown: str, keyboard: InlineKeyboardMarkup | None, replacing: Message | None = None
+    ) -> list[Message]:
+        """As HTML, split to Telegram's limit; the keyboard goes under the last piece. The first
+        piece edits `replacing` into itself, when given."""
         pieces = to_telegram_messages(markdown)
         sent = []
         for i, piece in enumerate(pieces):
-            kwargs = {"reply_markup": keyboard if i == len(pieces) - 1 else None, **place.send_kwargs()}
+            markup = keyboard if i == len(pieces) - 1 else None
+            editing = replacing if i == 0 else None
             try:
-                message = await self.bot.send_message(place.chat_id, piece.html, parse_mode=ParseMode.HTML, **kwargs)
+                message = await self._put(place, piece.html, markup, editing, ParseMode.HTML)
             except BadRequest as exc:
                 if "can't parse entities" not in exc.message.lower():
                     raise
                 log.warning("Telegram rejected the formatting (%s); sending plain text", exc.message)
-                message = await self.bot.send_message(place.chat_id, piece.text, **kwargs)
+                message = await self._put(place, piece.text, markup, editing, None)
             sent.append(message)
         return sent
+
+    async def _put(
+        self,
+        place: Place,
+        text: str,
+        markup: InlineKeyboardMarkup | None,
+        editing: Message | None,
+        parse_mode: str | None,
+    ) -> Message:
+        """A message sent, or `editing` edited into it (a text edit keeps the message's place)."""
+        if editing is None:
+            return await self.bot.send_message(
+                place.chat_id, text, parse_mode=parse_mode, reply_markup=markup, **place.send_kwargs()
+            )
+        edited = await editing.edit_text(text, parse_mode=parse_mode, reply_markup=markup)
+        return edited if isinstance(edited, Message) else editing
 
     async def send_plain(self, place: Place, text: str) -> Message:
         return await self.bot.send_message(place.chat_id, text, **place.send_kwargs())

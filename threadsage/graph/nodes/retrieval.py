@@ -17,6 +17,7 @@ from threadsage.adapters.questions.exclusion import split_exclusion, without_exc
 from threadsage.adapters.reasoner import GroundedAnswer, Passage, cited, renumbered
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.graph.context import BrainContext
+from threadsage.graph.drafts import withdraw
 from threadsage.graph.nodes.common import attempted, calls, traced
 from threadsage.graph.nodes.evidence import search
 from threadsage.graph.nodes.rerank import reranked
@@ -104,6 +105,8 @@ async def judge(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
             "llm_calls": calls(state),
             "trace": traced(state, "judge", "judge failed: the answer is kept, unchecked"),
         }
+    if verdict.score < runtime.context.policy.good_enough:
+        withdraw(runtime)  # not shown while the loop looks again (or settles on the best answer)
     update: ConversationState = {
         "llm_calls": calls(state),
         "trace": traced(state, "judge", verdict.reasoning[:160], grounded=verdict.grounded, useful=verdict.useful),
@@ -115,7 +118,9 @@ async def judge(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
 
 
 async def rewrite(state: ConversationState, runtime: Runtime[BrainContext]) -> ConversationState:
-    """A better query from the model; if it fails, the question's content words (as offline)."""
+    """A better query from the model; if it fails, the question's content words (as offline).
+    The answer before it is not the turn's: its draft goes."""
+    withdraw(runtime)
     documents = state.get("documents", [])
     written = await attempted(runtime.context.reasoner.rewrite(state["standalone"], documents), "rewrite")
     query = " ".join((written or await OfflineReasoner().rewrite(state["standalone"], documents)).split())

@@ -106,6 +106,7 @@ class LLMReasoner:
             self.limits.max_tokens_answer,
             asked(prompts.in_language_of(prompts.ANSWER, question), user),
             from_text,
+            words="answer",
         )
         return result.model_copy(update={"answer": shown(result.answer.strip(), results)})
 
@@ -136,7 +137,7 @@ class LLMReasoner:
         for role, text in history[-6:]:
             messages.append(HumanMessage(content=text) if role == "user" else AIMessage(content=text))
         messages.append(HumanMessage(content=question))
-        return await self.calls.text(self.chat_model, self.limits.max_tokens_answer, "chat", messages)
+        return await self.calls.text(self.chat_model, self.limits.max_tokens_answer, "chat", messages, words=True)
 
     async def web_answer(self, question: str, results: Sequence[WebResult]) -> str:
         """An answer from web results, citing them as [n] (the caller labels it as the web's)."""
@@ -147,7 +148,7 @@ class LLMReasoner:
         system = prompts.in_language_of(prompts.WEB_ANSWER, question)
         user = f"Web results:\n{numbered}\n\nQuestion: {question}"
         return await self.calls.text(
-            self.router_model, self.limits.max_tokens_answer, "web_answer", asked(system, user)
+            self.router_model, self.limits.max_tokens_answer, "web_answer", asked(system, user), words=True
         )
 
     async def router(self, schema: type[T], system: str, user: str, max_tokens: int | None = None) -> T:

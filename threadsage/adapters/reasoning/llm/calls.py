@@ -12,6 +12,11 @@ runnables, built once per model, token limit and schema and reused, called withi
   node of the graph has its fallback for that.
 - Budget and metrics: each call (a repair too) asks the process-wide budget first and is counted
   with its tokens; errors are `ModelFailure`s whose message never holds a key.
+- Words: a call whose reply is written for the person (the answer, small talk, a synthesis, a web
+  answer) carries `WORDS` in its run's metadata, and its model may stream: when the run is
+  streamed with LangGraph's `messages` mode, its tokens come out as they arrive
+  (threadsage/graph/drafts.py). Every other call is made on a model with streaming off and the
+  `nostream` tag, so it costs nothing more in a streamed run than it did.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import httpx
 from langchain_core.exceptions import ModelError, ModelTimeoutError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, ValidationError
 
 from threadsage.adapters.reasoner import ModelBusy
@@ -40,6 +45,10 @@ from threadsage.support.retry_after import server_wait
 log = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
+# Run metadata of a call whose reply is the person's words: "" for its text, else the field of its
+# structured reply that holds them. LangGraph's `messages` stream mode passes it on with each token.
+WORDS = "threadsage_words"
+NOT_STREAMED: RunnableConfig = {"tags": ["nostream"]}  # LangGraph's tag: left out of `messages` mode
 RETRIED_STATUSES = frozenset({408, 409, 429})  # and every 5xx
 MAX_RETRY_AFTER = 20.0  # seconds: a longer wait asked by the server is cut to this
 MAX_BACKOFF = 8.0
@@ -74,14 +83,16 @@ class ModelCalls:
         self._http = httpx.AsyncClient(
             timeout=settings.llm_timeout, limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100)
         )
-        self._models: dict[tuple[str, int], BaseChatModel] = {}
-        self._structured: dict[tuple[type[BaseModel], str, int], Runnable[Any, Any]] = {}
+        self._models: dict[tuple[str, int, bool], BaseChatModel] = {}
+        self._structured: dict[tuple[type[BaseModel], str, int, bool], Runnable[Any, Any]] = {}
+        self._words: dict[str, RunnableConfig] = {}
 
-    def model(self, name: str, max_tokens: int) -> BaseChatModel:
-        """The chat model `name` answering at most `max_tokens` tokens, built on first use."""
-        key = (name, max_tokens)
+    def model(self, name: str, max_tokens: int, streams: bool = False) -> BaseChatModel:
+        """The chat model `name` answering at most `max_tokens` tokens, built on first use; it
+        streams when a streamed run asks (`streams`) or never."""
+        key = (name, max_tokens, streams)
         if key not in self._models:
-            self._models[key] = chat_model(self._settings, name, max_tokens, self._http)
+            self._models[key] = chat_model(self._settings, name, max_tokens, self._http, streams)
         return self._models[key]
 
     async def aclose(self) -> None:
@@ -90,9 +101,12 @@ class ModelCalls:
     def method(self, name: str) -> Method:
         return structured_method(self._settings, name)
 
-    async def text(self, model: str, max_tokens: int, kind: str, messages: Sequence[BaseMessage]) -> str:
-        """The model's reply to `messages`, as text (stripped)."""
-        reply = await self._call(model, kind, self.model(model, max_tokens), list(messages))
+    async def text(
+        self, model: str, max_tokens: int, kind: str, messages: Sequence[BaseMessage], words: bool = False
+    ) -> str:
+        """The model's reply to `messages`, as text (stripped); `words`: it is for the person."""
+        config = self._config("" if words else None)
+        reply = await self._call(model, kind, self.model(model, max_tokens, words), list(messages), config)
         return reply_text(reply).strip()
 
     async def structured(
@@ -102,12 +116,15 @@ class ModelCalls:
         max_tokens: int,
         messages: Sequence[BaseMessage],
         from_text: Callable[[str], T | None] | None = None,
+        words: str | None = None,
     ) -> T:
         """`schema` as the model fills it in. A reply that does not parse is salvaged, else read by
-        `from_text` (a plain-text reply that serves as it is), else repaired once."""
-        runnable = self._runnable(schema, model, max_tokens)
+        `from_text` (a plain-text reply that serves as it is), else repaired once. `words`: the
+        field that holds the person's words, for a reply written for them."""
+        runnable = self._runnable(schema, model, max_tokens, words is not None)
         sent = self._with_schema(schema, model, messages)
-        reply = _raw(await self._call(model, schema.__name__, runnable, sent))
+        config = self._config(words)
+        reply = _raw(await self._call(model, schema.__name__, runnable, sent, config))
         if (found := salvaged(schema, reply)) is not None:
             return found
         if from_text is not None and (found := from_text(reply_text(reply).strip())) is not None:
@@ -121,20 +138,30 @@ class ModelCalls:
             AIMessage(content=written[:2000]),
             HumanMessage(content=REPAIR.format(name=schema.__name__, error=error)),
         ]
-        reply = _raw(await self._call(model, f"{schema.__name__} repair", runnable, repair))
+        reply = _raw(await self._call(model, f"{schema.__name__} repair", runnable, repair, config))
         if (found := salvaged(schema, reply)) is not None:
             return found
         ERRORS.labels("llm_output").inc()
         raise UnusableReply(f"the model returned no usable {schema.__name__}")
 
-    def _runnable(self, schema: type[BaseModel], model: str, max_tokens: int) -> Runnable[Any, Any]:
+    def _config(self, words: str | None) -> RunnableConfig:
+        """The run configuration of a call: words for the person (and which field), or not streamed."""
+        if words is None:
+            return NOT_STREAMED
+        if words not in self._words:
+            self._words[words] = {"metadata": {WORDS: words}}
+        return self._words[words]
+
+    def _runnable(
+        self, schema: type[BaseModel], model: str, max_tokens: int, streams: bool = False
+    ) -> Runnable[Any, Any]:
         """The model bound to ask for `schema`, built once per schema, model and limit. A named
         function is bound with its tool converted once, here (LangChain's `with_structured_output`
         converts the schema again at every call, for its trace metadata, and parses in a thread);
         the reply is read by salvage.py whichever way it was asked for."""
-        key = (schema, model, max_tokens)
+        key = (schema, model, max_tokens, streams)
         if key not in self._structured:
-            chat = self.model(model, max_tokens)
+            chat = self.model(model, max_tokens, streams)
             method = self.method(model)
             if method == "function_calling":
                 self._structured[key] = chat.bind_tools([schema], tool_choice=schema.__name__)
@@ -150,7 +177,9 @@ class ModelCalls:
         system = SystemMessage(content=f"{messages[0].content}\n\nReply with one JSON object of this schema: {shape}")
         return [system, *messages[1:]]
 
-    async def _call(self, model: str, kind: str, runnable: Runnable[Any, Any], messages: list[BaseMessage]) -> Any:
+    async def _call(
+        self, model: str, kind: str, runnable: Runnable[Any, Any], messages: list[BaseMessage], config: RunnableConfig
+    ) -> Any:
         """One call within the budget and the time limit, retried as the module says."""
         if self._budget is not None and not await self._budget():
             raise ModelBusy(f"no model call left this minute for {kind}")
@@ -159,7 +188,7 @@ class ModelCalls:
         for attempt in range(retries + 1):
             try:
                 async with asyncio.timeout(self._settings.llm_timeout):
-                    result = await runnable.ainvoke(messages)
+                    result = await runnable.ainvoke(messages, config)
             except (TimeoutError, ModelTimeoutError):
                 failure, retry, wait = ModelFailure("timed out"), self._settings.llm_retry_timeouts, None
             except Exception as exc:  # noqa: BLE001 - every provider's errors: retried or said, never raised raw

@@ -45,12 +45,16 @@ def structured_method(settings: Settings, model: str) -> Method:
     return AUTO.get(provider_of(model)[0], "function_calling")
 
 
-def chat_model(settings: Settings, model: str, max_tokens: int, http: httpx.AsyncClient) -> BaseChatModel:
+def chat_model(
+    settings: Settings, model: str, max_tokens: int, http: httpx.AsyncClient, streams: bool = False
+) -> BaseChatModel:
     """`model` (a name from the settings) answering at most `max_tokens` tokens, at temperature 0.
     The OpenAI and Azure models send through `http`, the back-end's own connection pool (it reads
-    HTTP(S)_PROXY and NO_PROXY as the SDK's would, and closes with the back-end)."""
+    HTTP(S)_PROXY and NO_PROXY as the SDK's would, and closes with the back-end). Unless it
+    `streams`, it never streams, even in a run streamed with LangGraph's `messages` mode."""
     provider, name = provider_of(model)
     common: dict[str, Any] = {"temperature": 0, "timeout": settings.llm_timeout, "max_retries": 0}
+    common["disable_streaming"] = not streams
     # the sync client is never used: no keep-alive transport built for it (which would also warn
     # that it disables the proxy of the environment)
     pooled = {**common, "http_async_client": http, "http_socket_options": ()}
@@ -75,6 +79,7 @@ def chat_model(settings: Settings, model: str, max_tokens: int, http: httpx.Asyn
     if provider == "ollama":
         # ChatOllama has no timeout or retries of its own: its httpx client takes the timeout.
         options: dict[str, Any] = {"num_predict": max_tokens, "client_kwargs": {"timeout": settings.llm_timeout}}
+        options["disable_streaming"] = not streams
         return _initialised(model, name, provider, temperature=0, **options)
     return _initialised(model, name, provider, max_tokens=max_tokens, **common)
 

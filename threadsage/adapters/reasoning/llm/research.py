@@ -49,7 +49,7 @@ class LLMResearcher:
         system = prompts.in_language_of(prompts.SYNTHESISE, question)
         user = f"Question: {question}\n\nFindings:\n{steps}\n\nExcerpts:\n{prompts.numbered(pool)}"
         limit = self.llm.limits.max_tokens_synthesis
-        return await self.llm.calls.text(self.llm.chat_model, limit, "synthesise", asked(system, user))
+        return await self.llm.calls.text(self.llm.chat_model, limit, "synthesise", asked(system, user), words=True)
 
 
 def _plain(findings: Sequence[Finding]) -> str:

@@ -1,0 +1,172 @@
+"""The answer's words shown as the model writes them, with Slack's streaming messages.
+
+In a thread (a mention's, a DM's, the assistant panel's) the first `Draft` starts a streamed reply
+(`chat.startStream`, through slack_sdk's `chat_stream`), each later one appends what it adds
+(`chat.appendStream`, at most every `APPEND_EVERY` seconds: the newest text then goes in one
+call), and the turn's reply finishes it: the stream is stopped (`chat.stopStream`) and the
+message becomes the reply as every other answer is posted — Block Kit sections, sources, the
+feedback buttons and the turn's metadata (`chat.update`). Until the first draft the steps show as
+before (the placeholder, or the panel's status); the placeholder then gives way to the stream.
+
+A stream cannot take words back: a withdrawn draft (the self-check rejected it) or one that does
+not continue the last stops the stream where it is, and the reply replaces it. The stream's
+message is remembered (the coordinator) for the turn, so a turn the queue redelivers streams no
+second message: it finishes the first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from slack_sdk.errors import SlackApiError, SlackRequestError
+from slack_sdk.web.async_chat_stream import AsyncChatStream
+
+from threadsage.bots.slack.places import Place
+from threadsage.bots.slack.progress import Placeholder
+from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.slack.status import Status
+from threadsage.chat import Draft, Progress, Reply, Turn
+from threadsage.delivery.coordination import Coordinator
+
+log = logging.getLogger(__name__)
+
+APPEND_EVERY = 0.3  # seconds between two appends to a stream
+STREAM_KEPT = 24 * 3600.0  # seconds a turn's stream is remembered, for a redelivered turn
+
+
+class Streaming:
+    """A `Shown` (see `status`) that streams the drafts of a turn answered in a thread."""
+
+    def __init__(
+        self, inner: Placeholder | Status, send: SlackSender, place: Place, turn: Turn, coordinator: Coordinator
+    ) -> None:
+        self.inner = inner
+        self.send = send
+        self.place = place
+        self.turn = turn
+        self.coordinator = coordinator
+        self._stream: AsyncChatStream | None = None  # open while drafts arrive
+        self._stream_ts: str | None = None  # the streamed message, open or stopped
+        self._streamed = ""  # what the stream shows
+        self._latest = ""  # the newest draft, not yet appended
+        self._flushing: asyncio.Task[None] | None = None
+        self._appended_at = 0.0
+        self._closed = False  # no more drafts: the stream was stopped (or a redelivered turn)
+
+    @property
+    def ts(self) -> str | None:
+        return self._stream_ts or self.inner.ts
+
+    @property
+    def _key(self) -> str:
+        return f"slack-stream:{self.turn.message_id}"
+
+    async def find(self) -> None:
+        """A redelivered turn finishes the message an earlier try streamed (stopping it, should
+        that try have died with it open) rather than streaming another."""
+        await self.inner.find()
+        self._stream_ts = await self.coordinator.recall(self._key)
+        self._closed = self._stream_ts is not None
+        if self._stream_ts is not None:
+            try:
+                await self.send.client.chat_stopStream(channel=self.place.channel, ts=self._stream_ts)
+            except SlackApiError as exc:  # usually stopped already
+                log.info("an earlier stream of %s: %s", self.turn.message_id, exc.response.get("error"))
+
+    async def show(self, progress: Progress) -> None:
+        if self._stream_ts is None:
+            await self.inner.show(progress)
+
+    async def draft(self, draft: Draft) -> None:
+        if self._closed:
+            return
+        if not draft.text.startswith(self._streamed):  # withdrawn, or rewritten: the reply replaces it
+            await self._stop()
+            return
+        self._latest = draft.text
+        if self._stream is None:
+            await self._start()
+        elif self._flushing is None:
+            wait = self._appended_at + APPEND_EVERY - time.monotonic()
+            self._flushing = asyncio.create_task(self._flush_after(wait))
+
+    async def deliver(self, reply: Reply, turn: Turn) -> None:
+        if self._stream_ts is None:
+            await self.inner.deliver(reply, turn)
+            return
+        await self._stop()
+        replacing, self._stream_ts = self._stream_ts, None
+        await self.send.post(self.place, reply, turn, replacing)
+
+    async def apologise(self, text: str) -> None:
+        if self._stream_ts is None:
+            await self.inner.apologise(text)
+            return
+        await self._stop()
+        replacing, self._stream_ts = self._stream_ts, None
+        await self.send.post_quietly(self.place, text, replacing)
+
+    def stop(self) -> None:
+        self.inner.stop()
+        if self._flushing is not None:
+            self._flushing.cancel()
+
+    async def end(self) -> None:
+        await self._stop()
+        await self.inner.end()
+
+    async def _start(self) -> None:
+        await self.inner.give_way()
+        recipient = {} if self.place.is_dm else {"recipient_user_id": self.turn.user_id}
+        if recipient and self.place.team:
+            recipient["recipient_team_id"] = self.place.team
+        stream = await self.send.client.chat_stream(
+            channel=self.place.channel, thread_ts=self.place.thread_ts, buffer_size=1, **recipient
+        )
+        try:
+            await stream.append(markdown_text=self._latest)
+        except SlackApiError as exc:
+            log.warning("could not start a stream: %s", exc.response.get("error"))
+            self._closed = True  # the steps' placeholder is gone: the reply is posted as usual
+            return
+        self._stream, self._streamed, self._appended_at = stream, self._latest, time.monotonic()
+        self._stream_ts = stream.ts
+        if stream.ts is not None:
+            await self.coordinator.remember(self._key, stream.ts, STREAM_KEPT)
+
+    async def _flush_after(self, wait: float) -> None:
+        try:
+            if wait > 0:
+                await asyncio.sleep(wait)
+            await self._append()
+        finally:
+            if self._flushing is asyncio.current_task():
+                self._flushing = None
+
+    async def _append(self) -> None:
+        stream, added = self._stream, self._latest[len(self._streamed) :]
+        if stream is None or not added:
+            return
+        self._streamed, self._appended_at = self._latest, time.monotonic()
+        try:
+            await stream.append(markdown_text=added)
+        except (SlackApiError, SlackRequestError) as exc:  # the reply replaces it anyway
+            log.warning("could not append to a stream: %s", exc)
+            self._stream, self._closed = None, True
+
+    async def _stop(self) -> None:
+        """No more drafts; the stream stopped with what it shows (the reply then replaces it)."""
+        self._closed = True
+        flushing, self._flushing = self._flushing, None
+        if flushing is not None:
+            flushing.cancel()
+            await asyncio.gather(flushing, return_exceptions=True)
+        stream, self._stream = self._stream, None
+        if stream is None:
+            return
+        try:
+            await stream.stop()
+        except (SlackApiError, SlackRequestError) as exc:
+            log.warning("could not stop a stream: %s", exc)

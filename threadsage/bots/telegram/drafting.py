@@ -1,0 +1,108 @@
+"""The answer's words shown as the model writes them, in Telegram.
+
+- In a private chat: `sendMessageDraft` (Bot API 10.0; its `chat_id` is "the target private
+  chat"), the whole text so far each time under one `draft_id` (Telegram animates the change),
+  at most every `DRAFT_EVERY` seconds. A draft is a 30-second preview: the reply itself is then
+  sent as usual, with its keyboard. A withdrawn draft shows Telegram's "Thinking…" (an empty text).
+- Elsewhere (groups, forum topics), where drafts are not offered: the first words are sent as a
+  message (quoting the question, in the topic) and edited with the newest words, at most every
+  `EDIT_EVERY` seconds — a group takes about 20 messages a minute, edits included, so a few turns
+  at once stay within it — and the reply takes that message's place (`TelegramSender.deliver`).
+  A withdrawn draft leaves the words shown until the reply replaces them.
+
+Drafts are plain text (a partial answer's Markdown may not be closed yet); what fails to show is
+logged and the reply comes anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+
+from telegram import Bot, Message
+from telegram.constants import MessageLimit
+from telegram.error import BadRequest, TelegramError
+
+from threadsage.bots.telegram.sending import Place
+from threadsage.chat import Draft
+
+log = logging.getLogger(__name__)
+
+DRAFT_EVERY = 0.3  # seconds between two drafts in a private chat
+EDIT_EVERY = 3.0  # seconds between two edits of the words shown in a group
+
+
+def draft_id(turn_id: str) -> int:
+    """A turn's draft identifier: non-zero, as Telegram requires, and the same on a redelivery."""
+    return int.from_bytes(hashlib.sha256(turn_id.encode("utf-8", "surrogatepass")).digest()[:4]) % (2**31 - 1) + 1
+
+
+class Drafts:
+    """The drafts of one turn, shown in `place`; `message` is what a group turn showed."""
+
+    def __init__(self, bot: Bot, place: Place, turn_id: str) -> None:
+        self.bot = bot
+        self.place = place
+        self.draft_id = draft_id(turn_id)
+        self.message: Message | None = None  # the words shown in a group, to be replaced by the reply
+        self._latest: str | None = None  # the newest draft, not shown yet
+        self._shown = ""
+        self._shown_at = 0.0
+        self._later: asyncio.Task[None] | None = None
+        self._every = DRAFT_EVERY if place.private else EDIT_EVERY
+
+    async def draft(self, draft: Draft) -> None:
+        if not draft.text and not self.place.private:
+            return  # what a group was shown stays until the reply replaces it
+        self._latest = draft.text[: MessageLimit.MAX_TEXT_LENGTH]
+        if not draft.text:  # withdrawn: at once, whatever waits
+            await self.finish()
+            await self._show()
+            return
+        if self._later is not None:
+            return  # the newest is shown when its time comes
+        wait = self._shown_at + self._every - time.monotonic()
+        if wait > 0:
+            self._later = asyncio.create_task(self._show_after(wait))
+            return
+        await self._show()
+
+    async def finish(self) -> Message | None:
+        """No more drafts (the reply is next): what a group was shown, for the reply to replace."""
+        later, self._later = self._later, None
+        if later is not None:
+            later.cancel()
+            await asyncio.gather(later, return_exceptions=True)
+        return self.message
+
+    async def _show_after(self, wait: float) -> None:
+        try:
+            await asyncio.sleep(wait)
+            await self._show()
+        finally:
+            if self._later is asyncio.current_task():
+                self._later = None
+
+    async def _show(self) -> None:
+        text, self._latest = self._latest, None
+        if text is None or (text == self._shown and self.message is not None):
+            return
+        self._shown_at = time.monotonic()
+        try:
+            if self.place.private:
+                # Without a text (not an empty one, which python-telegram-bot's ExtBot sends as "[]"):
+                # Telegram's "Thinking…".
+                await self.bot.send_message_draft(
+                    self.place.chat_id, self.draft_id, text or None, message_thread_id=self.place.topic
+                )
+            elif self.message is None:
+                self.message = await self.bot.send_message(self.place.chat_id, text, **self.place.send_kwargs())
+            else:
+                await self.message.edit_text(text)
+            self._shown = text
+        except BadRequest as exc:
+            log.info("a draft was not shown: %s", exc.message)
+        except TelegramError as exc:
+            log.warning("a draft was not shown: %s", exc)
