@@ -40,7 +40,7 @@ import psycopg  # noqa: E402
 
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from threadsage.adapters.knowledge import open_knowledge_base  # noqa: E402
-from threadsage.adapters.reasoning.base import Reasoner  # noqa: E402
+from threadsage.adapters.reasoner import Reasoner  # noqa: E402
 from threadsage.adapters.reasoning.llm.back_end import LLMReasoner  # noqa: E402
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner  # noqa: E402
 from threadsage.chat.loop import KnowledgeLoop, LoopReport  # noqa: E402
