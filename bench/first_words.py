@@ -15,6 +15,11 @@ against the sum of its model calls' own times.
   when streamed).
 
     .venv/bin/python bench/first_words.py [--model fake|real] [--turns 3]
+    .venv/bin/python bench/first_words.py --cpu 100
+
+`--cpu N`: what streaming costs: CPU of this process per standard-route turn (3 model calls, the
+answer 66 tokens), N turns through `stream()` (drafts) and N through `handle()` (no stream), with
+the fake in a process of its own and no pace, so only the bot's side is counted.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import argparse
 import asyncio
 import io
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +48,8 @@ from threadsage.chat import ChatService, Draft, Reply, Turn
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
 
-HANDBOOK = Path(__file__).resolve().parents[1] / "examples" / "handbook"
+REPO = Path(__file__).resolve().parents[1]
+HANDBOOK = REPO / "examples" / "handbook"
 ROUTES = {"standard": "HOW_TO", "fast": "FACT_LOOKUP"}
 QUESTIONS = [  # none that the ambiguity backstop asks back
     "Which cabin class may I book for a flight of 6 hours or more?",
@@ -209,14 +216,70 @@ async def measure_one(chat: ChatService, own: FakeOwn | RealOwn, turns: int, rou
     )
 
 
+SERVE = """
+import sys
+from tests.fakes.openai_server import FakeOpenAI
+fake = FakeOpenAI().start()
+fake.script["answer"] = {"answer": sys.argv[1], "used": [1]}
+fake.script["RouteDecision"] = {"intent": "HOW_TO", "confidence": 0.9, "reasoning": "scripted"}
+print(fake.base_url, flush=True)
+sys.stdin.read()
+fake.stop()
+"""
+
+
+def cpu(turns: int) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVE, ANSWER], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        asyncio.run(cpu_of_turns(server.stdout.readline().strip(), turns))
+    finally:
+        server.communicate("")
+
+
+async def cpu_of_turns(base_url: str, turns: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        kb_settings = Settings(THREADSAGE_DATA_DIR=Path(tmp) / "kb", THREADSAGE_EMBEDDINGS="none", _env_file=None)
+        kb = open_knowledge_base(kb_settings)
+        assert Ingestor(kb, kb_settings.chunk_chars, kb_settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
+        settings = Settings(
+            THREADSAGE_DATA_DIR=Path(tmp) / "data",
+            THREADSAGE_EMBEDDINGS="none",
+            DATABASE_URL=None,
+            OPENAI_API_KEY="sk-test",
+            OPENAI_BASE_URL=base_url,
+            _env_file=None,
+        )
+        async with open_chat_service(settings, kb=kb) as chat:
+            print("| how | CPU per turn | drafts per turn |")
+            print("|---|---|---|")
+            for how in ("handle", "stream", "handle", "stream"):
+                started, drafts = time.process_time(), 0
+                for n in range(turns):
+                    turn = Turn("bench", f"cpu:{how}:{n}:{started}", f"U{n}", "m", QUESTIONS[0])
+                    if how == "handle":
+                        await chat.handle(turn)
+                    else:
+                        drafts += sum([isinstance(e, Draft) async for e in chat.stream(turn)])
+                spent = (time.process_time() - started) / turns * 1000
+                print(f"| {how} | {spent:.1f} ms | {drafts / turns:.1f} |", flush=True)
+        kb.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", choices=["fake", "real"], default="fake")
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--first-token", type=float, default=1.0, help="the fake's seconds to the first token")
     parser.add_argument("--rate", type=float, default=30.0, help="the fake's tokens a second")
+    parser.add_argument("--cpu", type=int, default=0, help="measure CPU per turn over this many turns instead")
     args = parser.parse_args()
-    asyncio.run(run(args.model, args.turns, args.first_token, args.rate))
+    if args.cpu:
+        cpu(args.cpu)
+    else:
+        asyncio.run(run(args.model, args.turns, args.first_token, args.rate))
 
 
 if __name__ == "__main__":
