@@ -134,7 +134,7 @@ class RealOwn:
         return before, ttft, total, len(calls), sum(e.completion_tokens or 0 for e in calls)
 
 
-async def run(model: str, turns: int, first_token: float, rate: float) -> None:
+async def run(model: str, turns: int, first_token: float, rate: float, timeout: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         kb_settings = Settings(THREADSAGE_DATA_DIR=Path(tmp) / "kb", THREADSAGE_EMBEDDINGS="none", _env_file=None)
         kb = open_knowledge_base(kb_settings)
@@ -164,7 +164,7 @@ async def run(model: str, turns: int, first_token: float, rate: float) -> None:
                     OPENAI_API_KEY="sk-local",
                     OPENAI_BASE_URL=server.base_url,
                     THREADSAGE_CHAT_MODEL=MODEL_NAME,
-                    THREADSAGE_LLM_TIMEOUT=60,
+                    THREADSAGE_LLM_TIMEOUT=timeout,
                     _env_file=None,
                     **common,
                 )
@@ -274,12 +274,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--first-token", type=float, default=1.0, help="the fake's seconds to the first token")
     parser.add_argument("--rate", type=float, default=30.0, help="the fake's tokens a second")
+    parser.add_argument("--timeout", type=float, default=60, help="THREADSAGE_LLM_TIMEOUT with the real server")
     parser.add_argument("--cpu", type=int, default=0, help="measure CPU per turn over this many turns instead")
     args = parser.parse_args()
     if args.cpu:
         cpu(args.cpu)
     else:
-        asyncio.run(run(args.model, args.turns, args.first_token, args.rate))
+        asyncio.run(run(args.model, args.turns, args.first_token, args.rate, args.timeout))
 
 
 if __name__ == "__main__":
