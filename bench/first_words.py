@@ -1,178 +1,287 @@
-"""Time from a question to the first words of its answer on screen, in Slack and Telegram.
+"""Time from a question to the first words of its answer, in the chat service's event stream and
+in the terminal chat, against the model's own times.
 
-    .venv/bin/python bench/first_words.py [--runs 5] [--first-token 1.0] [--tokens-per-second 30]
+The goal (issue 23): first words within the model's own time to first token of the answer call,
+plus the calls before it, plus 300 ms. "Before" is the sum of the own times of the calls made
+before the answer (each to its whole reply: they are not streamed); "TTFT" is the answer call's own
+time to its first token; "overhead" is first words − before − TTFT. Also each turn's wall time
+against the sum of its model calls' own times.
 
-The real bolt app (served by uvicorn) and the real python-telegram-bot (long polling) against the
-fake Slack Web API and the fake Bot API, on the real chat service over the demo handbook, its
-language-model back-end against the fake OpenAI server, which answers every call --first-token
-seconds after the request and then --tokens-per-second tokens a second, streamed when asked (the
-answer is; routing and checking are not). The clock starts when the question is sent (Slack: the
-signed event's POST; Telegram: the update offered to getUpdates) and stops when the platform is
-first given words of the answer: Slack `chat.startStream` in a thread (a mention, the AI panel),
-the placeholder's `chat.update` at the top of a DM; Telegram `sendMessageDraft` in a private chat,
-the first message in a group. "Before the answer" is the time until the answer's model call
-arrives at the fake server (the calls before it, and the turn's own work); the goal is that + the
-first token + 300 ms. Prints a table (seconds).
+- `--model fake` (default): the fake OpenAI server of the tests at a realistic pace
+  (`--first-token 1 --rate 30`: one second to the first token, 30 tokens a second); the own times
+  are the fake's.
+- `--model real`: llama-cpp-python's server with SmolLM2-135M (`make model-server`), behind the
+  recording proxy of tests/support/model_server.py, which times each request (to its first token
+  when streamed).
+
+    .venv/bin/python bench/first_words.py [--model fake|real] [--turns 3]
+    .venv/bin/python bench/first_words.py --cpu 100
+
+`--cpu N`: what streaming costs: CPU of this process per standard-route turn (3 model calls, the
+answer 66 tokens), N turns through `stream()` (drafts) and N through `handle()` (no stream), with
+the fake in a process of its own and no pace, so only the bot's side is counted.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakes.openai_server import FakeOpenAI, kind_of  # noqa: E402
-from tests.fakes.slack_api import FakeSlack, assistant_thread  # noqa: E402
-from tests.fakes.telegram_api import FakeBotAPI  # noqa: E402
-from tests.support import slack_harness, telegram_harness  # noqa: E402
-from tests.support.conversation import route_to  # noqa: E402
-from tests.support.telegram_harness import ANN, GROUP, TOKEN, TRAVEL, bot_settings, mention, private  # noqa: E402
-from threadsage.adapters.knowledge import open_knowledge_base  # noqa: E402
-from threadsage.bots.slack.texts import STEPS  # noqa: E402
-from threadsage.i18n import say  # noqa: E402
-from threadsage.ingestion.pipeline import Ingestor  # noqa: E402
-from threadsage.settings.environment import Settings  # noqa: E402
+from rich.console import Console
 
-DM = "D222"
-POLL = 0.002  # seconds between two looks at what the fake platform was given
+from tests.fakes.openai_server import FakeOpenAI
+from tests.support.model_server import MODEL_NAME, running_model_server
+from threadsage.adapters.knowledge import open_knowledge_base
+from threadsage.app.runtime import open_chat_service
+from threadsage.bots.terminal import TerminalChat
+from threadsage.chat import ChatService, Draft, Reply, Turn
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.settings.environment import Settings
 
-
+REPO = Path(__file__).resolve().parents[1]
+HANDBOOK = REPO / "examples" / "handbook"
+ROUTES = {"standard": "HOW_TO", "fast": "FACT_LOOKUP"}
+QUESTIONS = [  # none that the ambiguity backstop asks back
+    "Which cabin class may I book for a flight of 6 hours or more?",
+    "What is the hotel limit per night in Lisbon?",
+    "How many days of annual leave do employees get?",
+]
 ANSWER = (
-    "Premium economy is allowed for flights of six hours or more [1]; book it through TripDesk with your "
-    "manager's approval, and keep the receipt for the expense report [1]."
+    "For a flight of six hours or more you may book premium economy [1]; shorter flights are booked in "
+    "economy, and business class needs the approval of a director before the booking is made [1]. Book "
+    "through TripDesk at least fourteen days in advance, and add a short reason for later bookings [1]."
 )
-Times = dict[str, list[tuple[float, float]]]  # surface → (to the answer's model call, to the first words)
 
 
-async def until(found: Callable[[], bool], timeout: float = 60.0) -> float:
-    """The time at which `found()` first holds."""
-    deadline = time.perf_counter() + timeout
-    while not found():
-        if time.perf_counter() > deadline:
-            raise TimeoutError("no words arrived")
-        await asyncio.sleep(POLL)
-    return time.perf_counter()
+class FirstWrite(io.StringIO):
+    """The terminal's output, with the moment of its first write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first: float | None = None
+
+    def write(self, text: str) -> int:
+        if self.first is None and text.strip():
+            self.first = time.monotonic()
+        return super().write(text)
 
 
-async def timed(llm: FakeOpenAI, ask: Callable[[], Awaitable[Any]], shown: Callable[[], bool]) -> tuple[float, float]:
-    """From asking: the time until the answer's model call arrives, and until the first words show."""
-    before = answer_calls(llm)
-    start = time.perf_counter()
-    await ask()
-    answer_call = asyncio.create_task(until(lambda: answer_calls(llm) > before))
-    words = await until(shown)
-    return await answer_call - start, words - start
+async def streamed(chat: ChatService, turn: Turn) -> tuple[float, float, int]:
+    """Seconds to the first draft and to the reply, and how many drafts."""
+    started = time.monotonic()
+    first = replied = None
+    drafts = 0
+    async for event in chat.stream(turn):
+        if isinstance(event, Draft) and event.text:
+            drafts += 1
+            first = first or time.monotonic() - started
+        if isinstance(event, Reply) and replied is None:
+            replied = time.monotonic() - started
+    assert replied is not None, "no reply"
+    return first or float("nan"), replied, drafts
 
 
-def answer_calls(llm: FakeOpenAI) -> int:
-    return sum(1 for path, body in list(llm.requests) if path.endswith("/completions") and kind_of(body) == "answer")
+async def in_terminal(chat: ChatService, question: str) -> float:
+    out = FirstWrite()
+    terminal = TerminalChat(chat, f"t{time.monotonic_ns()}", Console(file=out, force_terminal=False, width=200))
+    started = time.monotonic()
+    await terminal.ask(question)
+    return (out.first or float("nan")) - started
 
 
-async def slack(kb: Any, scratch: Path, runs: int, llm: FakeOpenAI) -> Times:
-    fake = FakeSlack().start()
-    steps = {say(key) for key in STEPS.values()}
-    times: Times = {"Slack thread (mention)": [], "Slack DM": [], "Slack AI panel": []}
-    model = {"OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": llm.base_url, "THREADSAGE_RATE_LIMIT_PER_MINUTE": 10_000}
-    try:
-        async with slack_harness.running(scratch / "slack", kb, fake=fake, **model) as bot:
-
-            def streams(before: int) -> Callable[[], bool]:
-                return lambda: len(fake.of("chat.startStream")) > before
-
-            def dm_words(before: int) -> Callable[[], bool]:
-                return lambda: len(words_in_dm()) > before
-
-            def words_in_dm() -> list[dict]:
-                return [u for u in fake.of("chat.update") if u.get("channel") == DM and u.get("text") not in steps]
-
-            for _ in range(runs):
-                started = len(fake.of("chat.startStream"))
-                times["Slack thread (mention)"].append(await timed(llm, lambda: bot.mention(TRAVEL), streams(started)))
-                await bot.settle()
-                dm = slack_harness.dm_message(TRAVEL, DM)
-                times["Slack DM"].append(await timed(llm, lambda: bot.event(dm), dm_words(len(words_in_dm()))))  # noqa: B023
-                await bot.settle()
-                panel = slack_harness.next_ts()
-                await bot.event(assistant_thread("assistant_thread_started", "U222", DM, panel))
-                await bot.settle()
-                in_panel = slack_harness.dm_message(TRAVEL, DM, thread_ts=panel)
-                started = len(fake.of("chat.startStream"))
-                times["Slack AI panel"].append(await timed(llm, lambda: bot.event(in_panel), streams(started)))  # noqa: B023
-                await bot.settle()
-    finally:
-        fake.stop()
-    return times
+def row(cells: list[Any]) -> str:
+    return "| " + " | ".join(f"{c:.2f}" if isinstance(c, float) else str(c) for c in cells) + " |"
 
 
-async def telegram(kb: Any, scratch: Path, runs: int, llm: FakeOpenAI) -> Times:
-    fake = await FakeBotAPI(TOKEN).start()
-    times: Times = {"Telegram private chat": [], "Telegram group": []}
-    chat = private(ANN)
-    model = {"OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": llm.base_url, "THREADSAGE_RATE_LIMIT_PER_MINUTE": 10_000}
-    try:
-        async with telegram_harness.running(bot_settings(scratch / "telegram", fake, **model), kb):
-            for _ in range(runs):
-                drafted = len(fake.calls_of("sendMessageDraft"))
+class FakeOwn:
+    def __init__(self, fake: FakeOpenAI) -> None:
+        self.fake = fake
 
-                async def ask_privately() -> None:
-                    fake.say(chat, ANN, TRAVEL)
+    def mark(self) -> int:
+        return len(self.fake.own_seconds)
 
-                times["Telegram private chat"].append(
-                    await timed(llm, ask_privately, lambda: len(fake.calls_of("sendMessageDraft")) > drafted)  # noqa: B023
+    def own(self, since: int) -> tuple[float, float, float, int, int]:
+        calls = self.fake.own_seconds[since:]
+        answer = next((i for i, (kind, _, _) in enumerate(calls) if kind == "answer"), len(calls))
+        before = sum(whole for _, _, whole in calls[:answer])
+        ttft = calls[answer][1] if answer < len(calls) else 0.0
+        return before, ttft, sum(whole for _, _, whole in calls), len(calls), 0
+
+
+class RealOwn:
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    def mark(self) -> int:
+        return len(self.server.chat_exchanges())
+
+    def own(self, since: int) -> tuple[float, float, float, int, int]:
+        calls = self.server.chat_exchanges()[since:]
+        answer = next((i for i, e in enumerate(calls) if e.body.get("stream")), len(calls))
+        before = sum(e.seconds for e in calls[:answer])
+        ttft = (calls[answer].first_token or 0.0) if answer < len(calls) else 0.0
+        total = sum(e.seconds for e in calls)
+        return before, ttft, total, len(calls), sum(e.completion_tokens or 0 for e in calls)
+
+
+async def run(model: str, turns: int, first_token: float, rate: float, timeout: float) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        kb_settings = Settings(THREADSAGE_DATA_DIR=Path(tmp) / "kb", THREADSAGE_EMBEDDINGS="none", _env_file=None)
+        kb = open_knowledge_base(kb_settings)
+        assert Ingestor(kb, kb_settings.chunk_chars, kb_settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
+        common = {"THREADSAGE_DATA_DIR": Path(tmp) / "data", "THREADSAGE_EMBEDDINGS": "none", "DATABASE_URL": None}
+        if model == "fake":
+            fake = FakeOpenAI(first_token_seconds=first_token, tokens_per_second=rate).start()
+            fake.script["answer"] = {"answer": ANSWER, "used": [1]}
+            routes = iter([])
+
+            def route(_request: dict) -> dict:
+                return {"intent": next(routes), "confidence": 0.9, "reasoning": "scripted"}
+
+            fake.script["RouteDecision"] = route
+            settings = Settings(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake.base_url, _env_file=None, **common)
+            try:
+                async with open_chat_service(settings, kb=kb) as chat:
+                    print(f"fake model: {first_token:.1f} s to the first token, {rate:.0f} tokens/s\n")
+                    for route_name, intent in ROUTES.items():
+                        routes = iter([intent] * (2 * turns))
+                        await measure_one(chat, FakeOwn(fake), turns, route_name)
+            finally:
+                fake.stop()
+        else:
+            async with running_model_server() as server:
+                settings = Settings(
+                    OPENAI_API_KEY="sk-local",
+                    OPENAI_BASE_URL=server.base_url,
+                    THREADSAGE_CHAT_MODEL=MODEL_NAME,
+                    THREADSAGE_LLM_TIMEOUT=timeout,
+                    _env_file=None,
+                    **common,
                 )
-                await fake.quiet(0.5)
-                sent = len(fake.sent(GROUP["id"]))
-
-                async def ask_in_group() -> None:
-                    fake.say(GROUP, ANN, mention(TRAVEL))
-
-                times["Telegram group"].append(
-                    await timed(llm, ask_in_group, lambda: len(fake.sent(GROUP["id"])) > sent)  # noqa: B023
-                )
-                await fake.quiet(0.5)
-    finally:
-        await fake.stop()
-    return times
-
-
-async def main(runs: int, first_token: float, tokens_per_second: float) -> None:
-    llm = FakeOpenAI(first_token_seconds=first_token, tokens_per_second=tokens_per_second).start()
-    llm.script["RouteDecision"] = route_to("HOW_TO")
-    llm.script["answer"] = {"answer": ANSWER, "used": [1]}
-    with tempfile.TemporaryDirectory() as scratch:
-        settings = Settings(THREADSAGE_DATA_DIR=Path(scratch) / "kb", THREADSAGE_EMBEDDINGS="none", _env_file=None)
-        kb = open_knowledge_base(settings)
-        Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([ROOT / "examples" / "handbook"])
-        times = await slack(kb, Path(scratch), runs, llm) | await telegram(kb, Path(scratch), runs, llm)
+                async with open_chat_service(settings, kb=kb) as chat:
+                    print("llama-cpp-python server, SmolLM2-135M-Instruct, --n_threads 1\n")
+                    await measure_one(chat, RealOwn(server), turns, "any")
         kb.close()
-    llm.stop()
-    print(f"model: first token {first_token:.1f} s after each request, {tokens_per_second:g} tokens/s; {runs} runs")
-    columns = ["surface", "before the answer's call, p50 (s)", "first words, p50 (s)", "max (s)", "goal (s)"]
-    print("| " + " | ".join([*columns, "vs goal, p50 (ms)"]) + " |")
-    print("|---|---|---|---|---|---|")
-    for name, pairs in times.items():
-        before = statistics.median(b for b, _ in pairs)
-        words = statistics.median(w for _, w in pairs)
-        goal = before + first_token + 0.3
-        over = statistics.median(w - (b + first_token + 0.3) for b, w in pairs)
+
+
+async def measure_one(chat: ChatService, own: FakeOwn | RealOwn, turns: int, route: str) -> None:
+    print(f"route: {route}")
+    print(
+        "| turn | before (s) | answer TTFT (s) | first words (s) | overhead (ms) | terminal: first words (s) "
+        "| reply (s) | calls' own (s) | calls | tokens | drafts |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    overheads, terminals = [], []
+    for n in range(turns):
+        question = QUESTIONS[n % len(QUESTIONS)]
+        mark = own.mark()
+        first, reply, drafts = await streamed(chat, Turn("bench", f"b:{route}:{n}", "U1", f"{route}{n}", question))
+        before, ttft, total, calls, tokens = own.own(mark)
+        overheads.append((first - before - ttft) * 1000)
+        mark = own.mark()
+        terminal = await in_terminal(chat, question)
+        t_before, t_ttft, *_ = own.own(mark)
+        terminals.append((terminal - t_before - t_ttft) * 1000)
         print(
-            f"| {name} | {before:.3f} | {words:.3f} | {max(w for _, w in pairs):.3f} | {goal:.3f} | {1000 * over:.0f} |"
+            row(
+                [
+                    n + 1,
+                    before,
+                    ttft,
+                    first,
+                    f"{overheads[-1]:.0f}",
+                    f"{terminal:.2f} ({terminals[-1]:+.0f} ms)",
+                    reply,
+                    total,
+                    calls,
+                    tokens,
+                    drafts,
+                ]
+            ),
+            flush=True,
         )
+    print(
+        f"median overhead: event stream {statistics.median(overheads):.0f} ms, "
+        f"terminal {statistics.median(terminals):.0f} ms\n"
+    )
+
+
+SERVE = """
+import sys
+from tests.fakes.openai_server import FakeOpenAI
+fake = FakeOpenAI().start()
+fake.script["answer"] = {"answer": sys.argv[1], "used": [1]}
+fake.script["RouteDecision"] = {"intent": "HOW_TO", "confidence": 0.9, "reasoning": "scripted"}
+print(fake.base_url, flush=True)
+sys.stdin.read()
+fake.stop()
+"""
+
+
+def cpu(turns: int) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVE, ANSWER], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        asyncio.run(cpu_of_turns(server.stdout.readline().strip(), turns))
+    finally:
+        server.communicate("")
+
+
+async def cpu_of_turns(base_url: str, turns: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        kb_settings = Settings(THREADSAGE_DATA_DIR=Path(tmp) / "kb", THREADSAGE_EMBEDDINGS="none", _env_file=None)
+        kb = open_knowledge_base(kb_settings)
+        assert Ingestor(kb, kb_settings.chunk_chars, kb_settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
+        settings = Settings(
+            THREADSAGE_DATA_DIR=Path(tmp) / "data",
+            THREADSAGE_EMBEDDINGS="none",
+            DATABASE_URL=None,
+            OPENAI_API_KEY="sk-test",
+            OPENAI_BASE_URL=base_url,
+            _env_file=None,
+        )
+        async with open_chat_service(settings, kb=kb) as chat:
+            print("| how | CPU per turn | drafts per turn |")
+            print("|---|---|---|")
+            for how in ("handle", "stream", "handle", "stream"):
+                started, drafts = time.process_time(), 0
+                for n in range(turns):
+                    turn = Turn("bench", f"cpu:{how}:{n}:{started}", f"U{n}", "m", QUESTIONS[0])
+                    if how == "handle":
+                        await chat.handle(turn)
+                    else:
+                        drafts += sum([isinstance(e, Draft) async for e in chat.stream(turn)])
+                spent = (time.process_time() - started) / turns * 1000
+                print(f"| {how} | {spent:.1f} ms | {drafts / turns:.1f} |", flush=True)
+        kb.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", choices=["fake", "real"], default="fake")
+    parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--first-token", type=float, default=1.0, help="the fake's seconds to the first token")
+    parser.add_argument("--rate", type=float, default=30.0, help="the fake's tokens a second")
+    parser.add_argument("--timeout", type=float, default=60, help="THREADSAGE_LLM_TIMEOUT with the real server")
+    parser.add_argument("--cpu", type=int, default=0, help="measure CPU per turn over this many turns instead")
+    args = parser.parse_args()
+    if args.cpu:
+        cpu(args.cpu)
+    else:
+        asyncio.run(run(args.model, args.turns, args.first_token, args.rate, args.timeout))
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--first-token", type=float, default=1.0)
-    parser.add_argument("--tokens-per-second", type=float, default=30.0)
-    arguments = parser.parse_args()
-    asyncio.run(main(arguments.runs, arguments.first_token, arguments.tokens_per_second))
+    main()

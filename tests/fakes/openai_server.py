@@ -174,6 +174,8 @@ class FakeOpenAI(ServedFake):
     token_seconds: float = 0.0  # per token of a reply that never stops
     tokens_per_second: float = 0.0  # the pace of every reply after its first token (0: no wait)
     abandoned: list[str] = field(default_factory=list)  # kinds of the requests the client gave up on
+    # each completion's kind and its own time: to its first token (the whole reply when not streamed), in all
+    own_seconds: list[tuple[str, float, float]] = field(default_factory=list)
     script: dict[str, Any] = field(default_factory=dict)
     requests: list[tuple[str, dict]] = field(default_factory=list)
     authorizations: list[str] = field(default_factory=list)  # each request's Authorization header
@@ -245,6 +247,9 @@ class FakeOpenAI(ServedFake):
             message, finish, usage["completion_tokens"] = rambling(message, token_limit(request))
             time.sleep(self.token_seconds * usage["completion_tokens"])
         if request.get("stream"):
+            whole = len(tokens_of(message)) / self.tokens_per_second if self.tokens_per_second else 0.0
+            first = self.latency + self.first_token_seconds
+            self.own_seconds.append((kind, first, first + whole))
             return 200, {}, self.streamed(request, kind, message, finish, usage, dies)
         if dies is not None:
             return DROP, {}, ""
@@ -252,6 +257,7 @@ class FakeOpenAI(ServedFake):
         if self.tokens_per_second:
             usage["completion_tokens"] = len(tokens_of(message))
             paced += usage["completion_tokens"] / self.tokens_per_second
+        self.own_seconds.append((kind, self.latency + paced, self.latency + paced))
         completion = {
             "id": "chatcmpl-fake",
             "object": "chat.completion",

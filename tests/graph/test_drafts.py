@@ -65,3 +65,12 @@ def test_calls_not_for_the_person_are_ignored_and_a_new_call_withdraws_first() -
     drafts.withdraw()
     drafts.withdraw()  # once is enough
     assert shown == ["Hello the", "", "Hi", ""]
+
+
+def test_text_in_content_blocks_counts_and_other_blocks_do_not() -> None:
+    """Anthropic's chunks carry lists of blocks: text blocks are words, a tool's JSON delta is not."""
+    shown: list[str] = []
+    drafts = Drafts(shown.append, interval=0.0)
+    blocks = [{"type": "text", "text": "Hello", "index": 0}, {"type": "input_json_delta", "partial_json": "{"}]
+    drafts.token(AIMessageChunk(content=blocks, id="run-1"), {WORDS: ""})
+    assert shown == ["Hello"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,6 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 MODEL_VENV = REPO / ".venv-model"
 MODEL_NAME = "smollm2"
 TOKEN_LIMIT_FIELDS = ("max_tokens", "max_completion_tokens", "n_predict")
+_WORDS_CHUNK = re.compile(rb'"(content|arguments)":\s*"[^"]')  # a streamed chunk that carries a token
 
 
 def model_file() -> Path:
@@ -47,6 +49,7 @@ class Exchange:
     finish_reason: str | None = None
     completion_tokens: int | None = None
     abandoned: bool = False  # the bot closed the connection before the reply was complete
+    first_token: float | None = None  # streamed: seconds until the first chunk with words
 
     @property
     def token_limit(self) -> int | None:
@@ -102,6 +105,11 @@ def _proxy(upstream: str, server: ModelServer) -> web.Application:
                     response = web.StreamResponse(status=answer.status, headers={"Content-Type": "text/event-stream"})
                     await response.prepare(request)
                     async for chunk in answer.content.iter_any():
+                        if exchange.first_token is None and _WORDS_CHUNK.search(chunk):
+                            exchange.first_token = time.monotonic() - started
+                        exchange.completion_tokens = (exchange.completion_tokens or 0) + len(
+                            _WORDS_CHUNK.findall(chunk)
+                        )
                         await response.write(chunk)
                     await response.write_eof()
                     return response

@@ -55,7 +55,7 @@ from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState, TurnInput
-from threadsage.graph.steps import run_reporting
+from threadsage.graph.steps import Step, run_reporting
 from threadsage.i18n import DEFAULT, Language, language_of, say
 from threadsage.ingestion.pipeline import DocumentChange
 from threadsage.memory.checkpoints import caching_latest_checkpoints
@@ -73,6 +73,17 @@ class _Listener:
 
     put: Callable[[RunEvent], None]
     drafts: bool
+
+    def reporters(self, language: Language) -> tuple[Callable[[Step, str], None], Callable[[str], None] | None]:
+        """What the run calls with each step it enters, and with each draft (when wanted)."""
+
+        def step(step: Step, detail: str) -> None:
+            self.put(Progress(step, detail, language))
+
+        def draft(text: str) -> None:
+            self.put(Draft(text, language))
+
+        return step, draft if self.drafts else None
 
 
 # Set by `stream` for the task running the turn.
@@ -393,11 +404,7 @@ class ChatService:
         self, graph_input: TurnInput | Command[Any] | None, config: RunnableConfig, turn: Turn, language: Language
     ) -> list[Reply]:
         listener = _listener.get()
-        steps = drafts = None
-        if listener is not None:
-            put = listener.put
-            steps = lambda step, detail: put(Progress(step, detail, language))  # noqa: E731
-            drafts = (lambda text: put(Draft(text, language))) if listener.drafts else None
+        steps, drafts = listener.reporters(language) if listener is not None else (None, None)
         # Each step is saved before the next one starts: a turn taken over after its worker died
         # repeats at most the step that was running, never a model call whose result was kept.
         result = await run_reporting(self.graph, graph_input, config, self.context, steps, drafts, durability="sync")

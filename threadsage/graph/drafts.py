@@ -90,8 +90,8 @@ class Drafts:
         if message.id != self._message:  # a new call (or the same one again)
             self._message, self._field = message.id, str(field)
             self._content, self._arguments = [], []
-        if isinstance(message.content, str):
-            self._content.append(message.content)
+        content = message.content  # a list of blocks from some providers (Anthropic)
+        self._content.append(content if isinstance(content, str) else "".join(map(_block_text, content)))
         for call in message.tool_call_chunks:
             if (call.get("index") or 0) == 0:
                 self._arguments.append(call.get("args") or "")
@@ -113,6 +113,12 @@ class Drafts:
         if self.shown:
             self.show("")
             self.shown = ""
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, str):
+        return block
+    return str(block.get("text", "")) if isinstance(block, dict) and block.get("type") == "text" else ""
 
 
 async def run_drafting(
