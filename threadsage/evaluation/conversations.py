@@ -35,7 +35,11 @@ from threadsage.i18n import TABLES
 
 RECALL_K = 5
 # How the offline answerer opens a reply that quotes the closest passage as possibly not answering.
-HEDGE_OPENINGS = tuple(TABLES[language]["closest_passage"].split("{label}")[0] for language in TABLES)
+HEDGE_OPENINGS = tuple(
+    TABLES[language][key].split("{label}")[0]
+    for language in TABLES
+    for key in ("closest_passage", "closest_in_other_language")
+)
 
 
 @dataclass(frozen=True)

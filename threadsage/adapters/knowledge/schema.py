@@ -1,7 +1,7 @@
 """The knowledge base's collection: a row per chunk with its citation metadata, the text BM25
-indexes (`search_text`), the language it is written in (`language`, by the detection that picks the
-reply language: for the dense ranking of the passages in another language than a question's), and
-a dense vector beside it when embeddings are configured.
+indexes (`search_text`), the language it is written in (`language`, `i18n.passage_language`: for
+the dense ranking of the passages in another language than a question's), and a dense vector
+beside it when embeddings are configured.
 
 On a Milvus server, Milvus turns `search_text` into a sparse vector itself, by a BM25 function.
 On Milvus Lite the in-process index does BM25 (`lexical.py`) with the same analysis
@@ -22,7 +22,7 @@ from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusC
 from pymilvus.milvus_client import IndexParams
 
 from threadsage.adapters.documents.chunking import Chunk
-from threadsage.i18n import language_of
+from threadsage.i18n import passage_language
 from threadsage.support.text import COMMONEST_WORDS, index_form
 
 TEXT_MAX_BYTES = 65_535
@@ -97,7 +97,7 @@ def chunk_row(chunk: Chunk, vector: list[float] | None, with_url: bool, with_lan
     if with_url:
         row[URL_FIELD] = fit(doc.url, 2048)
     if with_language:
-        row[LANGUAGE_FIELD] = language_of(chunk.text)
+        row[LANGUAGE_FIELD] = passage_language(chunk.text)
     return row
 
 

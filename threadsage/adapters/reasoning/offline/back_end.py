@@ -23,7 +23,7 @@ from threadsage.adapters.questions.ambiguity import alternatives, names, option,
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
 from threadsage.adapters.reasoning.base import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
 from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals
-from threadsage.i18n import language_of, say
+from threadsage.i18n import language_of, passage_language, say
 from threadsage.support.text import first_cue, term_set, terms
 
 T = TypeVar("T")
@@ -89,6 +89,10 @@ class OfflineReasoner:
         question that points at the file sent, answered from it, is answered."""
         if evidence and evidence[0]["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question):
             return Sureness.ANSWER
+        if evidence and _other_language(question, evidence[0]):
+            # Found by a multilingual embedding (THREADSAGE_DENSE_SEARCH): offline nothing can
+            # compare the question's words with the passage's, so it is quoted as the closest.
+            return Sureness.HEDGE
         return signals(_wanted(question), evidence, self.frequencies).sureness()
 
     @off_the_loop
@@ -160,7 +164,8 @@ class OfflineReasoner:
             # Unsure: what the closest passage says, labelled as possibly not answering.
             closest = _best_sentences(query, [top], wants_quantity=bool(_QUANTITY.search(question)))
             quoted = "\n".join(f"- {sentence} [1]" for _, _, _, sentence in closest) or f"{_excerpt(top['text'])} [1]"
-            return f"{say('closest_passage', language, label=passage_label(top))}\n\n{quoted}"
+            key = "closest_in_other_language" if _other_language(question, top) else "closest_passage"
+            return f"{say(key, language, label=passage_label(top))}\n\n{quoted}"
         pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
         if pointed or len(set(query) & names(top)) >= SECTION_NAMED * len(set(query)):
             # The best section is *about* the question ("Hotel limits", "Resetting your
@@ -204,6 +209,10 @@ class OfflineReasoner:
 
 def _intent(question: str) -> str:
     return first_cue(_INTENTS, question, "FACT_LOOKUP")
+
+
+def _other_language(question: str, passage: Passage) -> bool:
+    return language_of(question) != passage_language(passage["text"])
 
 
 def _wanted(question: str) -> frozenset[str]:
