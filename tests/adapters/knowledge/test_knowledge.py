@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -190,27 +191,35 @@ async def test_no_categories_means_no_documents_not_all(kb) -> None:
 
 
 @contextmanager
-def beside_bm25(settings: Settings, folder: Path) -> Iterator[tuple[KnowledgeBase, KnowledgeBase]]:
-    """`folder` ingested twice: with dense search of the other languages (vectors from the fake
-    OpenAI server), and with BM25 alone."""
+def beside_bm25(
+    settings: Settings, folder: Path, milvus_uri: str | None = None
+) -> Iterator[tuple[KnowledgeBase, KnowledgeBase]]:
+    """`folder` ingested twice, embedded or on the Milvus server at `milvus_uri`: with dense search
+    of the other languages (vectors from the fake OpenAI server), and with BM25 alone."""
     fake = FakeOpenAI(embedding_dim=48).start()
+    name = f"t{uuid.uuid4().hex[:12]}"
+    where = {"milvus_uri": milvus_uri, "collection": name} if milvus_uri else {}
     configured = settings.model_copy(
         update={
             "embeddings": "openai",
             "openai_base_url": fake.base_url,
             "openai_api_key": "sk-test",
             "dense_search": "other_languages",
+            **where,
         }
     )
     kb = open_knowledge_base(configured, OpenAIEmbedder(configured))
-    plain = open_knowledge_base(settings.model_copy(update={"data_dir": settings.data_dir / "bm25"}))
+    bm25 = {**where, "collection": f"{name}_bm25"} if milvus_uri else {"data_dir": settings.data_dir / "bm25"}
+    plain = open_knowledge_base(settings.model_copy(update=bm25))
     try:
         for knowledge in (kb, plain):
             assert ingestor(knowledge).ingest_paths([folder]).ok
         yield kb, plain
     finally:
-        kb.close()
-        plain.close()
+        for knowledge in (kb, plain):
+            if milvus_uri:
+                knowledge.drop()
+            knowledge.close()
         fake.stop()
 
 
@@ -219,11 +228,16 @@ def where(hits: list[Hit]) -> list[tuple[str, int]]:
     return [(h.path, h.chunk_index) for h in hits]
 
 
-def test_passages_in_another_language_are_ranked_apart(settings: Settings) -> None:
+@pytest.mark.parametrize("back_end", ["embedded", pytest.param("server", marks=pytest.mark.slow)])
+def test_passages_in_another_language_are_ranked_apart(
+    settings: Settings, back_end: str, request: pytest.FixtureRequest
+) -> None:
     """THREADSAGE_DENSE_SEARCH=other_languages: the dense ranking brings only the passages in
     another language than the question's, so those in its own language do not crowd them out; for
-    a question in none of the documents' languages they come first on ties."""
-    with beside_bm25(settings, HANDBOOK / "it") as (kb, plain):
+    a question in none of the documents' languages they come first on ties. The same on a Milvus
+    server (a Milvus Lite server process), which ranks each list and leaves the fusion to us."""
+    uri = request.getfixturevalue("milvus_uri") if back_end == "server" else None
+    with beside_bm25(settings, HANDBOOK / "it", uri) as (kb, plain):
         english = "How soon must a lost laptop be reported?"
         assert not any(h.path.endswith("-zh.md") for h in plain.search_blocking(english, k=5))
         hits = kb.search_blocking(english, k=5)
