@@ -192,10 +192,11 @@ async def test_no_categories_means_no_documents_not_all(kb) -> None:
 
 @contextmanager
 def beside_bm25(
-    settings: Settings, folder: Path, milvus_uri: str | None = None
+    settings: Settings, folder: Path, milvus_uri: str | None = None, languages: tuple[str, ...] = ("en",)
 ) -> Iterator[tuple[KnowledgeBase, KnowledgeBase]]:
     """`folder` ingested twice, embedded or on the Milvus server at `milvus_uri`: with dense search
-    of the other languages (vectors from the fake OpenAI server), and with BM25 alone."""
+    of the other languages (vectors from the fake OpenAI server; documents said to be in
+    `languages`), and with BM25 alone."""
     fake = FakeOpenAI(embedding_dim=48).start()
     name = f"t{uuid.uuid4().hex[:12]}"
     where = {"milvus_uri": milvus_uri, "collection": name} if milvus_uri else {}
@@ -205,6 +206,7 @@ def beside_bm25(
             "openai_base_url": fake.base_url,
             "openai_api_key": "sk-test",
             "dense_search": "other_languages",
+            "document_languages": list(languages),
             **where,
         }
     )
@@ -232,23 +234,28 @@ def where(hits: list[Hit]) -> list[tuple[str, int]]:
 def test_passages_in_another_language_are_ranked_apart(
     settings: Settings, back_end: str, request: pytest.FixtureRequest
 ) -> None:
-    """THREADSAGE_DENSE_SEARCH=other_languages: the dense ranking brings only the passages in
-    another language than the question's, so those in its own language do not crowd them out; for
-    a question in none of the documents' languages they come first on ties. The same on a Milvus
-    server (a Milvus Lite server process), which ranks each list and leaves the fusion to us."""
+    """THREADSAGE_DENSE_SEARCH=other_languages: for a question in none of the documents' languages,
+    the dense ranking brings the passages in another language than the question's, first on ties,
+    so those in its own language do not crowd them out; a question in one of the documents'
+    languages is searched by BM25 alone. The same on a Milvus server (a Milvus Lite server
+    process), which ranks each list and leaves the fusion to us."""
     uri = request.getfixturevalue("milvus_uri") if back_end == "server" else None
     with beside_bm25(settings, HANDBOOK / "it", uri) as (kb, plain):
-        english = "How soon must a lost laptop be reported?"
-        assert not any(h.path.endswith("-zh.md") for h in plain.search_blocking(english, k=5))
-        hits = kb.search_blocking(english, k=5)
-        assert any(h.path.endswith("-zh.md") for h in hits)
-        assert where(plain.search_blocking(english, k=1)) == where(hits[:1])  # BM25 still leads
-
         chinese = "设备丢失后必须在多长时间内报告？"
         assert plain.search_blocking(chinese, k=1)[0].path == "security-rules-zh.md"
         hits = kb.search_blocking(chinese, k=5)
         assert not hits[0].path.endswith("-zh.md")  # ties go to the documents' language
-        assert "security-rules-zh.md" in [h.path for h in hits]
+        assert "security-rules-zh.md" in [h.path for h in hits]  # BM25's best stays in the top 5
+
+        english = "How soon must a lost laptop be reported?"
+        assert where(kb.search_blocking(english, k=5)) == where(plain.search_blocking(english, k=5))
+
+
+def test_documents_said_to_be_chinese_answer_an_english_question_from_a_chinese_page(settings: Settings) -> None:
+    with beside_bm25(settings, HANDBOOK / "it", languages=("zh",)) as (kb, plain):
+        english = "How soon must a lost laptop be reported?"
+        assert not any(h.path.endswith("-zh.md") for h in plain.search_blocking(english, k=5))
+        assert any(h.path.endswith("-zh.md") for h in kb.search_blocking(english, k=5))
 
 
 def test_a_corpus_in_the_questions_language_alone_is_searched_as_by_bm25(settings: Settings) -> None:

@@ -56,9 +56,10 @@ class StoredDocument:
 
 @dataclass(frozen=True)
 class DenseUse:
-    """What the dense ranking is fused for (`THREADSAGE_DENSE_SEARCH`, `search.in_fusion_order`)."""
+    """What the dense ranking is fused for (`THREADSAGE_DENSE_SEARCH`, `search.rankings_to_fuse`)."""
 
     everywhere: bool = True  # `all`: over every passage, besides the other-language ranking
+    # A question in none of these gets the other-language ranking.
     document_languages: tuple[str, ...] = (DEFAULT,)
 
     @classmethod
@@ -286,8 +287,9 @@ class KnowledgeBase(ABC):
             narrowing &= field_in("category", [validate_category(c) for c in categories])
         if paths:
             narrowing &= field_in("path", paths)
+        # The other-language ranking: for a question in none of the documents' languages.
         language = language_of(query)
-        other = layout.languages and layout.dense_dim is not None
+        other = layout.languages and layout.dense_dim is not None and language not in self._dense.document_languages
         wanted = self.embedder and layout.dense_dim and (self._dense.everywhere or other)
         vector = self.embedder.embed_query(query) if self.embedder and wanted else None
         request = Query(
@@ -305,7 +307,6 @@ class KnowledgeBase(ABC):
                 else None
             ),
             dense_everywhere=self._dense.everywhere,
-            other_first=language not in self._dense.document_languages,
         )
         if self._closed:  # the in-process index would still answer; a closed one must not
             raise KnowledgeBaseError(f"Search failed on {self._uri}: the knowledge base was closed")
