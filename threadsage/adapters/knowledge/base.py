@@ -290,8 +290,8 @@ class KnowledgeBase(ABC):
         # The other-language ranking: for a question in none of the documents' languages.
         language = language_of(query)
         other = layout.languages and layout.dense_dim is not None and language not in self._dense.document_languages
-        wanted = self.embedder and layout.dense_dim and (self._dense.everywhere or other)
-        vector = self.embedder.embed_query(query) if self.embedder and wanted else None
+        dense = layout.dense_dim is not None and (self._dense.everywhere or other)
+        vector = self.embedder.embed_query(query) if self.embedder and dense else None
         request = Query(
             indexed,
             index_terms(indexed),

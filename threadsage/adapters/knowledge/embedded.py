@@ -124,7 +124,7 @@ class EmbeddedKnowledgeBase(KnowledgeBase):
         rows = {row["id"]: row for _, row in lexical_ranking}
         everywhere = self._dense_ranking(query.vector, query.filter, query.pool) if query.dense_everywhere else []
         rankings = rankings_to_fuse(
-            query, list(rows), everywhere, self._dense_ranking(query.vector, query.other_languages, query.pool)
+            list(rows), everywhere, self._dense_ranking(query.vector, query.other_languages, query.pool)
         )
         if len(rankings) < 2:  # nothing but BM25 to rank: its own scores, as without embeddings
             return [row_hit(row, score) for score, row in lexical_ranking[: query.k]]

@@ -1,7 +1,6 @@
 """What a search asks and returns, shared by the two back-ends (`embedded.py`, `server.py`), and
-the reciprocal-rank fusion (k = 60) both use for hybrid search: Milvus's `RRFRanker` on a server,
-`reciprocal_rank_fusion` here on the embedded default (score Σ 1/(k + rank), ranks from 1, the
-first list's on ties).
+the reciprocal-rank fusion (k = 60) both use for hybrid search, `reciprocal_rank_fusion` (score
+Σ 1/(k + rank), ranks from 1, the first list's on ties; Milvus's `RRFRanker` computes the same).
 
 With embeddings, up to three rankings are fused (`rankings_to_fuse`): BM25; the dense one over every
 passage (`THREADSAGE_DENSE_SEARCH=all`); and, for a question in none of the documents' languages
@@ -69,7 +68,7 @@ class Query:
         return max(self.k, CANDIDATES_PER_RETRIEVER)
 
 
-def rankings_to_fuse(query: Query, lexical: list[str], everywhere: list[str], other: list[str]) -> list[list[str]]:
+def rankings_to_fuse(lexical: list[str], everywhere: list[str], other: list[str]) -> list[list[str]]:
     """The non-empty rankings the query fuses, in the order ties go (ids; `everywhere` and `other`
     empty when the query asks for neither): the other-language passages first, as a translation's
     hits win ties (`questions/translation.py`); a passage BM25 ranks too counts twice — BM25 reaches

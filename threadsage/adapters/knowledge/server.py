@@ -43,7 +43,7 @@ class ServerKnowledgeBase(KnowledgeBase):
         everywhere = self._dense_ranking(vector, query, query.filter) if query.dense_everywhere else []
         other = self._dense_ranking(vector, query, query.other_languages) if query.other_languages else []
         rows = {str(raw["id"]): raw for raw in [*other, *everywhere, *lexical]}
-        rankings = rankings_to_fuse(query, *([str(raw["id"]) for raw in r] for r in (lexical, everywhere, other)))
+        rankings = rankings_to_fuse(*([str(raw["id"]) for raw in r] for r in (lexical, everywhere, other)))
         if len(rankings) < 2:  # nothing but BM25 to rank: its own scores, as without embeddings
             return [_hit(raw) for raw in lexical[: query.k]]
         return [replace(_hit(rows[id_]), score=score) for id_, score in reciprocal_rank_fusion(rankings)[: query.k]]
