@@ -67,7 +67,8 @@ async def test_unsure_the_closest_passage_is_quoted_as_possibly_not_answering() 
     answer = await reasoner.extract(question, close)
     assert answer.startswith(say("closest_passage", label="Bicycle storage")) and "[1]" in answer, answer
     chinese = await reasoner.extract("有没有 bicycle 的修理工具和打气筒？", close)
-    assert chinese.startswith(say("closest_passage", "zh", label="Bicycle storage")), chinese
+    # An English passage for a Chinese question: quoted as the closest, saying it is in another language.
+    assert chinese.startswith(say("closest_in_other_language", "zh", label="Bicycle storage")), chinese
 
 
 PLAN_A = page("plans/silver.md", "Silver health plan", "The yearly deductible is $1,500 per person.", 10.0)

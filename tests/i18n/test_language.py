@@ -12,7 +12,7 @@ from threadsage.adapters.documents.links import base_url_error, document_url
 from threadsage.adapters.documents.markdown import parse_markdown
 from threadsage.adapters.reasoning.llm import prompts
 from threadsage.chat.replies import not_covered
-from threadsage.i18n import TABLES, language_of, language_of_code, say
+from threadsage.i18n import TABLES, language_of, language_of_code, passage_language, say
 from threadsage.settings.environment import Settings
 from threadsage.support.handoff import Contact, parse_handoff
 
@@ -33,6 +33,19 @@ from threadsage.support.handoff import Contact, parse_handoff
 )
 def test_the_language_of_a_message(text: str | None, expected: str) -> None:
     assert language_of(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("白岳峰（백악봉），朝鲜族，中国足球运动员，司职中场。", "zh"),  # a Korean name in a Chinese passage
+        ("设备丢失后，必须在 **1 小时** 内报告，并使用 Report phish 按钮。", "zh"),
+        ("Report a lost laptop within **1 hour**; the Chinese page calls it 设备丢失.", "en"),
+        ("", "en"),
+    ],
+)
+def test_the_language_of_a_passage(text: str, expected: str) -> None:
+    assert passage_language(text) == expected
 
 
 def test_the_language_of_a_platform_tag() -> None:

@@ -117,6 +117,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_LOG_FORMAT": ("log_format", "text", "text"),
     "THREADSAGE_LOG_LEVEL": ("log_level", "DEBUG", "DEBUG"),
     "THREADSAGE_DOCUMENT_LANGUAGES": ("document_languages", '["en", "zh"]', ["en", "zh"]),
+    "THREADSAGE_DENSE_SEARCH": ("dense_search", "other_languages", "other_languages"),
 }
 
 

@@ -83,7 +83,8 @@ class Tally:
         self.clarified += reply.kind is ReplyKind.CLARIFICATION
         declined = reply.kind is not ReplyKind.ANSWER or not reply.citations
         self.declined += declined
-        self.hedged += opens_as("closest_passage", reply.text)  # the closest passage, possibly not answering
+        # the closest passage, possibly not answering (in the question's language or another)
+        self.hedged += opens_as("closest_passage", reply.text) or opens_as("closest_in_other_language", reply.text)
         if item.pages:
             self.paged += 1
             self.page_found += len(item.pages & set(pages[:RECALL_K])) / len(item.pages)

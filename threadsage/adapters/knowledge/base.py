@@ -30,8 +30,9 @@ from threadsage.adapters.documents.chunking import Chunk
 from threadsage.adapters.knowledge import milvus_lite
 from threadsage.adapters.knowledge.embeddings import Embedder
 from threadsage.adapters.knowledge.filters import Filter, FilterArgs, field_in
-from threadsage.adapters.knowledge.schema import URL_FIELD, chunk_row, collection_schema
+from threadsage.adapters.knowledge.schema import LANGUAGE_FIELD, URL_FIELD, chunk_row, collection_schema
 from threadsage.adapters.knowledge.search import HIT_FIELDS, Hit, Query
+from threadsage.i18n import DEFAULT, language_of
 from threadsage.settings.environment import Settings
 from threadsage.support.text import index_form, index_terms
 
@@ -54,12 +55,26 @@ class StoredDocument:
 
 
 @dataclass(frozen=True)
+class DenseUse:
+    """What the dense ranking is fused for (`THREADSAGE_DENSE_SEARCH`, `search.rankings_to_fuse`)."""
+
+    everywhere: bool = True  # `all`: over every passage, besides the other-language ranking
+    # A question in none of these gets the other-language ranking.
+    document_languages: tuple[str, ...] = (DEFAULT,)
+
+    @classmethod
+    def of(cls, settings: Settings) -> DenseUse:
+        return cls(settings.dense_search == "all", tuple(settings.document_languages))
+
+
+@dataclass(frozen=True)
 class Layout:
     """How an existing collection was made: fixed then, read back whenever it is opened."""
 
     dense_dim: int | None  # the size of its dense vectors; None: it has none (BM25 alone)
     links: bool  # it has the url field (collections made before links have not)
     milvus_bm25: bool  # Milvus computes BM25 into its sparse field (else that holds a placeholder)
+    languages: bool = True  # it has the language field (collections made before it have not)
 
     @property
     def hit_fields(self) -> list[str]:
@@ -72,10 +87,18 @@ class KnowledgeBase(ABC):
     # Whether Milvus computes BM25 in the collections this back-end makes.
     MAKES_MILVUS_BM25: ClassVar[bool]
 
-    def __init__(self, client: MilvusClient, collection: str, embedder: Embedder | None, describe_uri: str) -> None:
+    def __init__(
+        self,
+        client: MilvusClient,
+        collection: str,
+        embedder: Embedder | None,
+        describe_uri: str,
+        dense: DenseUse | None = None,
+    ) -> None:
         self._client = client
         self.collection = collection
         self.embedder = embedder
+        self._dense = dense or DenseUse()
         self._uri = describe_uri
         self._closed = False
         try:
@@ -108,6 +131,7 @@ class KnowledgeBase(ABC):
             dense_dim=next((int(f["params"]["dim"]) for f in fields if f["name"] == "dense"), None),
             links=any(f["name"] == URL_FIELD for f in fields),
             milvus_bm25=bool(described.get("functions")),
+            languages=any(f["name"] == LANGUAGE_FIELD for f in fields),
         )
 
     @property
@@ -157,7 +181,12 @@ class KnowledgeBase(ABC):
         if not layout.links and any(c.document.url for c in chunks):
             log.warning("'%s' predates links: sources show paths until it is rebuilt (--rebuild)", self.collection)
         vectors = self.embedder.embed_documents([c.search_text for c in chunks]) if self.embedder else None
-        self._store([chunk_row(c, vectors[i] if vectors else None, layout.links) for i, c in enumerate(chunks)])
+        self._store(
+            [
+                chunk_row(c, vectors[i] if vectors else None, layout.links, layout.languages)
+                for i, c in enumerate(chunks)
+            ]
+        )
 
     @abstractmethod
     def _store(self, rows: list[dict[str, Any]]) -> None:
@@ -258,9 +287,26 @@ class KnowledgeBase(ABC):
             narrowing &= field_in("category", [validate_category(c) for c in categories])
         if paths:
             narrowing &= field_in("path", paths)
-        vector = self.embedder.embed_query(query) if self.embedder and layout.dense_dim else None
+        # The other-language ranking: for a question in none of the documents' languages.
+        language = language_of(query)
+        other = layout.languages and layout.dense_dim is not None and language not in self._dense.document_languages
+        dense = layout.dense_dim is not None and (self._dense.everywhere or other)
+        vector = self.embedder.embed_query(query) if self.embedder and dense else None
         request = Query(
-            indexed, index_terms(indexed), vector, k, self._render(narrowing), categories, paths, layout.hit_fields
+            indexed,
+            index_terms(indexed),
+            vector,
+            k,
+            self._render(narrowing),
+            categories,
+            paths,
+            layout.hit_fields,
+            other_languages=(
+                self._render(narrowing & field_in(LANGUAGE_FIELD, [language], negated=True))
+                if vector is not None and other
+                else None
+            ),
+            dense_everywhere=self._dense.everywhere,
         )
         if self._closed:  # the in-process index would still answer; a closed one must not
             raise KnowledgeBaseError(f"Search failed on {self._uri}: the knowledge base was closed")

@@ -19,11 +19,12 @@ from typing import Any
 from pymilvus import MilvusClient
 
 from threadsage.adapters.knowledge import milvus_lite
-from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge.base import DenseUse, KnowledgeBase
 from threadsage.adapters.knowledge.embeddings import Embedder
+from threadsage.adapters.knowledge.filters import FilterArgs
 from threadsage.adapters.knowledge.lexical import TEXT_FIELDS, LexicalIndex
 from threadsage.adapters.knowledge.schema import PLACEHOLDER_SPARSE, TEXT_MAX_BYTES, URL_FIELD, fit
-from threadsage.adapters.knowledge.search import Hit, Query, reciprocal_rank_fusion, row_hit
+from threadsage.adapters.knowledge.search import Hit, Query, rankings_to_fuse, reciprocal_rank_fusion, row_hit
 from threadsage.settings.environment import Settings
 from threadsage.support.private_files import private_dir
 from threadsage.support.text import index_form, index_terms
@@ -35,11 +36,17 @@ class EmbeddedKnowledgeBase(KnowledgeBase):
     MAKES_MILVUS_BM25 = False
 
     def __init__(
-        self, client: MilvusClient, collection: str, embedder: Embedder | None, describe_uri: str, lite_path: Path
+        self,
+        client: MilvusClient,
+        collection: str,
+        embedder: Embedder | None,
+        describe_uri: str,
+        lite_path: Path,
+        dense: DenseUse | None = None,
     ) -> None:
         self._lite_path = lite_path
         self._lexical = LexicalIndex(lite_path.parent / "lexical" / collection)
-        super().__init__(client, collection, embedder, describe_uri)
+        super().__init__(client, collection, embedder, describe_uri, dense)
         self._catch_up_lexical()
 
     @classmethod
@@ -49,7 +56,8 @@ class EmbeddedKnowledgeBase(KnowledgeBase):
         private_dir(path.parent)
         describe = f"the Milvus Lite file {path} (MILVUS_URI is unset)"
         milvus_lite.quiet_expected_noise()
-        return cls(cls.connect(str(path), settings, describe), settings.collection, embedder, describe, path)
+        client = cls.connect(str(path), settings, describe)
+        return cls(client, settings.collection, embedder, describe, path, DenseUse.of(settings))
 
     def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]] | None:
         if self._layout is None:
@@ -108,17 +116,28 @@ class EmbeddedKnowledgeBase(KnowledgeBase):
         return self._lexical.iterate()
 
     def _rank(self, query: Query) -> list[Hit]:
-        """BM25 in process; with a query vector, Milvus Lite's dense ranking fused with it."""
+        """BM25 in process; with a query vector, Milvus Lite's dense rankings fused with it."""
         if query.vector is None:
             ranked = self._lexical.search(query.terms, query.k, query.categories, query.paths)
             return [row_hit(row, score) for score, row in ranked]
         lexical_ranking = self._lexical.search(query.terms, query.pool, query.categories, query.paths)
-        dense = self._ranked_by_milvus(query.vector, "dense", "COSINE", query.pool, query.filter, [])
         rows = {row["id"]: row for _, row in lexical_ranking}
-        fused = reciprocal_rank_fusion([list(rows), [str(raw["id"]) for raw in dense]])
+        everywhere = self._dense_ranking(query.vector, query.filter, query.pool) if query.dense_everywhere else []
+        rankings = rankings_to_fuse(
+            list(rows), everywhere, self._dense_ranking(query.vector, query.other_languages, query.pool)
+        )
+        if len(rankings) < 2:  # nothing but BM25 to rank: its own scores, as without embeddings
+            return [row_hit(row, score) for score, row in lexical_ranking[: query.k]]
+        fused = reciprocal_rank_fusion(rankings)
         rows |= self._lexical.rows([id_ for id_, _ in fused if id_ not in rows])
         # A dense hit the snapshot lacks was written but not yet committed: it is not shown yet.
         return [row_hit(rows[id_], score) for id_, score in fused if id_ in rows][: query.k]
+
+    def _dense_ranking(self, vector: list[float], narrowing: FilterArgs | None, limit: int) -> list[str]:
+        """The ids of the passages nearest `vector` among those `narrowing` admits (None: no ranking)."""
+        if narrowing is None:
+            return []
+        return [str(raw["id"]) for raw in self._ranked_by_milvus(vector, "dense", "COSINE", limit, narrowing, [])]
 
     def _catch_up_lexical(self) -> None:
         """Fill a missing in-process index from the Milvus Lite rows, once: a knowledge base

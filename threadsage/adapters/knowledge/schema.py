@@ -1,5 +1,7 @@
 """The knowledge base's collection: a row per chunk with its citation metadata, the text BM25
-indexes (`search_text`), and a dense vector beside it when embeddings are configured.
+indexes (`search_text`), the language it is written in (`language`, `i18n.passage_language`: for
+the dense ranking of the passages in another language than a question's), and a dense vector
+beside it when embeddings are configured.
 
 On a Milvus server, Milvus turns `search_text` into a sparse vector itself, by a BM25 function.
 On Milvus Lite the in-process index does BM25 (`lexical.py`) with the same analysis
@@ -20,10 +22,12 @@ from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusC
 from pymilvus.milvus_client import IndexParams
 
 from threadsage.adapters.documents.chunking import Chunk
+from threadsage.i18n import passage_language
 from threadsage.support.text import COMMONEST_WORDS, index_form
 
 TEXT_MAX_BYTES = 65_535
 URL_FIELD = "url"
+LANGUAGE_FIELD = "language"
 PLACEHOLDER_SPARSE = {0: 1.0}
 ANALYZER_PARAMS = {
     "tokenizer": "jieba",
@@ -49,6 +53,7 @@ def collection_schema(
     schema.add_field("category", DataType.VARCHAR, max_length=128)
     schema.add_field("updated_at", DataType.INT64)
     schema.add_field("text", DataType.VARCHAR, max_length=TEXT_MAX_BYTES)
+    schema.add_field(LANGUAGE_FIELD, DataType.VARCHAR, max_length=16)  # absent from collections made before it
     analyzed = {"enable_analyzer": True, "analyzer_params": ANALYZER_PARAMS} if milvus_bm25 else {}
     schema.add_field("search_text", DataType.VARCHAR, max_length=TEXT_MAX_BYTES, **analyzed)
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
@@ -70,8 +75,8 @@ def collection_schema(
     return schema, index
 
 
-def chunk_row(chunk: Chunk, vector: list[float] | None, with_url: bool) -> dict[str, Any]:
-    """A chunk as a row of the collection (`with_url` unless it predates links)."""
+def chunk_row(chunk: Chunk, vector: list[float] | None, with_url: bool, with_language: bool) -> dict[str, Any]:
+    """A chunk as a row of the collection (`with_url`, `with_language` unless it predates them)."""
     doc = chunk.document
     row: dict[str, Any] = {
         "id": chunk.id,
@@ -91,6 +96,8 @@ def chunk_row(chunk: Chunk, vector: list[float] | None, with_url: bool) -> dict[
         row["dense"] = vector
     if with_url:
         row[URL_FIELD] = fit(doc.url, 2048)
+    if with_language:
+        row[LANGUAGE_FIELD] = passage_language(chunk.text)
     return row
 
 

@@ -1,7 +1,16 @@
 """What a search asks and returns, shared by the two back-ends (`embedded.py`, `server.py`), and
-the reciprocal-rank fusion (k = 60) both use for hybrid search: Milvus's `RRFRanker` on a server,
-`reciprocal_rank_fusion` here on the embedded default (score Σ 1/(k + rank), ranks from 1, BM25's
-list first on ties).
+the reciprocal-rank fusion (k = 60) both use for hybrid search, `reciprocal_rank_fusion` (score
+Σ 1/(k + rank), ranks from 1, the first list's on ties; Milvus's `RRFRanker` computes the same).
+
+With embeddings, up to three rankings are fused (`rankings_to_fuse`): BM25; the dense one over every
+passage (`THREADSAGE_DENSE_SEARCH=all`); and, for a question in none of the documents' languages
+(`THREADSAGE_DOCUMENT_LANGUAGES`), the dense one over the passages in another language than the
+question's. That last one is what lets a Chinese question reach English pages: BM25 shares no word
+with them, and in one dense ranking over all passages those in the question's own language sit
+nearer to it and fill the top 5 (docs/performance.md, "Other languages offline"). A question in
+one of the documents' languages is searched as without it: even a single passage in another
+language would take a place in every such question's top 5 (a CMRC paragraph of English song
+titles did).
 """
 
 from __future__ import annotations
@@ -62,11 +71,25 @@ class Query:
     categories: Sequence[str] | None
     paths: Sequence[str] | None
     fields: list[str]  # the hit fields the Milvus collection has (older ones lack the link)
+    # The filter of the dense ranking over the passages in another language than the question's;
+    # None: no such ranking (BM25 only, a question in one of the documents' languages, or a
+    # collection made before passages had a language).
+    other_languages: FilterArgs | None = None
+    dense_everywhere: bool = True  # the dense ranking over every passage is fused too
 
     @property
     def pool(self) -> int:
         """How many candidates each retriever gives the fusion."""
         return max(self.k, CANDIDATES_PER_RETRIEVER)
+
+
+def rankings_to_fuse(lexical: list[str], everywhere: list[str], other: list[str]) -> list[list[str]]:
+    """The non-empty rankings the query fuses, in the order ties go (ids; `everywhere` and `other`
+    empty when the query asks for neither): the other-language passages first, as a translation's
+    hits win ties (`questions/translation.py`); a passage BM25 ranks too counts twice — BM25 reaches
+    a page in another language only through the Latin words of the question (VPN, a product's
+    name), so agreeing is a sign."""
+    return [r for r in (other, lexical, everywhere) if r]
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]]) -> list[tuple[str, float]]:

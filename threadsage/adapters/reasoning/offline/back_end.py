@@ -25,7 +25,7 @@ from threadsage.adapters.questions.exclusion import about_excluded, split_exclus
 from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
 from threadsage.adapters.reasoning.offline import arithmetic
 from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals, term_weights
-from threadsage.i18n import language_of, say
+from threadsage.i18n import language_of, passage_language, say
 from threadsage.support.text import first_cue, term_set, terms, unwrapped
 
 T = TypeVar("T")
@@ -96,6 +96,10 @@ class OfflineReasoner:
         sent, answered from it, is answered."""
         if evidence and evidence[0]["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question):
             return Sureness.ANSWER, 0
+        if evidence and _other_language(question, evidence[0]):
+            # Found by a multilingual embedding (THREADSAGE_DENSE_SEARCH): offline nothing can
+            # compare the question's words with the passage's, so it is quoted as the closest.
+            return Sureness.HEDGE, 0
         found = signals(_wanted(question), evidence, self.frequencies)
         return found.sureness(), found.lead
 
@@ -174,7 +178,8 @@ class OfflineReasoner:
             quoted = (
                 "\n".join(f"- {sentence} {mark}" for _, _, _, sentence in closest) or f"{_excerpt(top['text'])} {mark}"
             )
-            return f"{say('closest_passage', language, label=passage_label(top))}\n\n{quoted}"
+            key = "closest_in_other_language" if _other_language(question, top) else "closest_passage"
+            return f"{say(key, language, label=passage_label(top))}\n\n{quoted}"
         pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
         if pointed or _named_section(set(query), top):
             # The best section is *about* the question ("Hotel limits", "Resetting your
@@ -227,6 +232,10 @@ class OfflineReasoner:
 
 def _intent(question: str) -> str:
     return first_cue(_INTENTS, question, "FACT_LOOKUP")
+
+
+def _other_language(question: str, passage: Passage) -> bool:
+    return language_of(question) != passage_language(passage["text"])
 
 
 def _wanted(question: str) -> frozenset[str]:
