@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from threadsage.bots.replies import verifiable
-from threadsage.bots.slack.places import Place, place_of_click
+from threadsage.bots.slack.places import Place, thread_of_click
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest
 from threadsage.chat import ChatService, Reply, Turn, turn_ref
@@ -54,7 +54,7 @@ class Curation:
         await self.send.ephemeral(place, turn.user_id, say("verify_offer", reply.language), blocks)
 
     async def save(self, body: dict[str, Any], action: dict[str, Any]) -> None:
-        place, user = place_of_click(body), body["user"]
+        place, user = thread_of_click(body), body["user"]
         language = DEFAULT  # an ephemeral message's click carries no text to read the language from
         try:
             button = self.signer.verify(str(action.get("value", "")), place.session)

@@ -56,11 +56,20 @@ def place_of_click(body: dict[str, Any]) -> Place:
     """The place of the message holding a clicked button: a button on an ephemeral message (only
     the bot's private answers have them) belongs to its person's private conversation."""
     container = body.get("container", {})
+    if container.get("is_ephemeral"):
+        channel = container.get("channel_id") or body.get("channel", {}).get("id", "")
+        team = body.get("team", {}).get("id", "") if isinstance(body.get("team"), dict) else ""
+        return Place(team, channel, "", channel.startswith("D"), private_for=body.get("user", {}).get("id", ""))
+    return thread_of_click(body)
+
+
+def thread_of_click(body: dict[str, Any]) -> Place:
+    """The conversation (channel thread or DM) the clicked message was shown in, even when only
+    the clicker sees it: a curator's offer is an ephemeral message in the answer's thread."""
+    container = body.get("container", {})
     message = body.get("message", {})
     channel = container.get("channel_id") or body.get("channel", {}).get("id", "")
     team = body.get("team", {}).get("id", "") if isinstance(body.get("team"), dict) else ""
-    if container.get("is_ephemeral"):
-        return Place(team, channel, "", channel.startswith("D"), private_for=body.get("user", {}).get("id", ""))
     thread = container.get("thread_ts") or message.get("thread_ts") or ""
     is_dm = channel.startswith("D")
     if not thread and not is_dm:
