@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.library import COVERED, GAP, LEAVE, TRAVEL, TRAVEL_2
 from tests.support.slack_harness import Harness, as_text, mention_event, running, thread_messages
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.ingestion.connectors import connector_for
@@ -26,14 +27,6 @@ from threadsage.settings.environment import Settings
 pytestmark = pytest.mark.slow  # a live sync, its files read by reader processes
 
 TOKEN = "console-test-password-4b1d"
-TRAVEL = "# Travel\n\nFlights of six hours or more may be booked in business class. Shorter flights are economy.\n"
-TRAVEL_2 = "# Travel\n\nFrom May on, flights of six hours or more are booked in economy class, like shorter ones.\n"
-LEAVE = (
-    "# Parental leave\n\nTo request parental leave, send the parental leave form to the people team "
-    "eight weeks before the leave starts. Parental leave lasts sixteen weeks.\n"
-)
-GAP = "How do I request parental leave?"
-COVERED = "Which class may I book for flights of six hours?"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
