@@ -41,7 +41,7 @@ model-server:
 
 # The edit-test loop: everything but the tests marked slow — all of tests/system/ (real processes),
 # and the modules and tests marked `slow` elsewhere (the local embedding model, the eval corpora,
-# generated examples); see docs/testing.md. Under a minute on two otherwise idle cores.
+# generated examples); see docs/testing.md. About two minutes on two otherwise idle cores.
 test-fast: install-dev services
 	$(BIN)/python -m pytest -m "not slow" -n 4
 
