@@ -222,6 +222,21 @@ async def test_an_empty_model_answer_is_never_posted(tmp_path: Path, llm: FakeOp
     assert reply.kind is ReplyKind.ANSWER and reply.text.startswith(say("model_failed")) and reply.citations
 
 
+async def test_a_reply_that_repeats_the_repair_request_is_never_posted(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb
+) -> None:
+    """Asked again after an empty reply, a small model answered with the request itself (seen on
+    llama.cpp with SmolLM2): that is our text, not an answer — the documents' own words instead."""
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
+    echo = {"answer": "The reply was empty. Reply again, with GroundedAnswer only.", "citations": [1]}
+    llm.script["answer"] = ["  \n ", echo]
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+        reply = only(await Conversation(chat).say(QUESTION))
+    assert llm.chat_kinds() == ["RouteDecision", "answer", "answer"]
+    assert "Reply again" not in reply.text
+    assert reply.kind is ReplyKind.ANSWER and reply.text.startswith(say("model_failed")) and reply.citations
+
+
 async def test_past_the_model_call_budget_people_are_told_the_bot_is_busy(
     tmp_path: Path, llm: FakeOpenAI, handbook_kb
 ) -> None:

@@ -53,10 +53,8 @@ RETRIED_STATUSES = frozenset({408, 409, 429})  # and every 5xx
 MAX_RETRY_AFTER = 20.0  # seconds: a longer wait asked by the server is cut to this
 MAX_BACKOFF = 8.0
 REASON_CHARS = 200
-REPAIR = (
-    "Your reply could not be read as {name}: {error}. Reply again, with {name} only, every number within "
-    "its stated range."
-)
+ASK_AGAIN = "Reply again, with {name} only"
+REPAIR = "Your reply could not be read as {name}: {error}. " + ASK_AGAIN + ", every number within its stated range."
 
 
 class ModelFailure(Exception):
@@ -139,7 +137,7 @@ class ModelCalls:
             HumanMessage(content=REPAIR.format(name=schema.__name__, error=error)),
         ]
         reply = _raw(await self._call(model, f"{schema.__name__} repair", runnable, repair, config))
-        if (found := salvaged(schema, reply)) is not None:
+        if (found := salvaged(schema, reply)) is not None and not _echoes_the_repair(schema, reply):
             return found
         ERRORS.labels("llm_output").inc()
         raise UnusableReply(f"the model returned no usable {schema.__name__}")
@@ -219,6 +217,13 @@ def _raw(result: Any) -> AIMessage:
     """The model's message, whichever runnable asked (`include_raw` wraps it in a dict)."""
     raw = result.get("raw") if isinstance(result, dict) else result
     return raw if isinstance(raw, AIMessage) else AIMessage(content="")
+
+
+def _echoes_the_repair(schema: type[BaseModel], reply: AIMessage) -> bool:
+    """Whether the reply to the repair only repeats it (a small model did: "Reply again, with
+    GroundedAnswer only." as the answer): our words, not an answer."""
+    written = reply_text(reply) + json.dumps([c["args"] for c in reply.tool_calls], ensure_ascii=False)
+    return ASK_AGAIN.format(name=schema.__name__) in written
 
 
 def _what_is_wrong(schema: type[BaseModel], reply: AIMessage) -> str:
