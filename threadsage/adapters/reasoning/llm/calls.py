@@ -28,11 +28,11 @@ import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-import httpx
 from langchain_core.exceptions import ModelError, ModelTimeoutError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
+from openai import DefaultAioHttpClient
 from pydantic import BaseModel, ValidationError
 
 from threadsage.adapters.reasoner import ModelBusy
@@ -77,10 +77,10 @@ class ModelCalls:
         self._secrets = [
             s.get_secret_value() for s in (settings.openai_api_key, settings.azure_openai_api_key) if s is not None
         ]
-        # as many connections as the openai SDK's own pool: calls in flight never queue for one
-        self._http = httpx.AsyncClient(
-            timeout=settings.llm_timeout, limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-        )
+        # the openai SDK's aiohttp transport (its documented `DefaultAioHttpClient`, with the SDK's
+        # pool limits: calls in flight never queue for a connection): about a fifth less CPU a call
+        # than httpx's, and a streamed answer's tokens cost less (docs/performance.md)
+        self._http = DefaultAioHttpClient(timeout=settings.llm_timeout)
         self._models: dict[tuple[str, int, bool], BaseChatModel] = {}
         self._structured: dict[tuple[type[BaseModel], str, int, bool], Runnable[Any, Any]] = {}
         self._words: dict[str, RunnableConfig] = {}

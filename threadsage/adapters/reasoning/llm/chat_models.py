@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import httpx
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 from langchain_openai import AzureChatOpenAI, ChatOpenAI
+from openai import DefaultAioHttpClient
 
 from threadsage.settings.environment import Settings
 from threadsage.settings.language_model import provider_of
@@ -46,18 +46,20 @@ def structured_method(settings: Settings, model: str) -> Method:
 
 
 def chat_model(
-    settings: Settings, model: str, max_tokens: int, http: httpx.AsyncClient, streams: bool = False
+    settings: Settings, model: str, max_tokens: int, http: DefaultAioHttpClient, streams: bool = False
 ) -> BaseChatModel:
     """`model` (a name from the settings) answering at most `max_tokens` tokens, at temperature 0.
     The OpenAI and Azure models send through `http`, the back-end's own connection pool (it reads
     HTTP(S)_PROXY and NO_PROXY as the SDK's would, and closes with the back-end). Unless it
-    `streams`, it never streams, even in a run streamed with LangGraph's `messages` mode."""
+    `streams`, it never streams, even in a run streamed with LangGraph's `messages` mode; a streamed
+    reply has no timeout per chunk (langchain-openai's `stream_chunk_timeout` waits for every chunk
+    in a task of its own): the call's own time limit (calls.py) bounds it whole."""
     provider, name = provider_of(model)
     common: dict[str, Any] = {"temperature": 0, "timeout": settings.llm_timeout, "max_retries": 0}
     common["disable_streaming"] = not streams
     # the sync client is never used: no keep-alive transport built for it (which would also warn
     # that it disables the proxy of the environment)
-    pooled = {**common, "http_async_client": http, "http_socket_options": ()}
+    pooled = {**common, "http_async_client": http, "http_socket_options": (), "stream_chunk_timeout": None}
     if provider == "openai":
         key = settings.openai_api_key
         if settings.openai_base_url:
