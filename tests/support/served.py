@@ -144,9 +144,13 @@ def slack_with_model(data: Path, slack: FakeSlack, llm: FakeOpenAI, signing_secr
 
 
 def serve(args: list[str], env: dict[str, str], cwd: Path) -> Served:
-    """Start `threadsage ARGS` with only `env` of our variables; stdout and stderr together."""
+    """Start `threadsage ARGS` with only `env` of our variables; stdout and stderr together.
+    PYTHONPATH is made absolute: the process runs in `cwd`, where a relative one (`PYTHONPATH=.`)
+    would name nothing and `threadsage` would come from the virtualenv's install (another checkout)."""
     port = free_port()
     clean = {k: v for k, v in os.environ.items() if not k.startswith(OURS)}
+    if clean.get("PYTHONPATH"):
+        clean["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in clean["PYTHONPATH"].split(os.pathsep))
     process = subprocess.Popen(
         [sys.executable, "-m", "threadsage.cli", *args],
         env={**clean, "THREADSAGE_HTTP_PORT": str(port), **env},
