@@ -4,9 +4,17 @@ llama-cpp-python's OpenAI-compatible server with SmolLM2-135M-Instruct (`bash sc
 installs it), behind the recording proxy of `tests/support/model_server.py`. The tiny model's answers
 are often wrong; what this counts is how the bot behaves on a real server: apologies, turns over
 60 s, requests without a token limit the server honours, requests that ran to the limit (runaways),
-requests the bot abandoned, and answers that cite the documents.
+requests the bot abandoned, and answers that cite the documents. And where a turn's time goes: its
+wall time against its model calls' own time (the union of the calls' spans as the proxy, in this
+process, saw them: request received → reply passed on), the overhead being the rest (search,
+checkpoints, the graph, the bot's own work; goal ≤ 10 % on the standard route), with the calls and
+the tokens they generated, per turn and per route.
 
-    .venv/bin/python bench/real_model.py [--timeout 60]
+    .venv/bin/python bench/real_model.py [--timeout 60] [--intent HOW_TO --turns 3]
+
+`--intent`: the proxy answers the router's call itself with this intent (HOW_TO: the standard route,
+answer and judge), so that a route the tiny model seldom picks can be timed; its other calls are
+the model's. `--turns N`: the script's first N turns only.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.model_server import MODEL_NAME, running_model_server
+from tests.support.model_server import MODEL_NAME, Exchange, running_model_server
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn
@@ -45,12 +53,13 @@ SCRIPT = [
 ]
 
 
-async def run(timeout: float) -> None:
+async def run(timeout: float, intent: str | None, turns: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         kb_settings = Settings(THREADSAGE_DATA_DIR=Path(tmp) / "kb", THREADSAGE_EMBEDDINGS="none", _env_file=None)
         kb = open_knowledge_base(kb_settings)
         assert Ingestor(kb, kb_settings.chunk_chars, kb_settings.chunk_overlap).ingest_paths([HANDBOOK]).ok
         async with running_model_server() as server:
+            server.intent = intent
             settings = Settings(
                 THREADSAGE_DATA_DIR=Path(tmp) / "data",
                 THREADSAGE_EMBEDDINGS="none",
@@ -62,14 +71,15 @@ async def run(timeout: float) -> None:
                 _env_file=None,
             )
             async with open_chat_service(settings, kb=kb) as chat:
-                await talk(chat, server, timeout)
+                await talk(chat, server, timeout, SCRIPT[:turns])
         kb.close()
 
 
-async def talk(chat: ChatService, server, timeout: float) -> None:
+async def talk(chat: ChatService, server, timeout: float, script: list[tuple[str, str]]) -> None:
     pending: dict[str, str] = {}
     rows = []
-    for n, (session, said) in enumerate(SCRIPT, start=1):
+    spent: list[tuple[str, float, float, int, int]] = []  # route, wall s, model s, calls, tokens
+    for n, (session, said) in enumerate(script, start=1):
         key = f"bench:w:c:{session}"
         if said == "CLICK":
             if session not in pending:
@@ -94,12 +104,31 @@ async def talk(chat: ChatService, server, timeout: float) -> None:
         runaway = sum(1 for e in calls if e.finish_reason == "length")
         text = "" if reply is None else " ".join(reply.text.split())[:70]
         cites = "" if reply is None else str(len(reply.citations))
+        route = (reply.route if reply is not None else None) or "-"
+        model, tokens = model_seconds(calls), sum(e.completion_tokens or 0 for e in calls)
         rows.append((n, said[:40], kind, text, seconds, len(calls), f"{unbounded}/{runaway}", cites))
+        spent.append((route, seconds, model, len(calls), tokens))
         if n == 1:
-            print("| # | said | reply | text | s | model calls | unbounded/ran to limit | citations |")
-            print("|---|---|---|---|---|---|---|---|")
-        print("| {} | {} | {} | {} | {:.1f} | {} | {} | {} |".format(*rows[-1]), flush=True)
+            print(
+                "| # | said | reply | text | s | model calls | unbounded/ran to limit | citations"
+                " | route | model s | overhead | tokens |"
+            )
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print(
+            "| {} | {} | {} | {} | {:.1f} | {} | {} | {} |".format(*rows[-1])
+            + f" {route} | {model:.2f} | {overhead(seconds, model)} | {tokens} |",
+            flush=True,
+        )
     chats = server.chat_exchanges()
+    print("\n| route | turns | model calls | tokens generated | wall | model calls' own | overhead |")
+    print("|---|---|---|---|---|---|---|")
+    for route in sorted({r[0] for r in spent}):
+        mine = [r for r in spent if r[0] == route]
+        wall, model = sum(r[1] for r in mine), sum(r[2] for r in mine)
+        calls, tokens = sum(r[3] for r in mine), sum(r[4] for r in mine)
+        print(
+            f"| {route} | {len(mine)} | {calls} | {tokens} | {wall:.2f} s | {model:.2f} s | {overhead(wall, model)} |"
+        )
     print()
     print(
         f"turns: {len(rows)}; apologies: {sum(r[2] == 'apology' for r in rows)}; "
@@ -111,10 +140,26 @@ async def talk(chat: ChatService, server, timeout: float) -> None:
     )
 
 
+def model_seconds(calls: list[Exchange]) -> float:
+    """The time some model call of the turn was running: the union of their spans."""
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted((e.started, e.started + e.seconds) for e in calls):
+        total += max(0.0, stop - max(start, end))
+        end = max(end, stop)
+    return total
+
+
+def overhead(wall: float, model: float) -> str:
+    return f"{(wall - model) * 1000:.0f} ms ({(wall - model) / model:+.1%})" if model else f"{wall * 1000:.0f} ms"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--timeout", type=float, default=60, help="THREADSAGE_LLM_TIMEOUT, and a turn's limit")
-    asyncio.run(run(parser.parse_args().timeout))
+    parser.add_argument("--intent", help="the route's intent, decided by the proxy instead of the model")
+    parser.add_argument("--turns", type=int, default=len(SCRIPT), help="the script's first N turns")
+    args = parser.parse_args()
+    asyncio.run(run(args.timeout, args.intent, args.turns))
 
 
 if __name__ == "__main__":

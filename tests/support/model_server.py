@@ -45,6 +45,7 @@ class Exchange:
     path: str
     body: dict[str, Any]
     status: int = 0
+    started: float = 0.0  # time.monotonic() when the proxy received it
     seconds: float = 0.0
     finish_reason: str | None = None
     completion_tokens: int | None = None
@@ -63,6 +64,9 @@ class Exchange:
 class ModelServer:
     base_url: str  # the proxy's, ending in /v1
     exchanges: list[Exchange] = field(default_factory=list)
+    # when set, the proxy decides the route itself: the router's call (the `RouteDecision` function)
+    # gets this intent at once and never reaches the model; every other call does
+    intent: str | None = None
 
     def chat_exchanges(self) -> list[Exchange]:
         return [e for e in self.exchanges if e.path.endswith("/chat/completions")]
@@ -92,7 +96,10 @@ def _proxy(upstream: str, server: ModelServer) -> web.Application:
         body = json.loads(raw) if raw else {}
         exchange = Exchange(path=request.path, body=body)
         server.exchanges.append(exchange)
-        started = time.monotonic()
+        started = exchange.started = time.monotonic()
+        if server.intent is not None and _function_named(body) == "RouteDecision":
+            exchange.status, exchange.finish_reason = 200, "tool_calls"
+            return web.json_response(_routed(body, server.intent))
         if "s" not in session_box:
             session_box["s"] = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
         session = session_box["s"]
@@ -135,6 +142,26 @@ def _proxy(upstream: str, server: ModelServer) -> web.Application:
     app.router.add_route("*", "/{tail:.*}", forward)
     app.on_cleanup.append(close)
     return app
+
+
+def _function_named(body: dict[str, Any]) -> str | None:
+    choice = body.get("tool_choice")
+    return choice.get("function", {}).get("name") if isinstance(choice, dict) else None
+
+
+def _routed(body: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A chat completion calling `RouteDecision` with `intent`, as OpenAI's API documents it."""
+    arguments = json.dumps({"intent": intent, "confidence": 0.9, "reasoning": "decided by the proxy"})
+    call = {"id": "call_route", "type": "function", "function": {"name": "RouteDecision", "arguments": arguments}}
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return {
+        "id": "chatcmpl-proxy",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", MODEL_NAME),
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
 
 
 @asynccontextmanager
