@@ -73,6 +73,7 @@ async def test_plain_text_from_a_server_that_ignores_tool_choice_streams_too(
     tmp_path: Path, llm: FakeOpenAI, handbook_kb
 ) -> None:
     llm.habits = {"ignores_tool_choice"}
+    llm.tokens_per_second = 400  # paced as a server writes: unpaced, the reply is read whole at once
     llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
     llm.script["answer"] = ANSWER  # content, not a call
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
