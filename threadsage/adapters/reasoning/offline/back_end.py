@@ -275,6 +275,14 @@ def _named_section(query: set[str], p: Passage) -> bool:
     return len(query & names(p)) >= SECTION_NAMED * len(query) and bool(query & term_set(p["heading"]))
 
 
+# A figure, or an English number word ("within six months"): what a question for a quantity wants.
+_STATES_QUANTITY = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    r"sixty|ninety|hundred|thousand)\b",
+    re.IGNORECASE,
+)
+
+
 def _best_sentences(
     query: list[str], numbered: Sequence[tuple[int, Passage]], wants_quantity: bool
 ) -> list[tuple[float, int, int, str]]:
@@ -289,7 +297,7 @@ def _best_sentences(
         for position, sentence in enumerate(_sentences(p["text"])):
             found = term_set(sentence)
             score = sum(w for t, w in local.items() if t in found)
-            if wants_quantity and re.search(r"\d", sentence):
+            if wants_quantity and _STATES_QUANTITY.search(sentence):
                 score *= 1.5
             if score > 0:
                 # The search ranked the passages: a sentence from a lower one needs more to win.
