@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.support.locations import HANDBOOK
 from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
-from threadsage.adapters.knowledge.glossing import can_gloss, glossed
+from threadsage.i18n.glossing import can_gloss, glossed
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
 

@@ -26,6 +26,7 @@ from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision,
 from threadsage.adapters.reasoning.offline import arithmetic
 from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals, term_weights
 from threadsage.i18n import language_of, passage_language, say
+from threadsage.i18n.glossing import can_gloss, glossed
 from threadsage.support.text import first_cue, term_set, terms, unwrapped
 
 T = TypeVar("T")
@@ -97,8 +98,14 @@ class OfflineReasoner:
         if evidence and evidence[0]["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question):
             return Sureness.ANSWER, 0
         if evidence and _other_language(question, evidence[0]):
-            # Found by a multilingual embedding (THREADSAGE_DENSE_SEARCH): offline nothing can
-            # compare the question's words with the passage's, so it is quoted as the closest.
+            # Found by a gloss or a multilingual embedding: it is quoted as the closest, the answer
+            # unsure — unless the question's gloss (`i18n.glossing`) says the passages do not
+            # cover it ("法国的首都是哪里？" over a handbook): then "not covered", as in its language.
+            into = passage_language(evidence[0]["text"])
+            if can_gloss(language_of(question), into):
+                gloss = signals(term_set(glossed(question)), evidence, self.frequencies)
+                if gloss.sureness() is Sureness.ABSTAIN:
+                    return Sureness.ABSTAIN, 0
             return Sureness.HEDGE, 0
         found = signals(_wanted(question), evidence, self.frequencies)
         return found.sureness(), found.lead
