@@ -46,7 +46,7 @@ model-server:
 
 # The edit-test loop: everything but the tests marked slow — all of tests/system/ (real processes),
 # and the modules and tests marked `slow` elsewhere (the local embedding model, the eval corpora,
-# generated examples); see docs/testing.md. About 95 s of CPU on four workers (docs/performance.md,
+# generated examples); see docs/testing.md. About 100 s of CPU on four workers (docs/performance.md,
 # "The fast tier's CPU, third step").
 test-fast: install-dev services
 	$(TEST_ENV) $(BIN)/python -m pytest -m "not slow" -n 4
