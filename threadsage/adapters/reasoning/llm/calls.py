@@ -41,6 +41,7 @@ from threadsage.adapters.reasoning.llm.salvage import first_json_object, reply_t
 from threadsage.observability.telemetry import ERRORS, LLM_CALLS, count_tokens
 from threadsage.settings.environment import Settings
 from threadsage.support.retry_after import server_wait
+from threadsage.support.tls import tls_context
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,9 @@ class ModelCalls:
         ]
         # as many connections as the openai SDK's own pool: calls in flight never queue for one
         self._http = httpx.AsyncClient(
-            timeout=settings.llm_timeout, limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+            verify=tls_context(),
+            timeout=settings.llm_timeout,
+            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
         )
         self._models: dict[tuple[str, int, bool], BaseChatModel] = {}
         self._structured: dict[tuple[type[BaseModel], str, int, bool], Runnable[Any, Any]] = {}
