@@ -3,6 +3,11 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 HANDBOOK := examples/handbook
+# The tests run with Python's bytecode caches written even where the environment turns them off
+# (PYTHONDONTWRITEBYTECODE): otherwise each pytest worker compiles the package and rewrites the
+# asserts of every test module and plugin package (hypothesis, anyio, langsmith) anew, about 6 s of
+# CPU per worker and run (docs/performance.md, "The fast tier's CPU, third step").
+TEST_ENV := PYTHONDONTWRITEBYTECODE=
 
 .PHONY: run test test-fast lint install install-dev services model-server clean
 
@@ -32,7 +37,7 @@ services:
 # The whole suite: the fast tier on four workers (its tests mostly wait on sockets), then the slow
 # tier one test at a time (processes, timings and benchmarks-like runs that must not share cores).
 test: test-fast model-server
-	$(BIN)/python -m pytest -m slow
+	$(TEST_ENV) $(BIN)/python -m pytest -m slow
 
 # A real OpenAI-compatible model server for the slow tier (llama-cpp-python + SmolLM2-135M) in
 # .venv-model; llama-cpp-python builds from source once (10-17 minutes) and its wheel is cached.
@@ -41,9 +46,10 @@ model-server:
 
 # The edit-test loop: everything but the tests marked slow — all of tests/system/ (real processes),
 # and the modules and tests marked `slow` elsewhere (the local embedding model, the eval corpora,
-# generated examples); see docs/testing.md. About two minutes on two otherwise idle cores.
+# generated examples); see docs/testing.md. About 100 s of CPU on four workers (docs/performance.md,
+# "The fast tier's CPU, third step").
 test-fast: install-dev services
-	$(BIN)/python -m pytest -m "not slow" -n 4
+	$(TEST_ENV) $(BIN)/python -m pytest -m "not slow" -n 4
 
 # The same checks as .pre-commit-config.yaml, and the import contracts (lint-imports); settings in
 # pyproject.toml.

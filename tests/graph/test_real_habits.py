@@ -191,3 +191,26 @@ async def test_the_routers_options_are_honoured_without_its_flag(tmp_path: Path,
         ask = only(await Conversation(chat).say(QUESTION))
     assert (ask.kind, ask.text) == (ReplyKind.CLARIFICATION, "Which trip?")
     assert [c.label for c in ask.choices] == ["Within Europe", "To Toronto"]
+
+
+async def test_small_talk_the_router_sent_to_the_documents_is_answered_as_small_talk(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb
+) -> None:
+    """A small model routed a goodbye to retrieval (three answer calls, 70 s); the offline rules
+    beside the router read it as small talk, so it gets a chat reply and no search answer."""
+    llm.script["RouteDecision"] = route_to("HOW_TO", 0.95)
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+        reply = only(await Conversation(chat).say("Thanks, that's all for now - bye!"))
+    assert llm.chat_kinds() == ["RouteDecision", "chat"]
+    assert (reply.kind, reply.route) == (ReplyKind.ANSWER, "direct_reply") and not reply.citations
+    assert "small talk" in reply.trace[1]["detail"]
+
+
+async def test_a_question_the_router_sent_to_the_documents_stays_there(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb
+) -> None:
+    """Thanks that ask something are not small talk: the router's decision holds."""
+    llm.script["RouteDecision"] = route_to("HOW_TO", 0.95)
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+        reply = only(await Conversation(chat).say("Thanks! And how do I request a security exception?"))
+    assert llm.chat_kinds()[:2] == ["RouteDecision", "answer"] and reply.route == "standard_retrieval"

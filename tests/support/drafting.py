@@ -3,9 +3,11 @@
 `Drafting` is the real chat service (its graph, checkpoints, coordination) whose answer replies are
 preceded by the drafts a streaming model would have produced: the answer's words, `first_token`
 seconds after the run finished, then one word every 1/`words_per_second` s — each draft the whole
-text so far, as `chat.turns.Draft` says. `withdraw_after`: after that many drafts an empty draft
-withdraws them (a self-check that rejected the draft) and drafting starts over. Used until the
-chat service drafts from the model's own tokens; the renderers see the same events either way."""
+text so far, as `chat.turns.Draft` says — and the reply `last_step` seconds after the last draft
+(a renderer that shows drafts at its own pace has shown the last one by then). `withdraw_after`:
+after that many drafts an empty draft withdraws them (a self-check that rejected the draft) and
+drafting starts over. Used until the chat service drafts from the model's own tokens; the
+renderers see the same events either way."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ class Drafting(ChatService):
     first_token: float = 0.0
     words_per_second: float = 200.0
     withdraw_after: int | None = None
+    last_step: float = 0.0
 
     @classmethod
     def of(cls, chat: ChatService, **options: float | int | None) -> Drafting:
@@ -38,6 +41,7 @@ class Drafting(ChatService):
                 if isinstance(event, Reply) and event.kind is ReplyKind.ANSWER:
                     async for draft in self.drafts(event):
                         yield draft
+                    await asyncio.sleep(self.last_step)
                 yield event
 
     async def drafts(self, reply: Reply) -> AsyncGenerator[Draft, None]:

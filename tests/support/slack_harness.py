@@ -16,6 +16,7 @@ from typing import Any
 
 import aiohttp
 import uvicorn
+from slack_bolt.listener.asyncio_runner import AsyncioListenerRunner
 
 from tests.fakes.slack_api import (
     BOT_USER,
@@ -45,6 +46,11 @@ AMBIGUOUS = "How do I reset my password?"
 TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
 OTHER_ORG = "T0PARTNER"  # a Slack Connect partner's workspace
 _ids = itertools.count(1)
+# The coroutine in which bolt runs a listener after acknowledging: `Harness.settle` waits for it
+BOLT_LISTENER = "run_ack_function_asynchronously"
+assert BOLT_LISTENER in {getattr(c, "co_name", "") for c in AsyncioListenerRunner.run.__code__.co_consts}, (
+    "slack_bolt no longer runs listeners in run_ack_function_asynchronously: Harness.settle must wait on another name"
+)
 
 
 def dm_message(text: str, channel: str, **fields: str) -> dict[str, Any]:
@@ -198,12 +204,16 @@ class Harness:
         return [r["text"] for r in self.fake.of("response_url") if r["url"] == name]
 
     async def settle(self) -> None:
-        """Until the bot has been idle for a moment: bolt runs listeners after acknowledging."""
-        idle = 0
-        while idle < 3:
-            await asyncio.sleep(0.03)
-            idle = idle + 1 if self.bot.tasks.pending == 0 else 0
-            await self.bot.tasks.drain(30)
+        """Until nothing the requests started is left: bolt runs a listener after acknowledging, in
+        a task of its own (a click's, a command's), which may start the bot's tasks; an event is
+        one of the bot's tasks at once, and its listener's task exists before that one ends."""
+        while True:
+            if listeners := {t for t in asyncio.all_tasks() if getattr(t.get_coro(), "__name__", "") == BOLT_LISTENER}:
+                await asyncio.wait(listeners, timeout=30)
+            elif self.bot.tasks.pending:
+                await self.bot.tasks.drain(30)
+            else:
+                return
 
 
 @asynccontextmanager

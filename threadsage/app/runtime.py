@@ -12,6 +12,7 @@ import gc
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -205,9 +206,16 @@ def warm_up(kb: KnowledgeBase) -> None:
     freeze each one's leftovers for good."""
     text.warm_up()
     kb.search_blocking("warm up", 1)
-    if gc.get_freeze_count() == 0:
-        gc.collect()
-        gc.freeze()
+    _freeze_what_lives_on()
+
+
+@cache
+def _freeze_what_lives_on() -> None:
+    """Once a process (`functools.cache`): asking `gc.get_freeze_count()` instead walks every
+    frozen object, 40-80 ms of CPU for each chat service opened (docs/performance.md, "The fast
+    tier's CPU, third step")."""
+    gc.collect()
+    gc.freeze()
 
 
 @asynccontextmanager

@@ -102,12 +102,11 @@ class DigestRecords:
             (since - (until - since), since),
         )
         week.down_before = int(before)
-        rows = await self.tables.fetch(
+        week.most_asked = await self._asked(
             f"SELECT MAX(question), COUNT(*) FROM {TABLE} WHERE at >= {{p}} AND at < {{p}} AND answers IS NULL "
             f"AND wording IS NOT NULL AND wording <> '' GROUP BY wording ORDER BY 2 DESC, MAX(at) DESC LIMIT {TOP}",
             span,
         )
-        week.most_asked = [Asked(q, int(n)) for q, n in rows]
         rows = await self.tables.fetch(
             f"SELECT MAX(t.question), COUNT(*), MAX(t.closest) FROM {TABLE} t WHERE t.gap = 1 AND t.at >= {{p}} "
             f"AND t.at < {{p}} AND t.outcome IN {GAP_OUTCOMES} AND t.wording IS NOT NULL AND t.wording <> '' "
@@ -132,10 +131,13 @@ class DigestRecords:
             f"SELECT COUNT(*) FROM {VERIFIED} WHERE stale_at >= {{p}} AND stale_at < {{p}}", span
         )
         week.stale_verified = int(verified)
-        rows = await self.tables.fetch(
+        week.disliked = await self._asked(
             f"SELECT question, down FROM {TABLE} WHERE gap = 1 AND at >= {{p}} AND at < {{p}} AND down > 0 "
             f"AND question IS NOT NULL ORDER BY down DESC, at DESC LIMIT {TOP}",
             span,
         )
-        week.disliked = [Asked(q, int(n)) for q, n in rows]
         return week
+
+    async def _asked(self, sql: str, params: tuple[int, int]) -> list[Asked]:
+        """Questions with a count: (question, count) rows."""
+        return [Asked(question, int(n)) for question, n in await self.tables.fetch(sql, params)]

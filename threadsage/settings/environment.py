@@ -71,9 +71,10 @@ class Settings(
     document_languages: list[Language] = Field(
         default_factory=lambda: [DEFAULT],
         description="Languages the documents are written in, JSON list (`en`, `zh`). A question in none of them is, "
-        "with a language model, also searched in translation (one router-model call); with embeddings, also by a "
-        'dense ranking of the passages in other languages than its own. E.g. `["zh"]` for Chinese documents, '
-        '`["en", "zh"]` for documents in both',
+        "with a language model, also searched in translation (one router-model call); a Chinese one also by its "
+        "word-by-word English gloss, unless half the passages or more are Chinese; with embeddings, by a dense "
+        'ranking of the passages in other languages than its own instead of the gloss. E.g. `["zh"]` for Chinese '
+        'documents, `["en", "zh"]` for documents in both',
         json_schema_extra=section("Questions in another language than the documents"),
     )
     dense_search: Literal["all", "other_languages"] = Field(

@@ -22,6 +22,7 @@ from tests.support.drafting import Drafting
 from tests.support.slack_harness import CHANNEL, TRAVEL, Harness, dm_message, next_ts, running
 from threadsage.bots.slack.jobs import MessageJob
 from threadsage.bots.slack.places import place_of_mention
+from threadsage.bots.slack.streaming import APPEND_EVERY
 from threadsage.delivery.current import Delivery
 
 DM = "D222"
@@ -48,7 +49,8 @@ def the_answer(slack: Harness, channel: str, thread_ts: str) -> dict:
 async def test_in_a_thread_the_answer_streams_then_becomes_the_answer_with_sources_and_votes(
     tmp_path: Path, handbook_kb
 ) -> None:
-    async with drafting(tmp_path, handbook_kb) as slack:
+    # the reply well after the last draft: the stream appends it (every APPEND_EVERY) whatever the load
+    async with drafting(tmp_path, handbook_kb, last_step=4 * APPEND_EVERY) as slack:
         ts = await slack.mention(TRAVEL)
         await slack.settle()
         [start] = slack.fake.of("chat.startStream")

@@ -131,6 +131,7 @@ class SlackBot:
         )
         # The client carries the token, so bolt authorizes with its single-team authorization.
         self.app = AsyncApp(
+            name="threadsage-slack",  # its loggers' name; unnamed, bolt reads the call stack's source (inspect.stack)
             client=self.client,
             signing_secret=signing_secret or "socket-mode",
             request_verification_enabled=False,  # `route` checks signatures, before bolt parses a body

@@ -16,13 +16,12 @@ second message: it finishes the first.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
+from threadsage.bots.pacing import Pacer
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.progress import Placeholder
 from threadsage.bots.slack.sending import SlackSender
@@ -51,8 +50,7 @@ class Streaming:
         self._stream_ts: str | None = None  # the streamed message, open or stopped
         self._streamed = ""  # what the stream shows
         self._latest = ""  # the newest draft, not yet appended
-        self._flushing: asyncio.Task[None] | None = None
-        self._appended_at = 0.0
+        self._pacer = Pacer(APPEND_EVERY, self._show_latest)
         self._closed = False  # no more drafts: the stream was stopped (or a redelivered turn)
 
     @property
@@ -86,11 +84,7 @@ class Streaming:
             await self._stop()
             return
         self._latest = draft.text
-        if self._stream is None:
-            await self._start()
-        elif self._flushing is None:
-            wait = self._appended_at + APPEND_EVERY - time.monotonic()
-            self._flushing = asyncio.create_task(self._flush_after(wait))
+        await self._pacer.offer()
 
     async def deliver(self, reply: Reply, turn: Turn) -> None:
         if self._stream_ts is None:
@@ -110,12 +104,15 @@ class Streaming:
 
     def stop(self) -> None:
         self.inner.stop()
-        if self._flushing is not None:
-            self._flushing.cancel()
+        self._pacer.cancel_soon()
 
     async def end(self) -> None:
         await self._stop()
         await self.inner.end()
+
+    async def _show_latest(self) -> None:
+        if not self._closed:
+            await (self._start() if self._stream is None else self._append())
 
     async def _start(self) -> None:
         await self.inner.give_way()
@@ -131,25 +128,16 @@ class Streaming:
             log.warning("could not start a stream: %s", exc.response.get("error"))
             self._closed = True  # the steps' placeholder is gone: the reply is posted as usual
             return
-        self._stream, self._streamed, self._appended_at = stream, self._latest, time.monotonic()
+        self._stream, self._streamed = stream, self._latest
         self._stream_ts = stream.ts
         if stream.ts is not None:
             await self.coordinator.remember(self._key, stream.ts, STREAM_KEPT)
-
-    async def _flush_after(self, wait: float) -> None:
-        try:
-            if wait > 0:
-                await asyncio.sleep(wait)
-            await self._append()
-        finally:
-            if self._flushing is asyncio.current_task():
-                self._flushing = None
 
     async def _append(self) -> None:
         stream, added = self._stream, self._latest[len(self._streamed) :]
         if stream is None or not added:
             return
-        self._streamed, self._appended_at = self._latest, time.monotonic()
+        self._streamed = self._latest
         try:
             await stream.append(markdown_text=added)
         except (SlackApiError, SlackRequestError) as exc:  # the reply replaces it anyway
@@ -159,10 +147,7 @@ class Streaming:
     async def _stop(self) -> None:
         """No more drafts; the stream stopped with what it shows (the reply then replaces it)."""
         self._closed = True
-        flushing, self._flushing = self._flushing, None
-        if flushing is not None:
-            flushing.cancel()
-            await asyncio.gather(flushing, return_exceptions=True)
+        await self._pacer.cancel()
         stream, self._stream = self._stream, None
         if stream is None:
             return

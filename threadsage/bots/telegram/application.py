@@ -7,8 +7,10 @@ from typing import Any, TypeAlias
 
 from telegram import LinkPreviewOptions, Update
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes, Defaults, ExtBot, JobQueue
+from telegram.request import HTTPXRequest
 
 from threadsage.settings.environment import Settings
+from threadsage.support.tls import tls_context
 
 ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
 
@@ -33,9 +35,12 @@ def build_application(settings: Settings, polling: bool) -> TelegramApplication:
     pointed at `TELEGRAM_API_URL` when set. Without polling it has no updater."""
     if settings.telegram_bot_token is None:
         raise TelegramConfigError("TELEGRAM_BOT_TOKEN is not set (get one from @BotFather)")
+    tls = {"verify": tls_context()}  # the builder's own requests would load the CA store once each
     builder = (
         ApplicationBuilder()
         .token(settings.telegram_bot_token.get_secret_value())
+        .request(HTTPXRequest(connection_pool_size=256, httpx_kwargs=tls))  # the builder's pool sizes
+        .get_updates_request(HTTPXRequest(connection_pool_size=1, httpx_kwargs=tls))
         .rate_limiter(AIORateLimiter(max_retries=3))
         .concurrent_updates(True)
         .defaults(Defaults(link_preview_options=LinkPreviewOptions(is_disabled=True)))

@@ -16,15 +16,14 @@ logged and the reply comes anyway.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
-import time
 
 from telegram import Bot, Message
 from telegram.constants import MessageLimit
 from telegram.error import BadRequest, TelegramError
 
+from threadsage.bots.pacing import Pacer
 from threadsage.bots.telegram.sending import Place
 from threadsage.chat import Draft
 
@@ -49,47 +48,27 @@ class Drafts:
         self.message: Message | None = None  # the words shown in a group, to be replaced by the reply
         self._latest: str | None = None  # the newest draft, not shown yet
         self._shown = ""
-        self._shown_at = 0.0
-        self._later: asyncio.Task[None] | None = None
-        self._every = DRAFT_EVERY if place.private else EDIT_EVERY
+        self._pacer = Pacer(DRAFT_EVERY if place.private else EDIT_EVERY, self._show)
 
     async def draft(self, draft: Draft) -> None:
         if not draft.text and not self.place.private:
             return  # what a group was shown stays until the reply replaces it
         self._latest = draft.text[: MessageLimit.MAX_TEXT_LENGTH]
         if not draft.text:  # withdrawn: at once, whatever waits
-            await self.finish()
-            await self._show()
+            await self._pacer.cancel()
+            await self._pacer.show_now()
             return
-        if self._later is not None:
-            return  # the newest is shown when its time comes
-        wait = self._shown_at + self._every - time.monotonic()
-        if wait > 0:
-            self._later = asyncio.create_task(self._show_after(wait))
-            return
-        await self._show()
+        await self._pacer.offer()
 
     async def finish(self) -> Message | None:
         """No more drafts (the reply is next): what a group was shown, for the reply to replace."""
-        later, self._later = self._later, None
-        if later is not None:
-            later.cancel()
-            await asyncio.gather(later, return_exceptions=True)
+        await self._pacer.cancel()
         return self.message
-
-    async def _show_after(self, wait: float) -> None:
-        try:
-            await asyncio.sleep(wait)
-            await self._show()
-        finally:
-            if self._later is asyncio.current_task():
-                self._later = None
 
     async def _show(self) -> None:
         text, self._latest = self._latest, None
         if text is None or (text == self._shown and self.message is not None):
             return
-        self._shown_at = time.monotonic()
         try:
             if self.place.private:
                 # Without a text (not an empty one, which python-telegram-bot's ExtBot sends as "[]"):

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from threadsage.adapters.questions import ambiguity
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion, without_excluded
+from threadsage.adapters.questions.small_talk import is_small_talk
 from threadsage.adapters.reasoner import MAX_OPTION_CHARS, ModelBusy, Passage, RouteDecision, passage_label
 from threadsage.adapters.reasoning.offline.confidence import Frequencies, term_weights
 from threadsage.graph.context import BrainContext, Policy
@@ -90,18 +91,21 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
     evidence = without_excluded(found, exclusion)[:k]
     if pinned := state.get("pinned"):
         evidence = [pinned, *(p for p in evidence if p["id"] != pinned["id"])][: ctx.policy.retrieve_k]
-    # The deterministic ambiguity check runs beside the router, in a thread: no model call.
+    # The deterministic checks run beside the router, in threads (the first small-talk check loads
+    # jieba's dictionary): no model call.
     ambiguous = asyncio.create_task(asyncio.to_thread(_alternatives, question, evidence, ctx.kb.document_frequencies))
+    small_talk = asyncio.create_task(asyncio.to_thread(is_small_talk, state["question"]))
     try:
         proposal = await ctx.reasoner.route(question, evidence)
         failure = ""
     except ModelBusy:
         ambiguous.cancel()
+        small_talk.cancel()
         raise  # not a router failure: the turn ends with a "busy" notice
     except Exception as exc:  # noqa: BLE001 - a router failure degrades to a clarification, never a crash
         log.warning("router failed (%s): asking the user instead", exc.__class__.__name__)
         proposal, failure = _clarify_from_evidence(evidence, language), f"router failed: {exc.__class__.__name__}; "
-    proposal, backstop = _backstopped(proposal, await ambiguous, language)
+    proposal, backstop = _backstopped(proposal, await ambiguous, await small_talk, language)
     decision = resolve(proposal, evidence, ctx.policy, state.get("clarify_rounds", 0), language)
     return {
         "decision": decision,
@@ -134,9 +138,17 @@ def _alternatives(question: str, evidence: list[Passage], frequencies: Frequenci
     ]
 
 
-def _backstopped(proposal: RouteDecision, ambiguous: list[str], language: Language) -> tuple[RouteDecision, str]:
-    """The router's proposal, clarifying when the evidence says the question is ambiguous and the
-    router did not ask (a question for the documents: not small talk, not out of scope)."""
+def _backstopped(
+    proposal: RouteDecision, ambiguous: list[str], small_talk: bool, language: Language
+) -> tuple[RouteDecision, str]:
+    """The router's proposal, checked by the offline back-end's rules (no model call): a message
+    those rules read as small talk is small talk (a small model sent "Thanks, that's all for now -
+    bye!" to retrieval, three answer calls and 70 s for a goodbye), and a question the evidence
+    says is ambiguous is asked back when the router did not ask (a question for the documents:
+    not small talk, not out of scope)."""
+    if small_talk and proposal.intent != "CHIT_CHAT":
+        update = {"intent": "CHIT_CHAT", "confidence": 1.0, "clarify": False, "clarify_options": []}
+        return proposal.model_copy(update=update), f"small talk (the router said {proposal.intent}); "
     if proposal.clarify or _clean_options(proposal.clarify_options) or len(ambiguous) < 2:
         return proposal, ""
     if proposal.intent in ("CHIT_CHAT", "UNKNOWN"):

@@ -41,6 +41,7 @@ from threadsage.adapters.reasoning.llm.salvage import first_json_object, reply_t
 from threadsage.observability.telemetry import ERRORS, LLM_CALLS, count_tokens
 from threadsage.settings.environment import Settings
 from threadsage.support.retry_after import server_wait
+from threadsage.support.tls import tls_context
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ class ModelCalls:
         # the openai SDK's aiohttp transport (its documented `DefaultAioHttpClient`, with the SDK's
         # pool limits: calls in flight never queue for a connection): about a fifth less CPU a call
         # than httpx's, and a streamed answer's tokens cost less (docs/performance.md)
-        self._http = DefaultAioHttpClient(timeout=settings.llm_timeout)
+        self._http = DefaultAioHttpClient(verify=tls_context(), timeout=settings.llm_timeout)
         self._models: dict[tuple[str, int, bool], BaseChatModel] = {}
         self._structured: dict[tuple[type[BaseModel], str, int, bool], Runnable[Any, Any]] = {}
         self._words: dict[str, RunnableConfig] = {}

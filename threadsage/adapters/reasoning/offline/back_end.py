@@ -26,6 +26,7 @@ from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision,
 from threadsage.adapters.reasoning.offline import arithmetic
 from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals, term_weights
 from threadsage.i18n import language_of, passage_language, say
+from threadsage.i18n.glossing import can_gloss, glossed
 from threadsage.support.text import first_cue, term_set, terms, unwrapped
 
 T = TypeVar("T")
@@ -97,8 +98,14 @@ class OfflineReasoner:
         if evidence and evidence[0]["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question):
             return Sureness.ANSWER, 0
         if evidence and _other_language(question, evidence[0]):
-            # Found by a multilingual embedding (THREADSAGE_DENSE_SEARCH): offline nothing can
-            # compare the question's words with the passage's, so it is quoted as the closest.
+            # Found by a gloss or a multilingual embedding: it is quoted as the closest, the answer
+            # unsure — unless the question's gloss (`i18n.glossing`) says the passages do not
+            # cover it ("法国的首都是哪里？" over a handbook): then "not covered", as in its language.
+            into = passage_language(evidence[0]["text"])
+            if can_gloss(language_of(question), into):
+                gloss = signals(term_set(glossed(question)), evidence, self.frequencies)
+                if gloss.sureness() is Sureness.ABSTAIN:
+                    return Sureness.ABSTAIN, 0
             return Sureness.HEDGE, 0
         found = signals(_wanted(question), evidence, self.frequencies)
         return found.sureness(), found.lead
@@ -275,6 +282,14 @@ def _named_section(query: set[str], p: Passage) -> bool:
     return len(query & names(p)) >= SECTION_NAMED * len(query) and bool(query & term_set(p["heading"]))
 
 
+# A figure, or an English number word ("within six months"): what a question for a quantity wants.
+_STATES_QUANTITY = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    r"sixty|ninety|hundred|thousand)\b",
+    re.IGNORECASE,
+)
+
+
 def _best_sentences(
     query: list[str], numbered: Sequence[tuple[int, Passage]], wants_quantity: bool
 ) -> list[tuple[float, int, int, str]]:
@@ -289,7 +304,7 @@ def _best_sentences(
         for position, sentence in enumerate(_sentences(p["text"])):
             found = term_set(sentence)
             score = sum(w for t, w in local.items() if t in found)
-            if wants_quantity and re.search(r"\d", sentence):
+            if wants_quantity and _STATES_QUANTITY.search(sentence):
                 score *= 1.5
             if score > 0:
                 # The search ranked the passages: a sentence from a lower one needs more to win.
