@@ -197,6 +197,9 @@ class OfflineReasoner:
         if not best:
             return say("not_found", language)
         lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
+        # A question naming two things ("X and Y", "X vs Y", "X和Y有什么区别"): the best sentence for
+        # the thing the sentences chosen for the whole question leave out.
+        lines += [f"- {sentence} [{number}]" for number, sentence in _left_out_sides(question, numbered, best)]
         computed = _computed(question, numbered)
         if computed:
             # Each side's figure quoted with its citation, then the calculator's result.
@@ -275,6 +278,30 @@ def _computed(
     return (result, found) if result else None
 
 
+def _left_out_sides(
+    question: str, numbered: Sequence[tuple[int, Passage]], best: Sequence[tuple[float, int, int, str]]
+) -> list[tuple[int, str]]:
+    """For a question that names two things, each thing the chosen sentences do not name (neither
+    in the sentence nor its section): its own best sentence that does, with its passage number.
+    One passage about one of the two is half an answer; a thing nothing names stays left out."""
+    both = arithmetic.sides(split_exclusion(question).query)
+    if both is None:
+        return []
+    named = {n: names(p) for n, p in numbered}
+    chosen = set().union(*(term_set(s) | named[n] for _, _, n, s in best)) if best else set()
+    wants_quantity = bool(_QUANTITY.search(question))
+    added: list[tuple[int, str]] = []
+    for side, other in (both, both[::-1]):
+        own = set(side) - set(other)  # the word that names this side
+        if own & chosen:
+            continue
+        for _, _, n, s in _best_sentences(side, numbered, wants_quantity, limit=None):
+            if own & (term_set(s) | named[n]):
+                added.append((n, s))
+                break
+    return added
+
+
 def _named_section(query: set[str], p: Passage) -> bool:
     """Whether the passage's section is named after the question: most of its terms in the title
     and heading, one at least in the heading — a question that names the document alone ("…on the
@@ -291,10 +318,13 @@ _STATES_QUANTITY = re.compile(
 
 
 def _best_sentences(
-    query: list[str], numbered: Sequence[tuple[int, Passage]], wants_quantity: bool
+    query: list[str],
+    numbered: Sequence[tuple[int, Passage]],
+    wants_quantity: bool,
+    limit: int | None = ANSWER_SENTENCES,
 ) -> list[tuple[float, int, int, str]]:
-    """The ANSWER_SENTENCES best (score, -position, passage number, sentence), best first, of the
-    passages (each with its number) in the order they lead."""
+    """The `limit` best (score, -position, passage number, sentence), best first (all when None),
+    of the passages (each with its number) in the order they lead."""
     weights = _term_weights(query, [p for _, p in numbered])
     scored: list[tuple[float, int, int, str]] = []
     for rank, (number, p) in enumerate(numbered):
@@ -309,7 +339,7 @@ def _best_sentences(
             if score > 0:
                 # The search ranked the passages: a sentence from a lower one needs more to win.
                 scored.append((score / (1 + 0.25 * rank), -position, number, sentence))
-    return sorted(scored, reverse=True)[:ANSWER_SENTENCES]
+    return sorted(scored, reverse=True)[:limit]
 
 
 def _sentences(text: str) -> list[str]:
