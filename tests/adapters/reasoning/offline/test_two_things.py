@@ -42,12 +42,8 @@ async def test_each_thing_named_gets_its_own_cited_sentence(question: str) -> No
 
 @pytest.mark.parametrize("question", ["看板和冲刺在团队的工作上有什么区别？", "比较看板和冲刺的团队工作"])
 async def test_a_chinese_comparison_of_two_things_cites_both(question: str) -> None:
-    kanban = page(
-        "methods/kanban.md",
-        "看板",
-        "看板方法把团队的工作放在列中。\n看板限制团队进行中的工作数量。\n团队的工作由团队自己安排和决定。",
-        9.0,
-    )
+    lines = ["看板方法把团队的工作放在列中。", "看板限制团队进行中的工作数量。", "团队的工作由团队自己安排和决定。"]
+    kanban = page("methods/kanban.md", "看板", "\n".join(lines), 9.0)
     scrum = page("methods/scrum.md", "冲刺", "冲刺方法用两周的迭代安排每一次发布。", 6.0)
     answer = await OfflineReasoner().extract(question, [kanban, scrum])
     assert "两周的迭代安排每一次发布。 [2]" in answer and "[1]" in answer, answer

@@ -34,20 +34,28 @@ def sides(question: str) -> tuple[list[str], list[str]] | None:
     """The question's terms for each of the two things it names: all its terms, without the word
     that names the other thing (the nearest to the connector on the other side that the first side
     lacks: "the North office and the South office" → "north", "south")."""
-    connector = _CONNECTOR.search(question)
-    if connector is None:
+    both = halves(question)
+    if both is None:
         return None
-    # The whole question's terms, each on the side it is written on: a part segmented alone can
-    # split a Chinese word the question's segmentation keeps ("看板" → "看", "板").
-    before, after = _split_terms(question, connector.start(), connector.end())
-    if not before or not after:
-        return None
+    before, after = both
     mine = next((t for t in reversed(before) if t not in after), None)
     theirs = next((t for t in after if t not in before), None)
     if mine is None or theirs is None:
         return None
     every = before + after
     return [t for t in every if t != theirs], [t for t in every if t != mine]
+
+
+def halves(question: str, start: int = 0) -> tuple[list[str], list[str]] | None:
+    """The question's terms before and after its first connector ("and", "vs", "和"…) from `start`,
+    or None.
+    The whole question's terms, each on the side it is written on: a part segmented alone can
+    split a Chinese word the question's segmentation keeps ("看板" → "看", "板")."""
+    connector = _CONNECTOR.search(question, start)
+    if connector is None:
+        return None
+    before, after = _split_terms(question, connector.start(), connector.end())
+    return (before, after) if before and after else None
 
 
 def _split_terms(question: str, start: int, end: int) -> tuple[list[str], list[str]]:
