@@ -292,16 +292,9 @@ def _left_out_sides(
     One passage about one of the two is half an answer; a thing nothing names stays left out.
     A side's name is its rarest term (over the passages' sentences) that the other side lacks and
     some passage uses: "Kanban" and "Scrum" in "the difference between Kanban and Scrum for a team"."""
-    query = split_exclusion(question).query
-    second = _SECOND_QUESTION.search(query)
-    if second:
-        both = arithmetic.halves(query, second.start())
-    else:
-        both = arithmetic.halves(query) if _COMPARISON.search(query) or _TWO_THINGS.search(query) else None
+    both = _two_things(split_exclusion(question).query)
     if both is None:
         return []
-    if second and any(len(set(mine) - set(theirs)) > THING_TERMS for mine, theirs in (both, both[::-1])):
-        return []  # two questions, not two things: one of many words of its own asks for more than a thing
     every = both[0] + both[1]
     weights = _term_weights(every, [p for _, p in numbered])
     used = set().union(*(term_set(s) for _, p in numbered for s in _sentences(p["text"])))
@@ -322,6 +315,18 @@ def _left_out_sides(
                 added.append((n, s))
                 break
     return added
+
+
+def _two_things(query: str) -> tuple[list[str], list[str]] | None:
+    """The terms on each side of the two things a question names, by its grammar; None when it
+    does not name two ("terms and conditions" in a plain question)."""
+    second = _SECOND_QUESTION.search(query)
+    if second is None:
+        return arithmetic.halves(query) if _COMPARISON.search(query) or _TWO_THINGS.search(query) else None
+    both = arithmetic.halves(query, second.start())
+    if both and any(len(set(mine) - set(theirs)) > THING_TERMS for mine, theirs in (both, both[::-1])):
+        return None  # two questions, not two things: one of many words of its own asks for more than a thing
+    return both
 
 
 def _named_section(query: set[str], p: Passage) -> bool:
