@@ -55,12 +55,8 @@ async def test_a_question_about_one_thing_is_not_topped_up() -> None:
 
 
 async def test_a_phrase_joined_by_and_in_a_plain_question_is_one_thing() -> None:
-    gym = page(
-        "perks/gym.md",
-        "Gym",
-        "The gym terms are signed when you join. The terms of the gym last a year. The gym terms renew by themselves.",
-        9.0,
-    )
+    said = ["The gym terms are signed when you join.", "The terms of the gym last a year.", "The gym terms renew."]
+    gym = page("perks/gym.md", "Gym", " ".join(said), 9.0)
     rules = page("perks/rules.md", "Rules", "Conditions of use are posted on the door.", 5.0)
     answer = await OfflineReasoner().extract("What are the gym terms and conditions?", [gym, rules])
     assert "door" not in answer, answer
