@@ -20,7 +20,8 @@ _OPERATIONS = (
         "-",
     ),
 )
-_CONNECTOR = re.compile(r"\s+(?:and|than|vs\.?|versus)\s+|[和与比]", re.I)
+# "比" joins two things ("X比Y多多少"), but not as part of "比较" / "对比" (compare).
+_CONNECTOR = re.compile(r"\s+(?:and|than|vs\.?|versus)\s+|[和与]|(?<!对)比(?!较)", re.I)
 _AMOUNT = re.compile(r"(?P<unit>CA\$|US\$|[€$£¥])?\s?(?P<number>\d[\d,]*(?:\.\d+)?)(?!\s*%)")
 
 
@@ -33,18 +34,45 @@ def sides(question: str) -> tuple[list[str], list[str]] | None:
     """The question's terms for each of the two things it names: all its terms, without the word
     that names the other thing (the nearest to the connector on the other side that the first side
     lacks: "the North office and the South office" → "north", "south")."""
-    parts = _CONNECTOR.split(question, maxsplit=1)
-    if len(parts) != 2:
+    both = halves(question)
+    if both is None:
         return None
-    before, after = terms(parts[0]), terms(parts[1])
-    if not before or not after:
-        return None
+    before, after = both
     mine = next((t for t in reversed(before) if t not in after), None)
     theirs = next((t for t in after if t not in before), None)
     if mine is None or theirs is None:
         return None
     every = before + after
     return [t for t in every if t != theirs], [t for t in every if t != mine]
+
+
+def halves(question: str, start: int = 0) -> tuple[list[str], list[str]] | None:
+    """The question's terms before and after its first connector ("and", "vs", "和"…) from `start`,
+    or None.
+    The whole question's terms, each on the side it is written on: a part segmented alone can
+    split a Chinese word the question's segmentation keeps ("看板" → "看", "板")."""
+    connector = _CONNECTOR.search(question, start)
+    if connector is None:
+        return None
+    before, after = _split_terms(question, connector.start(), connector.end())
+    return (before, after) if before and after else None
+
+
+def _split_terms(question: str, start: int, end: int) -> tuple[list[str], list[str]]:
+    """The question's terms before and after its connector (`start`:`end`), found in order in its
+    text (a stem found nowhere goes where the term before it was found); the connector's own dropped."""
+    text, position = question.lower(), 0
+    before: list[str] = []
+    after: list[str] = []
+    for term in terms(question):
+        found = text.find(term, position)
+        position = found + len(term) if found >= 0 else position
+        at = found if found >= 0 else position
+        if at < start:
+            before.append(term)
+        elif at >= end:
+            after.append(term)
+    return before, after
 
 
 def amount(sentence: str) -> tuple[str, str] | None:

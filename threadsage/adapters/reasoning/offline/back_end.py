@@ -36,6 +36,7 @@ ANSWER_SENTENCES = 3
 LIST_ITEMS = 6  # of a list, quoted with the lead-in that introduces it
 SECTION_NAMED = 0.6  # share of the question's terms in a section's name to quote it whole
 EXCERPT_CHARS = 900
+THING_TERMS = 3  # at most, of a thing a second question ("…, and what is Y?") asks about: its own words
 
 _COMPARISON = re.compile(
     r"\b(difference|differences|differ|compare|compared|comparison|versus|vs\.?|better than)\b|区别|比较|对比",
@@ -57,6 +58,11 @@ _FOLLOW_UP = re.compile(
     r"|^\s*(那|那么|还有|它|这个|那个)",
     re.IGNORECASE,
 )
+# Beside a comparison cue, what makes a question name two things: a second question joined by "and"
+# ("what is X, and what is Y?" — split there, not at an "and" inside the first), "X and Y: which…",
+# "both", "each", "respectively", "分别", "各自".
+_SECOND_QUESTION = re.compile(r"\s+and\s+(?=(?:what|which|who|when|where|how|why)\b)", re.IGNORECASE)
+_TWO_THINGS = re.compile(r"\band\b[^?.!]*[:,]\s*which\b|\b(?:both|each|respectively)\b|分别|各自", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween (.+?) and (.+?)(?:[?.!]|$)", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 # A list, heading, quote or table mark opening a line — not a figure ("7+ years of experience").
@@ -197,6 +203,9 @@ class OfflineReasoner:
         if not best:
             return say("not_found", language)
         lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
+        # A question naming two things ("X and Y", "X vs Y", "X和Y有什么区别"): the best sentence for
+        # the thing the sentences chosen for the whole question leave out.
+        lines += [f"- {sentence} [{number}]" for number, sentence in _left_out_sides(question, numbered, best)]
         computed = _computed(question, numbered)
         if computed:
             # Each side's figure quoted with its citation, then the calculator's result.
@@ -275,6 +284,51 @@ def _computed(
     return (result, found) if result else None
 
 
+def _left_out_sides(
+    question: str, numbered: Sequence[tuple[int, Passage]], best: Sequence[tuple[float, int, int, str]]
+) -> list[tuple[int, str]]:
+    """For a question that names two things, each thing the chosen sentences do not name (neither
+    in the sentence nor its section): its own best sentence that does, with its passage number.
+    One passage about one of the two is half an answer; a thing nothing names stays left out.
+    A side's name is its rarest term (over the passages' sentences) that the other side lacks and
+    some passage uses: "Kanban" and "Scrum" in "the difference between Kanban and Scrum for a team"."""
+    both = _two_things(split_exclusion(question).query)
+    if both is None:
+        return []
+    every = both[0] + both[1]
+    weights = _term_weights(every, [p for _, p in numbered])
+    used = set().union(*(term_set(s) for _, p in numbered for s in _sentences(p["text"])))
+    sides = [
+        max((set(mine) - set(theirs)) & used, key=weights.__getitem__, default=None)
+        for mine, theirs in (both, both[::-1])
+    ]
+    named = {n: names(p) for n, p in numbered}
+    chosen = set().union(*(term_set(s) | named[n] for _, _, n, s in best)) if best else set()
+    wants_quantity = bool(_QUANTITY.search(question))
+    added: list[tuple[int, str]] = []
+    for name, other in (sides, sides[::-1]):
+        if name is None or name in chosen:
+            continue
+        side = [t for t in every if t != other]
+        for _, _, n, s in _best_sentences(side, numbered, wants_quantity, limit=None):
+            if name in term_set(s) | named[n]:
+                added.append((n, s))
+                break
+    return added
+
+
+def _two_things(query: str) -> tuple[list[str], list[str]] | None:
+    """The terms on each side of the two things a question names, by its grammar; None when it
+    does not name two ("terms and conditions" in a plain question)."""
+    second = _SECOND_QUESTION.search(query)
+    if second is None:
+        return arithmetic.halves(query) if _COMPARISON.search(query) or _TWO_THINGS.search(query) else None
+    both = arithmetic.halves(query, second.start())
+    if both and any(len(set(mine) - set(theirs)) > THING_TERMS for mine, theirs in (both, both[::-1])):
+        return None  # two questions, not two things: one of many words of its own asks for more than a thing
+    return both
+
+
 def _named_section(query: set[str], p: Passage) -> bool:
     """Whether the passage's section is named after the question: most of its terms in the title
     and heading, one at least in the heading — a question that names the document alone ("…on the
@@ -291,10 +345,13 @@ _STATES_QUANTITY = re.compile(
 
 
 def _best_sentences(
-    query: list[str], numbered: Sequence[tuple[int, Passage]], wants_quantity: bool
+    query: list[str],
+    numbered: Sequence[tuple[int, Passage]],
+    wants_quantity: bool,
+    limit: int | None = ANSWER_SENTENCES,
 ) -> list[tuple[float, int, int, str]]:
-    """The ANSWER_SENTENCES best (score, -position, passage number, sentence), best first, of the
-    passages (each with its number) in the order they lead."""
+    """The `limit` best (score, -position, passage number, sentence), best first (all when None),
+    of the passages (each with its number) in the order they lead."""
     weights = _term_weights(query, [p for _, p in numbered])
     scored: list[tuple[float, int, int, str]] = []
     for rank, (number, p) in enumerate(numbered):
@@ -309,7 +366,7 @@ def _best_sentences(
             if score > 0:
                 # The search ranked the passages: a sentence from a lower one needs more to win.
                 scored.append((score / (1 + 0.25 * rank), -position, number, sentence))
-    return sorted(scored, reverse=True)[:ANSWER_SENTENCES]
+    return sorted(scored, reverse=True)[:limit]
 
 
 def _sentences(text: str) -> list[str]:
