@@ -169,7 +169,7 @@ async def open_reasoner(settings: Settings, coordinator: Coordinator, kb: Knowle
     provider), within the process-wide budget of model calls per minute when one is set; otherwise
     the offline back-end. The model's connections close on the way out."""
     if not settings.uses_language_model:
-        yield OfflineReasoner(kb.document_frequencies)
+        yield OfflineReasoner(kb.document_frequencies, glosses=kb.embedder is None)
         return
     limit = settings.max_model_calls_per_minute
 

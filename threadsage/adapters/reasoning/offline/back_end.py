@@ -93,9 +93,13 @@ def off_the_loop(
 class OfflineReasoner:
     name = "offline (extractive, no language model)"
 
-    def __init__(self, frequencies: Frequencies | None = None) -> None:
+    def __init__(self, frequencies: Frequencies | None = None, glosses: bool = True) -> None:
         # The knowledge base's term statistics: question terms weigh by rarity (`confidence`).
         self.frequencies = frequencies
+        # Whether the knowledge base searches a question in another language by its gloss (no
+        # embeddings); with a multilingual embedding the passages were found by meaning, which a
+        # word-by-word gloss judges worse (密码 glosses to "cipher, secret code", not "password").
+        self.glosses = glosses
 
     def sureness(self, question: str, evidence: Sequence[Passage]) -> tuple[Sureness, int]:
         """Answer, quote the closest passage saying it may not answer, or say "not covered"; and
@@ -105,10 +109,10 @@ class OfflineReasoner:
             return Sureness.ANSWER, 0
         if evidence and _other_language(question, evidence[0]):
             # Found by a gloss or a multilingual embedding: it is quoted as the closest, the answer
-            # unsure — unless the question's gloss (`i18n.glossing`) says the passages do not
+            # unsure — unless the gloss found it (`i18n.glossing`) and says the passages do not
             # cover it ("法国的首都是哪里？" over a handbook): then "not covered", as in its language.
             into = passage_language(evidence[0]["text"])
-            if can_gloss(language_of(question), into):
+            if self.glosses and can_gloss(language_of(question), into):
                 gloss = signals(term_set(glossed(question)), evidence, self.frequencies)
                 if gloss.sureness() is Sureness.ABSTAIN:
                     return Sureness.ABSTAIN, 0
