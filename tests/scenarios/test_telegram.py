@@ -60,10 +60,9 @@ def private_key(user: dict) -> str:
 
 
 @pytest.fixture
-def openai():
-    server = FakeOpenAI().start()
-    yield server
-    server.stop()
+def openai(llm: FakeOpenAI) -> FakeOpenAI:
+    """The shared fake model server (`llm`), by the name this module's tests read best with."""
+    return llm
 
 
 @pytest.fixture
