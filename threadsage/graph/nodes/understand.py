@@ -91,21 +91,21 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
     evidence = without_excluded(found, exclusion)[:k]
     if pinned := state.get("pinned"):
         evidence = [pinned, *(p for p in evidence if p["id"] != pinned["id"])][: ctx.policy.retrieve_k]
-    # The deterministic checks run beside the router, in threads (the first small-talk check loads
+    # The deterministic checks run beside the router, in a thread (the first small-talk check loads
     # jieba's dictionary): no model call.
-    ambiguous = asyncio.create_task(asyncio.to_thread(_alternatives, question, evidence, ctx.kb.document_frequencies))
-    small_talk = asyncio.create_task(asyncio.to_thread(is_small_talk, state["question"]))
+    checks = asyncio.create_task(
+        asyncio.to_thread(_checks, question, state["question"], evidence, ctx.kb.document_frequencies)
+    )
     try:
         proposal = await ctx.reasoner.route(question, evidence)
         failure = ""
     except ModelBusy:
-        ambiguous.cancel()
-        small_talk.cancel()
+        checks.cancel()
         raise  # not a router failure: the turn ends with a "busy" notice
     except Exception as exc:  # noqa: BLE001 - a router failure degrades to a clarification, never a crash
         log.warning("router failed (%s): asking the user instead", exc.__class__.__name__)
         proposal, failure = _clarify_from_evidence(evidence, language), f"router failed: {exc.__class__.__name__}; "
-    proposal, backstop = _backstopped(proposal, await ambiguous, await small_talk, language)
+    proposal, backstop = _backstopped(proposal, *await checks, language)
     decision = resolve(proposal, evidence, ctx.policy, state.get("clarify_rounds", 0), language)
     return {
         "decision": decision,
@@ -123,6 +123,12 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
             confidence=decision["confidence"],
         ),
     }
+
+
+def _checks(question: str, typed: str, evidence: list[Passage], frequencies: Frequencies) -> tuple[list[str], bool]:
+    """The offline back-end's judgement beside the router's: the options when the evidence cannot
+    tell the question's documents apart, and whether the message as `typed` is small talk."""
+    return _alternatives(question, evidence, frequencies), is_small_talk(typed)
 
 
 def _alternatives(question: str, evidence: list[Passage], frequencies: Frequencies) -> list[str]:
