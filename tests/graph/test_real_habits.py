@@ -46,6 +46,19 @@ async def test_an_answer_in_plain_text_is_taken_as_the_answer(tmp_path: Path, ll
     assert reply.text == "Premium economy, for flights of 6 hours or more [1]." and len(reply.citations) == 1
 
 
+async def test_an_answer_without_markers_is_cited_where_the_passages_back_it(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb
+) -> None:
+    """Small models often leave out the [n] markers: the sentence the travel policy backs gets its source."""
+    llm.habits = {"ignores_tool_choice"}
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
+    llm.script["answer"] = "Flights of 6 hours or more qualify for premium economy. Have a good trip!"
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+        reply = only(await Conversation(chat).say(QUESTION))
+    assert reply.text == "Flights of 6 hours or more qualify for premium economy [1]. Have a good trip!"
+    assert [c["path"] for c in reply.citations] == ["finance/travel.md"]
+
+
 async def test_json_followed_by_text_is_read(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
     llm.habits = {"json_then_text"}
     llm.script["RouteDecision"] = route_to("HOW_TO")

@@ -102,6 +102,8 @@ def warm_up() -> None:
     jieba.initialize()
 
 
+# Where one sentence, list item or line ends and the next begins.
+SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 WRAPPED_CHARS = 50  # a line this long that stops mid-sentence was wrapped (a PDF's text, a hard-wrapped file)
 _LINE_ENDS = (".", "!", "?", "。", "！", "？", ":", "：", "|", ";", "；")
 _STARTS_ITS_OWN = re.compile(r"\s*(?:[-*•|#>]|```|\d+[.)]\s)")

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 
 from threadsage.adapters.documents.attachments import SOURCE_PREFIX
 from threadsage.adapters.reasoner import MAX_OPTION_CHARS, Passage, passage_label
-from threadsage.support.text import term_set
+from threadsage.support.text import SENTENCE_BREAK, term_set
 
 # Another document is a real alternative when its best passage scores at least this share of the top.
 CLOSE_SCORE_RATIO = 0.6
@@ -43,7 +43,6 @@ COMMON_NAME = 0.25  # a name word weighing less than this share of the question'
 DOMINANT = 0.8  # share of the evidence's passages that come from the documents asked about
 SAME_TOPIC = 0.1  # Jaccard of the two passages' terms beyond the question's: parallel sections, not two topics
 _FIGURE = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?%?")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 
 
 def passage_terms(p: Passage) -> frozenset[str]:
@@ -187,7 +186,7 @@ def _same_topic(query: frozenset[str], one: Passage, other: Passage) -> bool:
 
 def _answering_figures(query: frozenset[str], p: Passage) -> frozenset[str]:
     """The figures of the passage's sentences that hold the most of the question's terms."""
-    sentences = [(len(query & term_set(s)), s) for s in _SENTENCE_END.split(p["text"])]
+    sentences = [(len(query & term_set(s)), s) for s in SENTENCE_BREAK.split(p["text"])]
     most = max((n for n, _ in sentences), default=0)
     if not most:
         return frozenset()

@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 
 from threadsage.adapters.questions.exclusion import split_exclusion, without_excluded
 from threadsage.adapters.reasoner import GroundedAnswer, Passage, cited, renumbered
+from threadsage.adapters.reasoning.attribution import attributed
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.graph.context import BrainContext
 from threadsage.graph.drafts import withdraw
@@ -86,10 +87,12 @@ async def extracted(state: ConversationState, documents: list[Passage]) -> Conve
 
 def relied_on(result: GroundedAnswer, documents: list[Passage]) -> tuple[str, list[Passage]]:
     """The passages the answer says it uses or cites, in their order, and the answer renumbered
-    to them: what the judge checks and the citations point at, as when a grade dropped the rest."""
-    numbers = sorted((set(result.used) | cited(result.answer)) & set(range(1, len(documents) + 1)))
+    to them: what the judge checks and the citations point at, as when a grade dropped the rest.
+    An answer without [n] markers gets them where its sentences stand in the passages it uses."""
+    answer = attributed(result.answer, documents, result.used)
+    numbers = sorted((set(result.used) | cited(answer)) & set(range(1, len(documents) + 1)))
     return (
-        renumbered(result.answer, {old: new for new, old in enumerate(numbers, start=1)}),
+        renumbered(answer, {old: new for new, old in enumerate(numbers, start=1)}),
         [documents[n - 1] for n in numbers],
     )
 

@@ -27,7 +27,7 @@ from threadsage.adapters.reasoning.offline import arithmetic
 from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals, term_weights
 from threadsage.i18n import language_of, passage_language, say
 from threadsage.i18n.glossing import can_gloss, glossed
-from threadsage.support.text import first_cue, term_set, terms, unwrapped
+from threadsage.support.text import SENTENCE_BREAK, first_cue, term_set, terms, unwrapped
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -64,7 +64,6 @@ _FOLLOW_UP = re.compile(
 _SECOND_QUESTION = re.compile(r"\s+and\s+(?=(?:what|which|who|when|where|how|why)\b)", re.IGNORECASE)
 _TWO_THINGS = re.compile(r"\band\b[^?.!]*[:,]\s*which\b|\b(?:both|each|respectively)\b|分别|各自", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween (.+?) and (.+?)(?:[?.!]|$)", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 # A list, heading, quote or table mark opening a line — not a figure ("7+ years of experience").
 _MARKER = re.compile(r"^(?:[-*•#>|]+\s*|\d+[.)]\s+)+")
 _LIST_ITEM = re.compile(r"\s*(?:[-*•]|\d+[.)])\s")
@@ -377,7 +376,7 @@ def _sentences(text: str) -> list[str]:
     """Sentences, list items and table rows worth quoting: not headings, not table headers. A
     lead-in that ends with a colon is quoted with the list it introduces (the definition before
     the list says what the items are), a question in the text with the sentence that answers it."""
-    lines = _SENTENCE.split(unwrapped(text))
+    lines = SENTENCE_BREAK.split(unwrapped(text))
     out = []
     in_code = False
     for i, raw in enumerate(lines):

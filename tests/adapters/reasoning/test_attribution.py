@@ -1,0 +1,47 @@
+"""An answer written without [n] markers gets them where its sentences stand in the passages it uses."""
+
+from __future__ import annotations
+
+from threadsage.adapters.reasoner import Passage
+from threadsage.adapters.reasoning.attribution import attributed
+
+
+def passage(heading: str, text: str) -> Passage:
+    return Passage(
+        id=heading, path=f"{heading}.md", source="handbook", title=heading, heading=heading, text=text, score=1.0
+    )
+
+
+TRAVEL = passage("Travel", "Flights of 6 hours or more may be booked in premium economy. One checked bag is included.")
+LEAVE = passage("Leave", "Employees get 25 days of paid annual leave, and unused days carry over until March.")
+
+
+def test_each_sentence_is_credited_to_the_passage_that_holds_its_words() -> None:
+    answer = "You get 25 days of paid leave a year. Flights over 6 hours can be booked in premium economy!"
+    assert attributed(answer, [TRAVEL, LEAVE], {1, 2}) == (
+        "You get 25 days of paid leave a year [2]. Flights over 6 hours can be booked in premium economy [1]!"
+    )
+
+
+def test_what_the_passages_do_not_back_stays_uncited() -> None:
+    answer = "Happy to help. The cafeteria serves lunch from noon until two every weekday.\nPaid leave is 25 days."
+    assert attributed(answer, [TRAVEL, LEAVE], {1, 2}) == (
+        "Happy to help. The cafeteria serves lunch from noon until two every weekday.\nPaid leave is 25 days [2]."
+    )
+
+
+def test_only_the_passages_the_answer_uses_are_credited() -> None:
+    answer = "Premium economy is allowed on flights of 6 hours or more."
+    assert attributed(answer, [TRAVEL, LEAVE], {2}) == answer
+    assert attributed(answer, [TRAVEL, LEAVE], set()) == answer
+
+
+def test_an_answer_that_cites_is_left_as_it_is() -> None:
+    answer = "Premium economy [2]. Paid leave is 25 days."
+    assert attributed(answer, [TRAVEL, LEAVE], {1, 2}) == answer
+
+
+def test_a_tie_goes_to_the_higher_ranked_passage() -> None:
+    again = passage("Travel again", TRAVEL["text"])
+    assert attributed("Premium economy on long flights.", [TRAVEL, again], {1, 2}).endswith("[1].")
+    assert attributed("Premium economy on long flights.", [TRAVEL, again], {2}).endswith("[2].")

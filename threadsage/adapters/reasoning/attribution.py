@@ -1,0 +1,51 @@
+"""Citations for an answer that gives none: each of its sentences is credited to the passage that
+holds most of its content words.
+
+Asked for "[n]" markers, small models often write a plain answer all the same, and an answer with
+no source shown is one a reader cannot check. A sentence is credited only where most of its own
+content terms stand in one passage, so what the passages do not back — a refusal, a greeting, the
+model's own aside — stays uncited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from threadsage.adapters.questions.ambiguity import passage_terms
+from threadsage.adapters.reasoner import Passage, cited
+from threadsage.support.text import SENTENCE_BREAK, term_set
+
+SHARE = 0.6  # of a sentence's content terms that the passage it is credited to must hold
+LEAST_SHARED = 2  # content terms, so that a short aside is never credited
+_CLOSING = tuple(".!?;:。！？；：")
+
+
+def attributed(answer: str, passages: Sequence[Passage], used: Collection[int]) -> str:
+    """`answer` with an [n] after each sentence that passage n backs, n among the numbers (from 1)
+    of the passages the answer says it uses. An answer that cites anything, or says it uses
+    nothing, is left as it is."""
+    candidates = [(n, passage_terms(p)) for n, p in enumerate(passages, start=1) if n in used]
+    if cited(answer) or not candidates:
+        return answer
+    pieces: list[str] = []
+    start = 0
+    for gap in SENTENCE_BREAK.finditer(answer):
+        pieces += [_credited(answer[start : gap.start()], candidates), gap.group()]
+        start = gap.end()
+    pieces.append(_credited(answer[start:], candidates))
+    return "".join(pieces)
+
+
+def _credited(sentence: str, candidates: Sequence[tuple[int, frozenset[str]]]) -> str:
+    own = term_set(sentence)
+    if len(own) < LEAST_SHARED:
+        return sentence
+    number, terms = max(candidates, key=lambda candidate: len(own & candidate[1]))  # ties: the first
+    shared = len(own & terms)
+    if shared < LEAST_SHARED or shared < SHARE * len(own):
+        return sentence
+    body = sentence.rstrip()
+    trailing = sentence[len(body) :]
+    if body.endswith(_CLOSING):
+        return f"{body[:-1]} [{number}]{body[-1]}{trailing}"
+    return f"{body} [{number}]{trailing}"
