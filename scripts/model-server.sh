@@ -9,7 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 VERSION=0.3.36
-CACHE=${THREADSAGE_WHEEL_CACHE:-$HOME/.cache/threadsage/wheels}
+CACHE=${THREADSAGE_WHEEL_CACHE:-$HOME/.cache/threadsage/wheels}/portable
+# A portable build, not llama.cpp's default -march=native: a virtual machine's CPU may announce
+# instructions (AMX) that its hypervisor does not let a process use, and a native build then dies
+# with a general protection fault on the first prompt longer than one token.
+export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
 VENV=.venv-model
 
 wheel=$(ls "$CACHE"/llama_cpp_python-$VERSION-*.whl 2>/dev/null | head -n 1 || true)
