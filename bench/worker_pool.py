@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing
 import os
 import statistics
@@ -52,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
 from tests.support.served import Served, milvus_server, post_mention, serve  # noqa: E402
+from threadsage.bots.slack.sending import REPLY_EVENT  # noqa: E402
 
 SECRET = "bench-signing-secret-0123456789ab"
 POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
@@ -158,12 +160,11 @@ async def run(
                 first_post = time.time()
                 acks, poster_cpu_ms = await asyncio.wrap_future(poster.submit(post_all, front.url, sessions, rate))
             total = 2 * sessions
-            while len(slack.posted()) < total:  # noqa: ASYNC110 - the answers arrive from other processes
-                await asyncio.sleep(0.05)
+            while len(answers := answered(slack)) < total:  # noqa: ASYNC110 - they arrive from other processes
+                await asyncio.sleep(0.1)
             elapsed = time.time() - first_post
             cpu_after = cpu_by_role(front, pool, schema, milvus_data)
             bench_cpu = cpu_ms(os.getpid()) - bench_before + poster_cpu_ms
-            answers = slack.posted()
             apologies = sum("Sorry" in str(a.get("text")) for a in answers)
             await asyncio.sleep(2)  # let the workers settle before reading their memory
             rss_after = sum(rss_mb(w) for w in pool)
@@ -197,6 +198,20 @@ async def run(
         keys = list(redis.scan_iter(match=f"*{schema}:*"))
         if keys:
             redis.delete(*keys)
+
+
+def answered(slack: FakeSlack) -> list[dict]:
+    """The turns' replies in Slack as it is now: each answer (its first message, a stream finished
+    and made the reply included) and each apology. Not what was posted: a streamed answer is no
+    chat.postMessage, and a placeholder is one but no answer."""
+    replies = []
+    for message in slack.current("C1"):
+        metadata = message.get("metadata") or {}
+        metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
+        tag, first = metadata.get("event_type"), not metadata.get("event_payload", {}).get("part")
+        if not message.get("streaming") and ((tag == REPLY_EVENT and first) or "Sorry" in str(message.get("text"))):
+            replies.append(message)
+    return replies
 
 
 def post_all(url: str, sessions: int, rate: float) -> tuple[list[float], float]:

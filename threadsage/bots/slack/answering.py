@@ -111,7 +111,8 @@ class Answering:
         )
         if not place.thread_ts:  # Slack streams only replies in a thread
             return inner
-        return Streaming(inner, self.send, place, turn, self.chat.coordinator)
+        hold = 0.0 if in_panel else self.step_seconds  # a status is no message: shown at once
+        return Streaming(inner, self.send, place, turn, self.chat.coordinator, hold)
 
     async def _run(self, turn: Turn, shown: Shown, on_accepted: Action | None) -> list[Reply]:
         """The turn's replies; its steps shown on the way."""
