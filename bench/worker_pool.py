@@ -2,6 +2,7 @@
 load, and what an idle session costs.
 
     .venv/bin/python bench/worker_pool.py [--workers 1 2 4] [--sessions 200] [--latency 0.3] [--concurrency N]
+        [--set NAME=VALUE ...]
 
 Real processes as deployed: one front-end, N workers, Redis and Postgres of this machine, the demo
 handbook in a Milvus Lite server; the fake Slack Web API and the fake OpenAI-compatible server
@@ -116,7 +117,14 @@ def schema_bytes(schema: str) -> int:
 
 
 async def run(
-    workers: int, sessions: int, latency: float, rate: float, concurrency: int | None, milvus_uri: str, scratch: Path
+    workers: int,
+    sessions: int,
+    latency: float,
+    rate: float,
+    concurrency: int | None,
+    milvus_uri: str,
+    scratch: Path,
+    settings: dict[str, str],
 ) -> dict:
     milvus_data = scratch / "milvus"
     slack, llm = FakeSlack().start(), FakeOpenAI(latency=latency).start()
@@ -141,6 +149,7 @@ async def run(
     }
     if concurrency is not None:
         env["THREADSAGE_WORKER_CONCURRENCY"] = str(concurrency)
+    env.update(settings)
     processes = [serve(["serve"], env, scratch)] + [serve(["worker"], env, scratch) for _ in range(workers)]
     front, pool = processes[0], processes[1:]
     try:
@@ -245,15 +254,19 @@ def post_all(url: str, sessions: int, rate: float) -> tuple[list[float], float]:
     return acks, (time.process_time() - started) * 1000
 
 
-async def main(counts: list[int], sessions: int, latency: float, rate: float, concurrency: int | None) -> None:
+async def main(
+    counts: list[int], sessions: int, latency: float, rate: float, concurrency: int | None, settings: dict[str, str]
+) -> None:
     with (
         tempfile.TemporaryDirectory() as scratch,
         milvus_server(Path(scratch) / "milvus", ROOT / "examples" / "handbook") as milvus_uri,
     ):
-        rows = [await run(n, sessions, latency, rate, concurrency, milvus_uri, Path(scratch)) for n in counts]
+        rows = [await run(n, sessions, latency, rate, concurrency, milvus_uri, Path(scratch), settings) for n in counts]
     print(
         f"\n{sessions} sessions × 2 turns, model call {latency * 1000:.0f} ms (3-4 calls a turn),"
-        f" events posted at {rate:.0f}/s, turns a worker runs at once: {concurrency or 'the default'}\n"
+        f" events posted at {rate:.0f}/s, turns a worker runs at once: {concurrency or 'the default'}"
+        + "".join(f", {name}={value}" for name, value in settings.items())
+        + "\n"
     )
     print(
         "| workers | turns/s | apologies | ack p50 | ack p99 | ack max"
@@ -290,5 +303,9 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--rate", type=float, default=100.0)
     parser.add_argument("--concurrency", type=int, help="THREADSAGE_WORKER_CONCURRENCY (default: the product's)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="a setting of the served processes"
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.workers, args.sessions, args.latency, args.rate, args.concurrency))
+    settings = dict(item.split("=", 1) for item in args.set)
+    asyncio.run(main(args.workers, args.sessions, args.latency, args.rate, args.concurrency, settings))

@@ -147,6 +147,9 @@ async def test_progress_can_be_turned_off(tmp_path: Path, handbook_kb, llm: Fake
         [answer] = slack.fake.posted()
         assert answer["thread_ts"] == ts and answer["metadata"]["event_type"] == REPLY_EVENT
         assert slack.fake.of("chat.update") == []
+        assert llm.chat_kinds() and not [
+            body for _, body in llm.requests if body.get("stream")
+        ]  # no words shown: none streamed
 
 
 async def test_a_redelivered_turn_updates_its_placeholder_rather_than_posting_anew(tmp_path: Path, handbook_kb) -> None:
