@@ -156,6 +156,8 @@ class Streaming:
             while self._step is not None and self._step is not shown:
                 shown = self._step
                 await self.inner.show(shown)
+        except (SlackApiError, SlackRequestError) as exc:  # the reply, posted anew, meets it (or not) in its turn
+            log.warning("could not show a step: %s", exc)
         finally:
             self._posting = False
             if self._held is asyncio.current_task():
