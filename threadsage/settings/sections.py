@@ -192,7 +192,9 @@ class PlatformSettings(BaseModel):
         1.0,
         ge=0,
         description="Slack: the placeholder shows a next step only once the one showing has been up this long (steps "
-        "that pass sooner are not shown one by one; `chat.update` is limited to 50+ calls a minute per workspace)",
+        "that pass sooner are not shown one by one; `chat.update` is limited to 50+ calls a minute per workspace); "
+        "in a thread, where the answer streams, the first step waits this long too, so words that come sooner need "
+        "no placeholder",
     )
     telegram_bot_token: SecretStr | None = Field(
         None,
