@@ -185,8 +185,9 @@ class PlatformSettings(BaseModel):
     )
     slack_progress: bool = Field(
         True,
-        description="Slack: a model-backed turn shows a placeholder at once, updated as its steps pass (searching, "
-        "checking, writing) and replaced by the answer",
+        description="Slack: a model-backed turn shows a placeholder (at once; in a thread, where the answer streams, "
+        "after the step time), updated as its steps pass (searching, checking, writing) and replaced by the answer; "
+        "`false`: no placeholder, and the answer is not streamed",
     )
     slack_step_seconds: float = Field(
         1.0,
