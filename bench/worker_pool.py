@@ -2,6 +2,7 @@
 load, and what an idle session costs.
 
     .venv/bin/python bench/worker_pool.py [--workers 1 2 4] [--sessions 200] [--latency 0.3] [--concurrency N]
+        [--set NAME=VALUE ...]
 
 Real processes as deployed: one front-end, N workers, Redis and Postgres of this machine, the demo
 handbook in a Milvus Lite server; the fake Slack Web API and the fake OpenAI-compatible server
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing
 import os
 import statistics
@@ -52,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
 from tests.support.served import Served, milvus_server, post_mention, serve  # noqa: E402
+from threadsage.bots.slack.sending import REPLY_EVENT  # noqa: E402
 
 SECRET = "bench-signing-secret-0123456789ab"
 POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
@@ -114,7 +117,14 @@ def schema_bytes(schema: str) -> int:
 
 
 async def run(
-    workers: int, sessions: int, latency: float, rate: float, concurrency: int | None, milvus_uri: str, scratch: Path
+    workers: int,
+    sessions: int,
+    latency: float,
+    rate: float,
+    concurrency: int | None,
+    milvus_uri: str,
+    scratch: Path,
+    settings: dict[str, str],
 ) -> dict:
     milvus_data = scratch / "milvus"
     slack, llm = FakeSlack().start(), FakeOpenAI(latency=latency).start()
@@ -139,6 +149,7 @@ async def run(
     }
     if concurrency is not None:
         env["THREADSAGE_WORKER_CONCURRENCY"] = str(concurrency)
+    env.update(settings)
     processes = [serve(["serve"], env, scratch)] + [serve(["worker"], env, scratch) for _ in range(workers)]
     front, pool = processes[0], processes[1:]
     try:
@@ -158,12 +169,11 @@ async def run(
                 first_post = time.time()
                 acks, poster_cpu_ms = await asyncio.wrap_future(poster.submit(post_all, front.url, sessions, rate))
             total = 2 * sessions
-            while len(slack.posted()) < total:  # noqa: ASYNC110 - the answers arrive from other processes
-                await asyncio.sleep(0.05)
+            while len(answers := answered(slack)) < total:  # noqa: ASYNC110 - they arrive from other processes
+                await asyncio.sleep(0.1)
             elapsed = time.time() - first_post
             cpu_after = cpu_by_role(front, pool, schema, milvus_data)
             bench_cpu = cpu_ms(os.getpid()) - bench_before + poster_cpu_ms
-            answers = slack.posted()
             apologies = sum("Sorry" in str(a.get("text")) for a in answers)
             await asyncio.sleep(2)  # let the workers settle before reading their memory
             rss_after = sum(rss_mb(w) for w in pool)
@@ -199,6 +209,20 @@ async def run(
             redis.delete(*keys)
 
 
+def answered(slack: FakeSlack) -> list[dict]:
+    """The turns' replies in Slack as it is now: each answer (its first message, a stream finished
+    and made the reply included) and each apology. Not what was posted: a streamed answer is no
+    chat.postMessage, and a placeholder is one but no answer."""
+    replies = []
+    for message in slack.current("C1"):
+        metadata = message.get("metadata") or {}
+        metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
+        tag, first = metadata.get("event_type"), not metadata.get("event_payload", {}).get("part")
+        if not message.get("streaming") and ((tag == REPLY_EVENT and first) or "Sorry" in str(message.get("text"))):
+            replies.append(message)
+    return replies
+
+
 def post_all(url: str, sessions: int, rate: float) -> tuple[list[float], float]:
     """Every session's first mention, then every follow-up, at `rate` a second: the ack time of
     each, and this process's CPU ms. A process of its own, so that what it measures is not slowed
@@ -230,15 +254,19 @@ def post_all(url: str, sessions: int, rate: float) -> tuple[list[float], float]:
     return acks, (time.process_time() - started) * 1000
 
 
-async def main(counts: list[int], sessions: int, latency: float, rate: float, concurrency: int | None) -> None:
+async def main(
+    counts: list[int], sessions: int, latency: float, rate: float, concurrency: int | None, settings: dict[str, str]
+) -> None:
     with (
         tempfile.TemporaryDirectory() as scratch,
         milvus_server(Path(scratch) / "milvus", ROOT / "examples" / "handbook") as milvus_uri,
     ):
-        rows = [await run(n, sessions, latency, rate, concurrency, milvus_uri, Path(scratch)) for n in counts]
+        rows = [await run(n, sessions, latency, rate, concurrency, milvus_uri, Path(scratch), settings) for n in counts]
     print(
         f"\n{sessions} sessions × 2 turns, model call {latency * 1000:.0f} ms (3-4 calls a turn),"
-        f" events posted at {rate:.0f}/s, turns a worker runs at once: {concurrency or 'the default'}\n"
+        f" events posted at {rate:.0f}/s, turns a worker runs at once: {concurrency or 'the default'}"
+        + "".join(f", {name}={value}" for name, value in settings.items())
+        + "\n"
     )
     print(
         "| workers | turns/s | apologies | ack p50 | ack p99 | ack max"
@@ -275,5 +303,9 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--rate", type=float, default=100.0)
     parser.add_argument("--concurrency", type=int, help="THREADSAGE_WORKER_CONCURRENCY (default: the product's)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="a setting of the served processes"
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.workers, args.sessions, args.latency, args.rate, args.concurrency))
+    settings = dict(item.split("=", 1) for item in args.set)
+    asyncio.run(main(args.workers, args.sessions, args.latency, args.rate, args.concurrency, settings))

@@ -35,10 +35,10 @@ class Drafting(ChatService):
         fields = {f.name: getattr(chat, f.name) for f in dataclasses.fields(chat) if f.init}
         return cls(**fields, **options)  # type: ignore[arg-type]
 
-    async def stream(self, turn: Turn) -> AsyncGenerator[TurnEvent, None]:
-        async with aclosing(super().stream(turn)) as events:  # closed in this task, should it stop early
+    async def stream(self, turn: Turn, drafts: bool = True) -> AsyncGenerator[TurnEvent, None]:
+        async with aclosing(super().stream(turn, drafts)) as events:  # closed in this task, should it stop early
             async for event in events:
-                if isinstance(event, Reply) and event.kind is ReplyKind.ANSWER:
+                if drafts and isinstance(event, Reply) and event.kind is ReplyKind.ANSWER:
                     async for draft in self.drafts(event):
                         yield draft
                     await asyncio.sleep(self.last_step)

@@ -115,12 +115,13 @@ class ChatService:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
         return [event async for event in self._stream(turn, drafts=False) if isinstance(event, Reply)]
 
-    def stream(self, turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    def stream(self, turn: Turn, drafts: bool = True) -> AsyncGenerator[TurnEvent, None]:
         """The turn's events: `ACCEPTED` when a clarification answer has won (once, however many
         clicks arrive together), the steps and drafts of its run (when the service reports
-        progress), then its replies. A retriable outage under the turn queue is raised as
-        `ServiceUnavailable`; anything else ends in an apology."""
-        return self._stream(turn, drafts=True)
+        progress; drafts only when asked for: a front-end that would not show them spares the
+        streamed model call), then its replies. A retriable outage under the turn queue is raised
+        as `ServiceUnavailable`; anything else ends in an apology."""
+        return self._stream(turn, drafts)
 
     async def _stream(self, turn: Turn, drafts: bool) -> AsyncGenerator[TurnEvent, None]:
         with turn_scope(turn.session_key, turn.message_id, turn.platform) as scope:

@@ -185,14 +185,17 @@ class PlatformSettings(BaseModel):
     )
     slack_progress: bool = Field(
         True,
-        description="Slack: a model-backed turn shows a placeholder at once, updated as its steps pass (searching, "
-        "checking, writing) and replaced by the answer",
+        description="Slack: a model-backed turn shows a placeholder (at once; in a thread, where the answer streams, "
+        "after the step time), updated as its steps pass (searching, checking, writing) and replaced by the answer; "
+        "`false`: no placeholder, and the answer is not streamed",
     )
     slack_step_seconds: float = Field(
         1.0,
         ge=0,
         description="Slack: the placeholder shows a next step only once the one showing has been up this long (steps "
-        "that pass sooner are not shown one by one; `chat.update` is limited to 50+ calls a minute per workspace)",
+        "that pass sooner are not shown one by one; `chat.update` is limited to 50+ calls a minute per workspace); "
+        "in a thread, where the answer streams, the first step waits this long too, so words that come sooner need "
+        "no placeholder",
     )
     telegram_bot_token: SecretStr | None = Field(
         None,

@@ -82,19 +82,40 @@ async def test_a_model_backed_turn_shows_its_steps_then_its_words_one_message_at
 
 
 async def test_steps_that_pass_quickly_are_not_shown_one_by_one(tmp_path: Path, handbook_kb, llm: FakeOpenAI) -> None:
-    """By default a step shows once the one showing has been up a second: a turn whose words come
-    sooner posts its placeholder, which gives way to them — no step update (chat.update is a Tier 3
+    """By default a step shows once it has waited a second (the first one too, in a thread: the
+    question's 👀 says the turn has begun): a turn whose words come sooner posts no placeholder —
+    it would be deleted for the stream at once — and no step update (chat.update is a Tier 3
     method of Slack's Web API); the one update makes the streamed message the answer."""
     llm.script["RouteDecision"] = route_to("HOW_TO")
     llm.script["answer"] = "Premium economy is allowed [1]."
     async with with_model(tmp_path, handbook_kb, llm, THREADSAGE_SLACK_STEP_SECONDS=30) as slack:
         ts = await slack.mention(CABIN)
         await slack.settle()
-        [placeholder] = slack.fake.posted()
+        assert slack.fake.posted() == [] and slack.fake.of("chat.delete") == []
         [update] = slack.fake.of("chat.update")
         [answer] = replies_in(slack, ts)
-    assert placeholder["text"] == say(STEPS[Step.SEARCHING]) and update["ts"] == answer["ts"] != placeholder["ts"]
+    assert update["ts"] == answer["ts"] and slack.fake.streams.get((CHANNEL, answer["ts"]))
     assert "Premium economy is allowed" in as_text(answer)
+
+
+async def test_a_turn_slower_than_a_step_shows_its_placeholder_until_the_words_come(
+    tmp_path: Path, handbook_kb, llm: FakeOpenAI
+) -> None:
+    """The first step waits its time, not the turn: with words later than that, the placeholder is
+    posted once it has waited, then gives way to the stream."""
+    llm.script["RouteDecision"] = route_to("HOW_TO")
+    llm.script["answer"] = "Premium economy is allowed [1]."
+    llm.latency = 0.4  # each model call: the words come after two of them
+    async with with_model(tmp_path, handbook_kb, llm, THREADSAGE_SLACK_STEP_SECONDS=0.2) as slack:
+        ts = await slack.mention(CABIN)
+        await slack.settle()
+        [placeholder] = slack.fake.posted()
+        assert (placeholder["thread_ts"], placeholder["metadata"]["event_type"]) == (ts, PLACEHOLDER_EVENT)
+        assert [d["ts"] for d in slack.fake.of("chat.delete")] == [placeholder["ts"]]
+        names = [name for name, _ in slack.fake.calls]
+        assert names.count("chat.startStream") == 1 and names.index("chat.delete") < names.index("chat.startStream")
+        [answer] = replies_in(slack, ts)
+        assert "Premium economy is allowed" in as_text(answer)
 
 
 async def test_a_step_waits_for_its_time_then_shows_the_latest_and_the_reply_drops_the_rest(slack: Harness) -> None:
@@ -126,11 +147,15 @@ async def test_progress_can_be_turned_off(tmp_path: Path, handbook_kb, llm: Fake
         [answer] = slack.fake.posted()
         assert answer["thread_ts"] == ts and answer["metadata"]["event_type"] == REPLY_EVENT
         assert slack.fake.of("chat.update") == []
+        assert llm.chat_kinds() and not [
+            body for _, body in llm.requests if body.get("stream")
+        ]  # no words shown: none streamed
 
 
 async def test_a_redelivered_turn_updates_its_placeholder_rather_than_posting_anew(tmp_path: Path, handbook_kb) -> None:
     fake = FakeSlack().start()
-    async with running(tmp_path, handbook_kb, fake=fake, progress=True) as slack:  # steps reported offline too
+    # steps reported offline too; shown at once, so that there is a placeholder before the answer
+    async with running(tmp_path, handbook_kb, fake=fake, progress=True, THREADSAGE_SLACK_STEP_SECONDS=0) as slack:
         event = mention_event(RATE_LIMIT)
         ts = event["ts"]
         job = Job("slack", "message", {"event": event, "place": asdict(Place("T111", CHANNEL, ts, False))}, "k")
@@ -182,7 +207,8 @@ async def test_a_question_edited_while_its_turn_runs_gets_one_answer_to_the_edit
     llm.latency = 0.2
     async with with_model(tmp_path, handbook_kb, llm) as slack:
         ts = await slack.mention(RATE_LIMIT)
-        await slack.fake.wait_for("chat.postMessage")  # the placeholder: the turn is running
+        while not llm.chat_kinds():  # noqa: ASYNC110 - the turn is running: its first request came, in the fake's thread
+            await asyncio.sleep(0.01)
         original = {"type": "message", "user": "U222", "text": f"<@{BOT_USER}> {RATE_LIMIT}", "ts": ts}
         await slack.event(message_changed(CHANNEL, original, f"<@{BOT_USER}> {CABIN}"))
         await slack.settle()
@@ -190,7 +216,7 @@ async def test_a_question_edited_while_its_turn_runs_gets_one_answer_to_the_edit
         assert f"About: {CABIN}" in as_text(answer) and answer["metadata"]["event_payload"]["turn"].startswith(
             f"{CHANNEL}:{ts}:edited:"
         )
-        assert len(slack.fake.posted()) == 1  # the placeholder, updated through both turns
+        assert len(slack.fake.posted()) <= 1  # at most the placeholder, given way to the stream: no second one
 
 
 async def test_the_steps_of_a_deep_search_show_in_the_placeholder(tmp_path: Path, handbook_kb, llm: FakeOpenAI) -> None:

@@ -67,12 +67,13 @@ class Answering:
             await shown.find()
             if question is not None:
                 turn = await question.latest(turn)  # edited before its turn began
-            replies = await self._run(turn, shown, on_accepted)
+            drafts = self.progress and not place.private_for  # only where the words show as they come
+            replies = await self._run(turn, shown, on_accepted, drafts)
             for _ in range(MAX_EDITS):
                 edited = turn if question is None else await question.latest(turn)
                 if edited is turn:
                     break
-                turn, replies = edited, await self._run(edited, shown, on_accepted)
+                turn, replies = edited, await self._run(edited, shown, on_accepted, drafts)
             for reply in replies:
                 if reply.kind is ReplyKind.NOTICE and notices_to is not None and shown.ts is None:
                     await self.send.ephemeral(place, notices_to, reply.text)
@@ -111,12 +112,13 @@ class Answering:
         )
         if not place.thread_ts:  # Slack streams only replies in a thread
             return inner
-        return Streaming(inner, self.send, place, turn, self.chat.coordinator)
+        hold = 0.0 if in_panel else self.step_seconds  # a status is no message: shown at once
+        return Streaming(inner, self.send, place, turn, self.chat.coordinator, hold)
 
-    async def _run(self, turn: Turn, shown: Shown, on_accepted: Action | None) -> list[Reply]:
-        """The turn's replies; its steps shown on the way."""
+    async def _run(self, turn: Turn, shown: Shown, on_accepted: Action | None, drafts: bool) -> list[Reply]:
+        """The turn's replies; its steps shown on the way, and its drafts when `drafts`."""
         replies = []
-        async with aclosing(self.chat.stream(turn)) as events:  # a failure here stops the run at once
+        async with aclosing(self.chat.stream(turn, drafts)) as events:  # a failure here stops the run at once
             async for event in events:
                 if isinstance(event, Progress):
                     await shown.show(event)

@@ -8,6 +8,11 @@ message becomes the reply as every other answer is posted — Block Kit sections
 feedback buttons and the turn's metadata (`chat.update`). Until the first draft the steps show as
 before (the placeholder, or the panel's status); the placeholder then gives way to the stream.
 
+The placeholder's first step waits `hold` seconds (the placeholder's step time) before it is
+posted: words that come sooner stream at once, and a placeholder up for less than that — posted,
+then deleted for the stream, two calls of Slack's Web API for a message nobody could read — is
+never posted. The question's reaction (`eyes_on`) has already shown that the turn has begun.
+
 A stream cannot take words back: a withdrawn draft (the self-check rejected it) or one that does
 not continue the last stops the stream where it is, and the reply replaces it. The stream's
 message is remembered (the coordinator) for the turn, so a turn the queue redelivers streams no
@@ -16,6 +21,7 @@ second message: it finishes the first.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from slack_sdk.errors import SlackApiError, SlackRequestError
@@ -28,6 +34,7 @@ from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.status import Status
 from threadsage.chat import Draft, Progress, Reply, Turn
 from threadsage.delivery.coordination import Coordinator
+from threadsage.delivery.current import current_delivery
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +46,16 @@ class Streaming:
     """A `Shown` (see `status`) that streams the drafts of a turn answered in a thread."""
 
     def __init__(
-        self, inner: Placeholder | Status, send: SlackSender, place: Place, turn: Turn, coordinator: Coordinator
+        self,
+        inner: Placeholder | Status,
+        send: SlackSender,
+        place: Place,
+        turn: Turn,
+        coordinator: Coordinator,
+        hold: float = 0.0,
     ) -> None:
         self.inner = inner
+        self.hold = hold  # seconds the first step waits before a placeholder is posted for it
         self.send = send
         self.place = place
         self.turn = turn
@@ -52,6 +66,10 @@ class Streaming:
         self._latest = ""  # the newest draft, not yet appended
         self._pacer = Pacer(APPEND_EVERY, self._show_latest)
         self._closed = False  # no more drafts: the stream was stopped (or a redelivered turn)
+        self._step: Progress | None = None  # the newest step while the first one waits
+        self._held: asyncio.Task[None] | None = None  # shows `_step` once `hold` has passed
+        self._posting = False  # `_held` is showing its step: let it finish
+        self._waited = False  # the first step has had its wait
 
     @property
     def ts(self) -> str | None:
@@ -65,6 +83,9 @@ class Streaming:
         """A redelivered turn finishes the message an earlier try streamed (stopping it, should
         that try have died with it open) rather than streaming another."""
         await self.inner.find()
+        delivery = current_delivery.get()
+        if delivery is None or delivery.attempt == 1:
+            return  # no earlier try streamed anything (and the coordinator is not asked on every turn)
         self._stream_ts = await self.coordinator.recall(self._key)
         self._closed = self._stream_ts is not None
         if self._stream_ts is not None:
@@ -74,8 +95,17 @@ class Streaming:
                 log.info("an earlier stream of %s: %s", self.turn.message_id, exc.response.get("error"))
 
     async def show(self, progress: Progress) -> None:
-        if self._stream_ts is None:
-            await self.inner.show(progress)
+        if self._stream_ts is not None:
+            return
+        if self._held is not None:
+            self._step = progress  # the first step still waits: the newest one is shown
+            return
+        if not self._waited and self.hold > 0 and self.inner.ts is None:
+            self._step, self._waited = progress, True
+            self._held = asyncio.create_task(self._show_held())
+            return
+        self._waited = True
+        await self.inner.show(progress)
 
     async def draft(self, draft: Draft) -> None:
         if self._closed:
@@ -87,6 +117,7 @@ class Streaming:
         await self._pacer.offer()
 
     async def deliver(self, reply: Reply, turn: Turn) -> None:
+        await self._settle_held()
         if self._stream_ts is None:
             await self.inner.deliver(reply, turn)
             return
@@ -95,6 +126,7 @@ class Streaming:
         await self.send.post(self.place, reply, turn, replacing)
 
     async def apologise(self, text: str) -> None:
+        await self._settle_held()
         if self._stream_ts is None:
             await self.inner.apologise(text)
             return
@@ -103,18 +135,51 @@ class Streaming:
         await self.send.post_quietly(self.place, text, replacing)
 
     def stop(self) -> None:
+        if self._held is not None and not self._posting:
+            self._held.cancel()
+            self._held = None
         self.inner.stop()
         self._pacer.cancel_soon()
 
     async def end(self) -> None:
+        await self._settle_held()
         await self._stop()
         await self.inner.end()
+
+    async def _show_held(self) -> None:
+        """The first step, once it has waited `hold` (the newest by then, and any that came while
+        it was being posted: the placeholder paces those)."""
+        try:
+            await asyncio.sleep(self.hold)
+            self._posting = True
+            shown = None
+            while self._step is not None and self._step is not shown:
+                shown = self._step
+                await self.inner.show(shown)
+        except (SlackApiError, SlackRequestError) as exc:  # the reply, posted anew, meets it (or not) in its turn
+            log.warning("could not show a step: %s", exc)
+        finally:
+            self._posting = False
+            if self._held is asyncio.current_task():
+                self._held = None
+
+    async def _settle_held(self) -> None:
+        """No step is shown after this: one still waiting is dropped (it never posts), one being
+        posted is let finish (its placeholder is then replaced or deleted as any other)."""
+        held, self._step = self._held, None
+        if held is None:
+            return
+        if not self._posting:
+            held.cancel()
+        await asyncio.gather(held, return_exceptions=True)
+        self._held = None
 
     async def _show_latest(self) -> None:
         if not self._closed:
             await (self._start() if self._stream is None else self._append())
 
     async def _start(self) -> None:
+        await self._settle_held()
         await self.inner.give_way()
         recipient = {} if self.place.is_dm else {"recipient_user_id": self.turn.user_id}
         if recipient and self.place.team:
