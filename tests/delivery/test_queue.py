@@ -163,7 +163,7 @@ async def test_the_names_of_workers_gone_leave_the_group(settings: Settings) -> 
     """A name with nothing pending, idle for FORGOTTEN_AFTER turn timeouts (a worker that died,
     its turns taken over), is taken out by a live worker's takeover round. (A live worker's own
     name may go too while it waits with nothing pending; its next read brings it back.)"""
-    settings = settings.model_copy(update={"turn_timeout": 0.2})  # gone after 10 × 0.2 s idle
+    settings = settings.model_copy(update={"turn_timeout": 0.1})  # gone after 10 × 0.1 s idle
     stream = f"{settings.redis_prefix}turns:ready"
     redis = Redis.from_url(REDIS_URL, decode_responses=True)
     stop, performed = asyncio.Event(), asyncio.Event()
