@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,10 +14,17 @@ from tests.support.locations import EVAL, REPO
 
 def pytest_configure(config: pytest.Config) -> None:
     """The shared fixtures load in every process that runs tests; xdist's controller (`-n N`, not a
-    worker) runs none, and importing the product there would cost it about 5 s of CPU."""
+    worker) runs none, and importing the product there would cost it about 5 s of CPU. Until the
+    tests are collected the garbage collector is off: importing the product and every test module
+    makes objects that live on, which its passes would only walk again (pytest_collection_finish)."""
     controller = not hasattr(config, "workerinput") and config.getoption("numprocesses", None)
     if not controller:
+        gc.disable()
         config.pluginmanager.import_plugin("tests.support.fixtures")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    gc.enable()
 
 
 # --- test tiers ----------------------------------------------------------------------------

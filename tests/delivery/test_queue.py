@@ -15,10 +15,12 @@ import redis.exceptions
 from redis.asyncio import Redis
 
 from tests.support.queue import REDIS_URL, Performer
+from threadsage.delivery import queue
 from threadsage.delivery.current import current_delivery
 from threadsage.delivery.jobs import Job
-from threadsage.delivery.queue import TurnQueue
+from threadsage.delivery.queue import GROUP, TurnQueue
 from threadsage.settings.environment import Settings
+from threadsage.support.backoff import Backoff
 
 
 @pytest.fixture
@@ -32,6 +34,20 @@ async def settings() -> AsyncIterator[Settings]:
     await redis.aclose()
 
 
+async def acknowledged(settings: Settings) -> None:
+    """Until no entry is pending in the workers' group: the last job's acknowledgement (in one
+    script with its clean-up) follows its `perform`."""
+    redis = Redis.from_url(REDIS_URL)
+    try:
+        for _ in range(1500):  # 30 s at most
+            if (await redis.xpending(f"{settings.redis_prefix}turns:ready", GROUP))["pending"] == 0:
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError("a job performed was never acknowledged")
+    finally:
+        await redis.aclose()
+
+
 async def run_until(settings: Settings, performer: Performer, done: asyncio.Event, jobs: list[Job]) -> None:
     """Queue `jobs` from a front-end's queue, run a worker's until `done`."""
     async with TurnQueue(settings) as front:
@@ -40,7 +56,7 @@ async def run_until(settings: Settings, performer: Performer, done: asyncio.Even
     worker = asyncio.create_task(TurnQueue(settings, performer).run())
     try:
         await asyncio.wait_for(done.wait(), 30)
-        await asyncio.sleep(0.5)  # the last job's acknowledgement
+        await acknowledged(settings)
     finally:
         worker.cancel()  # a worker process stops on a signal; here the task is cancelled
         with suppress(asyncio.CancelledError, BaseExceptionGroup):
@@ -68,8 +84,9 @@ async def test_jobs_of_a_conversation_run_in_order_others_alongside(settings: Se
 
 
 async def test_an_outage_is_retried_and_a_failing_job_is_apologised_for_and_does_not_stop_the_next(
-    settings: Settings,
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(queue, "OUTAGE_BACKOFF", Backoff(0.05))  # the pause before a retry: not what is tested
     attempts: dict[str, list[int]] = {}
     done = asyncio.Event()
 
@@ -146,7 +163,7 @@ async def test_the_names_of_workers_gone_leave_the_group(settings: Settings) -> 
     """A name with nothing pending, idle for FORGOTTEN_AFTER turn timeouts (a worker that died,
     its turns taken over), is taken out by a live worker's takeover round. (A live worker's own
     name may go too while it waits with nothing pending; its next read brings it back.)"""
-    settings = settings.model_copy(update={"turn_timeout": 0.2})  # gone after 10 × 0.2 s idle
+    settings = settings.model_copy(update={"turn_timeout": 0.1})  # gone after 10 × 0.1 s idle
     stream = f"{settings.redis_prefix}turns:ready"
     redis = Redis.from_url(REDIS_URL, decode_responses=True)
     stop, performed = asyncio.Event(), asyncio.Event()
@@ -178,13 +195,14 @@ async def test_a_turn_longer_than_the_timeout_is_renewed_not_taken_over(settings
     """A worker renews the entries it runs: a second worker does not take over a turn that runs
     past THREADSAGE_TURN_TIMEOUT while its worker is alive."""
     # one turn at a time: a worker busy with its turn takes none over (its own included)
-    settings = settings.model_copy(update={"turn_timeout": 5.0, "worker_concurrency": 1})
+    # (a short timeout: the renewal's pace and the takeover rounds follow it)
+    settings = settings.model_copy(update={"turn_timeout": 2.0, "worker_concurrency": 1})
     started: list[str] = []
     done = asyncio.Event()
 
     async def perform(job: Job) -> None:
         started.append(job.payload["n"])
-        await asyncio.sleep(8)  # past the timeout, and past the next takeover round (every timeout / 4)
+        await asyncio.sleep(3)  # past the timeout, and past the next takeover rounds (every timeout / 4)
         done.set()
 
     other = asyncio.create_task(TurnQueue(settings, Performer(perform)).run())

@@ -83,11 +83,11 @@ async def test_numbers_out_of_range_are_clamped(tmp_path: Path, llm: FakeOpenAI,
 async def test_replies_that_never_stop_are_cut_by_the_token_limit_and_the_turn_still_ends(
     tmp_path: Path, llm: FakeOpenAI, handbook_kb
 ) -> None:
-    """Each reply runs to the request's `max_tokens` (a word a token, 2 ms each): the router's and
+    """Each reply runs to the request's `max_tokens` (a word a token, 0.2 ms each): the router's and
     the answer's cut JSON cannot be read, even after the repair, so the question is asked back,
     and after the click the documents' own words answer. No request goes without its limit."""
     llm.habits = {"never_stops"}
-    llm.token_seconds = 0.002
+    llm.token_seconds = 0.0002
     once = {"THREADSAGE_LLM_TIMEOUT": 5, "THREADSAGE_MAX_CLARIFY_ROUNDS": 1}  # then the best effort
     async with llm_chat(tmp_path, llm, handbook_kb, **once) as chat:
         talk = Conversation(chat)

@@ -13,6 +13,7 @@ from typing import Any
 import aiohttp
 import uvicorn
 
+from tests.support.app_server import Server
 from tests.support.slack_harness import Harness, thread_messages
 from threadsage.console import console_routes
 from threadsage.http.server import create_app
@@ -48,7 +49,7 @@ async def console_served(settings: Settings) -> AsyncIterator[Served]:
     async with AsyncExitStack() as stack:
         checkpointer = await stack.enter_async_context(open_checkpointer(settings))
         routes = await console_routes(settings, stack, checkpointer)
-        server = uvicorn.Server(
+        server = Server(
             uvicorn.Config(create_app(routes), host="127.0.0.1", port=0, log_level="warning", lifespan="off")
         )
         serving = asyncio.create_task(server.serve())
@@ -59,7 +60,7 @@ async def console_served(settings: Settings) -> AsyncIterator[Served]:
             async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
                 yield Served(f"http://127.0.0.1:{port}", checkpointer, http)
         finally:
-            server.should_exit = True
+            server.stop()
             await serving
 
 

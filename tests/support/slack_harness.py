@@ -29,6 +29,7 @@ from tests.fakes.slack_api import (
     shortcut_body,
     signed_headers,
 )
+from tests.support.app_server import Server
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.app.runtime import open_chat_service
 from threadsage.bots.slack import SlackBot
@@ -253,7 +254,7 @@ async def running(
             SlackBot(settings, chat, Signer(load_secret(settings)), coordinator).running()
         )
         console = await console_routes(settings, stack, chat.checkpointer, kb)  # with THREADSAGE_CONSOLE_TOKEN
-        server = uvicorn.Server(
+        server = Server(
             uvicorn.Config(
                 create_app([bot.route(), *console]), host="127.0.0.1", port=0, log_level="warning", lifespan="off"
             )
@@ -262,13 +263,15 @@ async def running(
         while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
             await asyncio.sleep(0.01)
         port = server.servers[0].sockets[0].getsockname()[1]
-        async with aiohttp.ClientSession() as http:
-            try:
-                yield Harness(fake, bot, chat, f"http://127.0.0.1:{port}", http)
-            finally:
-                await bot.tasks.drain(30)
-                server.should_exit = True
-                await serving
+        try:
+            async with aiohttp.ClientSession() as http:  # closed first: no connection left to wait for
+                try:
+                    yield Harness(fake, bot, chat, f"http://127.0.0.1:{port}", http)
+                finally:
+                    await bot.tasks.drain(30)
+        finally:
+            server.stop()
+            await serving
 
 
 def thread_messages(fake: FakeSlack, thread_ts: str) -> list[dict]:

@@ -102,7 +102,8 @@ async def test_a_withdrawn_draft_stops_the_stream_and_the_answer_replaces_it(tmp
 
 
 async def test_a_redelivered_turn_finishes_its_stream_instead_of_starting_another(tmp_path: Path, handbook_kb) -> None:
-    async with drafting(tmp_path, handbook_kb, words_per_second=20) as slack:
+    # slow enough words that the worker is stopped mid-stream (an append comes every APPEND_EVERY)
+    async with drafting(tmp_path, handbook_kb, words_per_second=40) as slack:
         event = {
             "type": "app_mention",
             "user": "U222",

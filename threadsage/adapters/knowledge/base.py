@@ -179,8 +179,21 @@ class KnowledgeBase(ABC):
             return
         layout = Layout(self.embedder.dim if self.embedder else None, links=True, milvus_bm25=self.MAKES_MILVUS_BM25)
         schema, index = collection_schema(self._client, layout.dense_dim, layout.milvus_bm25)
-        self._client.create_collection(self.collection, schema=schema, index_params=index)
+        self._client.create_collection(self.collection, schema=schema)
+        # Not `create_collection(index_params=…)`: pymilvus then sleeps half a second before it
+        # first asks whether each index is built, though a new collection's are ready at once.
+        self._client.create_index(self.collection, index, sync=False)
+        self._wait_for_indexes()
+        self._client.load_collection(self.collection)
         self._layout = layout
+
+    def _wait_for_indexes(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        for name in self._client.list_indexes(self.collection):
+            while (described := self._client.describe_index(self.collection, name))["state"] != "Finished":
+                if described["state"] == "Failed" or time.monotonic() > deadline:
+                    raise KnowledgeBaseError(f"index {name} of '{self.collection}' not built: {described}")
+                time.sleep(0.02)
 
     def drop(self) -> None:
         if self._client.has_collection(self.collection):
