@@ -20,7 +20,7 @@ wheel=$(ls "$CACHE"/llama_cpp_python-$VERSION-*.whl 2>/dev/null | head -n 1 || t
 if [ -z "$wheel" ]; then
   echo "building llama-cpp-python $VERSION from source (once; cached in $CACHE)…"
   mkdir -p "$CACHE"
-  "$PYTHON" -m pip wheel --quiet --no-deps "llama-cpp-python==$VERSION" -w "$CACHE"
+  "$PYTHON" -m pip wheel --quiet --no-cache-dir --no-deps "llama-cpp-python==$VERSION" -w "$CACHE"
   wheel=$(ls "$CACHE"/llama_cpp_python-$VERSION-*.whl | head -n 1)
 fi
 if [ ! -f "$VENV/.installed" ] || [ "$(cat "$VENV/.installed")" != "$wheel" ]; then
