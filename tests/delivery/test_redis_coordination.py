@@ -76,6 +76,29 @@ async def test_the_lock_is_renewed_while_held(coordinator: RedisCoordinator) -> 
     assert not await coordinator.still_holds()  # outside the lock
 
 
+async def test_a_lock_set_or_renewed_within_half_its_ttl_is_known_held_without_asking_redis(prefix: str) -> None:
+    coordinator = RedisCoordinator(Redis.from_url(REDIS_URL), prefix=prefix, lock_ttl=3)
+    async with coordinator.session_lock("asked") as lock:
+        asked = 0
+        owned = lock.owned
+
+        async def counted() -> bool:
+            nonlocal asked
+            asked += 1
+            return await owned()
+
+        lock.owned = counted  # type: ignore[method-assign]
+        assert await coordinator.still_holds() and asked == 0  # just taken: it cannot have expired
+        time.sleep(1.6)  # noqa: ASYNC251 - no renewal meanwhile: past half the 3 s TTL since it was set
+        assert await coordinator.still_holds() and asked == 1  # Redis is asked
+        async with asyncio.timeout(10):
+            while await coordinator.redis.pttl(f"{prefix}lock:asked") < 2_500:  # noqa: ASYNC110 - until renewed
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # the renewal's task resumes after its reply
+        assert await coordinator.still_holds() and asked == 1
+    await coordinator.redis.aclose()
+
+
 async def test_the_lock_is_let_go_even_if_a_renewal_ignores_a_cancellation(coordinator: RedisCoordinator) -> None:
     """redis-py once swallowed the cancellation of a renewal in flight: the renewal went on for
     ever and the turn holding the lock waited for it (a turn that never ended, in

@@ -73,6 +73,35 @@ class LoopReport:
         )
 
 
+VERIFIED_FRESH_SECONDS = 5.0  # how long a process matches questions against its copy of the verified ones
+
+
+@dataclass
+class VerifiedQuestions:
+    """The active verified answers' questions, as the term sets a turn's question is matched
+    against: read from the database again after `fresh_for` seconds or a change made through the
+    same records, instead of reading every verified answer (up to 500) on every turn. A verified
+    answer saved in another process is therefore given here up to `fresh_for` seconds later; one
+    retired or made stale elsewhere is never given, as the chosen one is read again before use
+    (`KnowledgeRecords.active_verified`)."""
+
+    records: KnowledgeRecords
+    fresh_for: float = VERIFIED_FRESH_SECONDS
+    _kept: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+    _read_at: float = -float("inf")
+    _changes: int = -1
+
+    async def terms(self) -> list[tuple[str, frozenset[str]]]:
+        """(id, the question's term set) of each active verified answer, newest first."""
+        now = time.monotonic()
+        if self._changes != self.records.verified_changes or now - self._read_at >= self.fresh_for:
+            changes = self.records.verified_changes  # before the read: a change during it reads again
+            questions = await self.records.active_questions()
+            self._kept = [(ident, term_set(question)) for ident, question in questions]
+            self._read_at, self._changes = now, changes
+        return self._kept
+
+
 @dataclass
 class KnowledgeLoop:
     records: KnowledgeRecords
@@ -85,6 +114,10 @@ class KnowledgeLoop:
     match: float = 0.6
     retrieve_k: int = 6
     notifiers: dict[str, Notifier] = field(default_factory=dict)  # by platform: the bots register
+    _questions: VerifiedQuestions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._questions = VerifiedQuestions(self.records)
 
     @classmethod
     def from_settings(
@@ -232,19 +265,21 @@ class KnowledgeLoop:
         if not wanted:
             return None
         best, closeness = None, 0.0
-        for kept in await self.records.verified(active_only=True):
-            theirs = term_set(kept.question)
+        for ident, theirs in await self._questions.terms():
             score = len(wanted & theirs) / len(wanted | theirs) if theirs else 0.0
             if score > closeness:
-                best, closeness = kept, score
+                best, closeness = ident, score
         if best is None or closeness < self.match:
             return None
+        kept = await self.records.active_verified(best)
+        if kept is None:  # retired or stale since this process read the questions
+            return None
         hits = {h.doc_id: h for h in reversed(await self.kb.search(question, AGREE_K, categories))}
-        docs = [c.get("doc", "") for c in best.citations]
+        docs = [c.get("doc", "") for c in kept.citations]
         if not docs or not all(d in hits for d in docs):
             return None
-        await self.records.used(best.id, int(time.time() * 1000))
-        return _verified_reply(best, [hits[d] for d in docs], language)
+        await self.records.used(kept.id, int(time.time() * 1000))
+        return _verified_reply(kept, [hits[d] for d in docs], language)
 
 
 def _verified_reply(kept: Verified, hits: list[Hit], language: Language) -> tuple[Reply, dict[str, Any]]:

@@ -6,6 +6,9 @@ Same interface as `LocalCoordinator`:
   (`reacquire`) at a third of that while it works. The holder asks `still_holds()` before it acts
   on the outside world: a holder that stalled past the expiry and lost the lock learns so instead
   of posting over the next holder's work, and its release leaves the next holder's lock alone.
+  Within half the TTL of the last time the lock was set or renewed (timed from before the command
+  was sent, so never later than Redis set the expiry) it cannot have expired, and `still_holds()`
+  says so without asking Redis: a turn is usually that short.
 - `claim`: idempotency keys with a TTL, owned by the queue delivery that took them (one script).
 - `remember`/`recall`: small shared facts with a TTL.
 - `allow`: a sliding-window rate limit (a sorted set per key, one Lua script, atomic), decided
@@ -21,6 +24,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.lock import Lock
@@ -53,7 +57,17 @@ if KEYS[2] then redis.call('set', KEYS[2], allowed, 'EX', ARGV[5]) end
 return allowed
 """
 
-_current_lock: contextvars.ContextVar[Lock | None] = contextvars.ContextVar("threadsage_lock", default=None)
+
+@dataclass
+class _Held:
+    """A session lock held by this task, and when it was last known to be set: the monotonic
+    time before the command that set or renewed it was sent."""
+
+    lock: Lock
+    confirmed: float
+
+
+_current_lock: contextvars.ContextVar[_Held | None] = contextvars.ContextVar("threadsage_lock", default=None)
 
 
 MAX_CONNECTIONS = 100  # per client: the default pool's size, but waited for rather than refused
@@ -100,11 +114,13 @@ class RedisCoordinator:
             blocking_timeout=self.wait_timeout,
             thread_local=False,  # one Lock per hold, renewed by a task of the same thread
         )
+        asked = time.monotonic()
         if not await lock.acquire():
             raise TimeoutError(f"session {key} stayed locked for {self.wait_timeout:.0f} s")
+        held = _Held(lock, asked)
         released = asyncio.Event()
-        renewing = asyncio.create_task(self._renew(lock, key, released), name=f"renew-{key}")
-        token = _current_lock.set(lock)
+        renewing = asyncio.create_task(self._renew(held, key, released), name=f"renew-{key}")
+        token = _current_lock.set(held)
         try:
             yield lock
         finally:
@@ -115,9 +131,13 @@ class RedisCoordinator:
                 await lock.release()
 
     async def still_holds(self) -> bool:
-        """Whether the current task still owns the session lock it took."""
-        lock = _current_lock.get()
-        return lock is not None and await lock.owned()
+        """Whether the current task still owns the session lock it took (see the module's docstring)."""
+        held = _current_lock.get()
+        if held is None:
+            return False
+        if time.monotonic() - held.confirmed < self.lock_ttl / 2:
+            return True
+        return bool(await held.lock.owned())
 
     async def claim(self, key: str, ttl_seconds: float) -> bool:
         owner = claim_owner()
@@ -139,7 +159,7 @@ class RedisCoordinator:
         args: list[str | int] = [now_ms, int(window_seconds * 1000), limit, member, max(1, int(decision_ttl))]
         return bool(await self._allow(keys=keys, args=args))
 
-    async def _renew(self, lock: Lock, key: str, released: asyncio.Event) -> None:
+    async def _renew(self, held: _Held, key: str, released: asyncio.Event) -> None:
         """Reset the expiry at a third of the TTL until the holder is done; stop if it was lost.
 
         Told to stop by `released`, not cancelled: a cancellation that arrived while redis-py was
@@ -151,7 +171,9 @@ class RedisCoordinator:
             if released.is_set():
                 return
             try:
-                await lock.reacquire()
+                asked = time.monotonic()
+                await held.lock.reacquire()
+                held.confirmed = asked
             except LockNotOwnedError:
                 log.warning("lost the lock of session %s", key)
                 return

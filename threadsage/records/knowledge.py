@@ -18,12 +18,14 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from threadsage.records.tables import Tables
+from threadsage.records.tables import Row, Tables
 from threadsage.records.turns import GAP_OUTCOMES, TABLE
 
 CITED = "threadsage_cited"
 CLOSES = "threadsage_gap_closes"
 VERIFIED = "threadsage_verified"
+VERIFIED_COLUMNS = "id, question, answer, citations, verified_by, verified_at, uses, stale_at, change, retired_at"
+ACTIVE = "stale_at IS NULL AND retired_at IS NULL"  # a verified answer given to the questions it matches
 _CREATE = [
     f"""CREATE TABLE IF NOT EXISTS {CITED} (
     session_key TEXT NOT NULL,
@@ -99,9 +101,27 @@ class Verified:
     retired_at: int | None
 
 
+class _Changes:
+    verified = 0
+
+
+_changes = _Changes()
+
+
+def _verified(row: Row) -> Verified:
+    return Verified(row[0], row[1], row[2], json.loads(row[3]), *row[4:])
+
+
 class KnowledgeRecords:
     def __init__(self, checkpointer: BaseCheckpointSaver[Any]) -> None:
         self.tables = Tables(checkpointer)
+
+    @property
+    def verified_changes(self) -> int:
+        """How many times verified answers were saved, retired or made stale in this process,
+        through any records (the console has its own): a process's copy of their questions
+        (`chat.loop.VerifiedQuestions`) is read again after each."""
+        return _changes.verified
 
     async def setup(self) -> None:
         await self.tables.create(_CREATE)
@@ -239,6 +259,7 @@ class KnowledgeRecords:
             "VALUES ({p}, {p}, {p}, {p}, {p}, {p})",
             (ident, question, answer, citations, by, at),
         )
+        _changes.verified += 1
         return ident
 
     async def verify_answer(self, session_key: str, answer_ref: str, by: str, at: int) -> str:
@@ -258,12 +279,27 @@ class KnowledgeRecords:
         return "saved" if await self.verify(session_key, message_id, by, at) is not None else "gone"
 
     async def verified(self, active_only: bool = False, limit: int = 500) -> list[Verified]:
-        where = "WHERE stale_at IS NULL AND retired_at IS NULL" if active_only else ""
+        where = f"WHERE {ACTIVE}" if active_only else ""
         rows = await self.tables.fetch(
-            "SELECT id, question, answer, citations, verified_by, verified_at, uses, stale_at, change, retired_at "
-            f"FROM {VERIFIED} {where} ORDER BY verified_at DESC LIMIT {int(limit)}"
+            f"SELECT {VERIFIED_COLUMNS} FROM {VERIFIED} {where} ORDER BY verified_at DESC LIMIT {int(limit)}"
         )
-        return [Verified(r[0], r[1], r[2], json.loads(r[3]), *r[4:]) for r in rows]
+        return [_verified(r) for r in rows]
+
+    async def active_questions(self, limit: int = 500) -> list[tuple[str, str]]:
+        """The ids and questions of the active verified answers, newest first: all a turn needs to
+        find the one its question matches, without reading every answer and its citations."""
+        rows = await self.tables.fetch(
+            f"SELECT id, question FROM {VERIFIED} WHERE {ACTIVE} ORDER BY verified_at DESC LIMIT {int(limit)}"
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    async def active_verified(self, ident: str) -> Verified | None:
+        """The verified answer `ident` if it is still active: read when given, as another process
+        may have retired it or made it stale since this one read the questions."""
+        rows = await self.tables.fetch(
+            f"SELECT {VERIFIED_COLUMNS} FROM {VERIFIED} WHERE id = {{p}} AND {ACTIVE}", (ident,)
+        )
+        return _verified(rows[0]) if rows else None
 
     async def used(self, ident: str, at: int) -> None:
         await self.tables.execute(
@@ -271,14 +307,14 @@ class KnowledgeRecords:
         )
 
     async def retire(self, ident: str, at: int) -> bool:
-        return bool(
-            await self.tables.execute(
-                f"UPDATE {VERIFIED} SET retired_at = {{p}} WHERE id = {{p}} AND retired_at IS NULL", (at, ident)
-            )
-        )
+        sql = f"UPDATE {VERIFIED} SET retired_at = {{p}} WHERE id = {{p}} AND retired_at IS NULL"
+        retired = bool(await self.tables.execute(sql, (at, ident)))
+        _changes.verified += 1
+        return retired
 
     async def verified_stale(self, ident: str, change: str, at: int) -> None:
         await self.tables.execute(
             f"UPDATE {VERIFIED} SET stale_at = {{p}}, change = {{p}} WHERE id = {{p}} AND stale_at IS NULL",
             (at, change, ident),
         )
+        _changes.verified += 1

@@ -7,7 +7,14 @@ from pathlib import Path
 
 from threadsage.adapters.documents.chunking import split_text
 from threadsage.adapters.knowledge import KnowledgeBase
-from threadsage.adapters.knowledge.search import Hit, by_place
+from threadsage.adapters.knowledge.search import (
+    CANDIDATES_PER_RETRIEVER,
+    FIRST_HITS_PER_PLACE,
+    Hit,
+    Query,
+    by_place,
+    places_known,
+)
 from threadsage.ingestion.pipeline import Ingestor
 
 
@@ -52,3 +59,39 @@ def test_a_long_page_split_in_pieces_fills_one_place_of_the_results(kb: Knowledg
     hits = kb.search_blocking("garage permits renewed", k=4)
     assert sorted(h.path for h in hits) == ["bikes.md", "lockers.md", "parking.md", "showers.md"]
     assert hits[0].path == "parking.md" and hits[0].text.count("Parking rule 0:") == 1
+
+
+def test_the_first_hits_settle_the_places_only_once_a_place_beyond_k_begins_or_the_ranking_ends() -> None:
+    pieces = [hit("plan", "Page 7", n, f"Piece {n}.", 9.0 - n) for n in range(3)]
+    assert not places_known(pieces, 3, 2)  # a second place may still come, or a fourth piece of this one
+    assert places_known(pieces[:2], 3, 2)  # the ranking ended: nothing more to read
+    three_places = [*pieces[:1], hit("plan", "Page 8", 3, "", 5.0), hit("plan", "Page 9", 4, "", 4.0)]
+    assert places_known(three_places, 3, 2) and not places_known(three_places, 3, 3)
+
+
+def test_a_page_of_more_pieces_than_first_asked_still_leaves_room_for_the_other_places(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    rules = "\n\n".join(
+        f"Garage permit rule {n}: garage permits for the garage are renewed at the garage office. " * 3
+        for n in range(40)
+    )
+    (docs / "parking.md").write_text(f"# Parking\n\n{rules}\n", encoding="utf-8")
+    (docs / "bikes.md").write_text("# Bikes\n\nBikes are kept by the garage.\n", encoding="utf-8")
+    assert Ingestor(kb, 1200, 200).ingest_paths([docs]).ok
+    asked: list[int] = []
+    rank = kb._rank
+
+    def counted(query: Query) -> list[Hit]:
+        asked.append(query.k)
+        return rank(query)
+
+    kb._rank = counted  # type: ignore[method-assign]
+    hits = kb.search_blocking("garage permits", k=2)
+    assert [h.path for h in hits] == ["parking.md", "bikes.md"]  # the page's pieces took 6 first hits and more
+    assert asked == [2 * FIRST_HITS_PER_PLACE, CANDIDATES_PER_RETRIEVER]
+    asked.clear()
+    assert [h.path for h in kb.search_blocking("bikes kept", k=2)] == ["bikes.md"]
+    assert asked == [2 * FIRST_HITS_PER_PLACE]  # the ranking ended within the first hits

@@ -34,10 +34,12 @@ from threadsage.adapters.knowledge.filters import Filter, FilterArgs, field_in
 from threadsage.adapters.knowledge.schema import LANGUAGE_FIELD, URL_FIELD, chunk_row, collection_schema
 from threadsage.adapters.knowledge.search import (
     CANDIDATES_PER_RETRIEVER,
+    FIRST_HITS_PER_PLACE,
     HIT_FIELDS,
     Hit,
     Query,
     by_place,
+    places_known,
 )
 from threadsage.i18n import DEFAULT, Language, language_of
 from threadsage.i18n.glossing import can_gloss, glossed
@@ -338,17 +340,28 @@ class KnowledgeBase(ABC):
         if self._closed:  # the in-process index would still answer; a closed one must not
             raise KnowledgeBaseError(f"Search failed on {self._uri}: the knowledge base was closed")
         try:
-            hits = self._rank(request)
             if request.other_languages is None and (gloss := self._glossed(query, language)):
-                # One BM25 ranking over the question's words, counted twice, and their gloss: the
-                # scores stay BM25's (the answerer weighs their margins), and a page in the
-                # question's own language that matches it stays first (counted once, the English
-                # page it summarises often came first; recall@5 0.86 then, 0.67 now).
+                # One BM25 ranking over the question's words, counted twice, and their gloss (only
+                # it: the ranking of the words alone would be thrown away): the scores stay BM25's
+                # (the answerer weighs their margins), and a page in the question's own language
+                # that matches it stays first (counted once, the English page it summarises often
+                # came first; recall@5 0.86 then, 0.67 now).
                 expanded = f"{request.indexed} {request.indexed} {gloss}"
-                hits = self._rank(replace(request, indexed=expanded, terms=index_terms(expanded)))
-            return by_place(hits, k)
+                request = replace(request, indexed=expanded, terms=index_terms(expanded))
+            return self._places(request, k)
         except MilvusException as exc:
             raise KnowledgeBaseError(f"Search failed on {self._uri}: {exc}") from exc
+
+    def _places(self, request: Query, k: int) -> list[Hit]:
+        """The best hits of k places: from the first `FIRST_HITS_PER_PLACE` × k hits of the ranking
+        when they settle the places (`search.places_known`), else from all of `request`'s. The
+        first list is the start of the second (the fused rankings read the same candidates,
+        `Query.pool`), so either way the result is the same."""
+        first = replace(request, k=min(request.k, FIRST_HITS_PER_PLACE * k))
+        hits = self._rank(first)
+        if first.k < request.k and not places_known(hits, first.k, k):
+            hits = self._rank(request)
+        return by_place(hits, k)
 
     def _glossed(self, query: str, language: Language) -> str:
         """For a question in none of the documents' languages, its words glossed into one of them

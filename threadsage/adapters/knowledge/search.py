@@ -29,6 +29,9 @@ from threadsage.adapters.reasoner import Passage
 RRF_K = 60
 # Candidates each retriever contributes before fusion: enough for RRF to reorder the top k.
 CANDIDATES_PER_RETRIEVER = 40
+# Hits asked for first, per place wanted (`places_known`): most questions' best hits fill their
+# places well within this; the rest are asked again for `CANDIDATES_PER_RETRIEVER`.
+FIRST_HITS_PER_PLACE = 3
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,19 @@ def by_place(hits: Sequence[Hit], k: int) -> list[Hit]:
             places[place] = []
         places[place].append(hit)
     return [_joined(group) for group in places.values()]
+
+
+def places_known(hits: Sequence[Hit], asked: int, k: int) -> bool:
+    """Whether `by_place(hits, k)` is already what a longer list of the same ranking would give:
+    the ranking ended before `asked` hits, or a place beyond the k-th begins among them (after it
+    `by_place` reads nothing). Otherwise a later hit may still join one of the places or take one.
+
+    Why ask in two steps: sending and reading each hit's text is most of a search's cost, and
+    asking for `CANDIDATES_PER_RETRIEVER` hits every time multiplied it for the few that fill k
+    places (docs/performance.md, the worker pool under issue 23)."""
+    if len(hits) < asked:
+        return True
+    return len({(hit.doc_id, hit.heading) for hit in hits}) > k
 
 
 def _joined(group: list[Hit]) -> Hit:
