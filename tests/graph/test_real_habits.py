@@ -49,14 +49,17 @@ async def test_an_answer_in_plain_text_is_taken_as_the_answer(tmp_path: Path, ll
 async def test_an_answer_without_markers_is_cited_where_the_passages_back_it(
     tmp_path: Path, llm: FakeOpenAI, handbook_kb
 ) -> None:
-    """Small models often leave out the [n] markers: the sentence the travel policy backs gets its source."""
-    llm.habits = {"ignores_tool_choice"}
+    """Small models often leave out the [n] markers and the excerpts used, in plain text or in the
+    structured answer: the sentence the travel policy backs gets its source, the aside none."""
     llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
-    llm.script["answer"] = "Flights of 6 hours or more qualify for premium economy. Have a good trip!"
-    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
-        reply = only(await Conversation(chat).say(QUESTION))
-    assert reply.text == "Flights of 6 hours or more qualify for premium economy [1]. Have a good trip!"
-    assert [c["path"] for c in reply.citations] == ["finance/travel.md"]
+    said = "Flights of 6 hours or more qualify for premium economy. Have a good trip!"
+    for habits, answer in (({"ignores_tool_choice"}, said), (set(), {"answer": said})):
+        llm.habits = habits
+        llm.script["answer"] = answer
+        async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+            reply = only(await Conversation(chat).say(QUESTION))
+        assert reply.text == "Flights of 6 hours or more qualify for premium economy [1]. Have a good trip!"
+        assert [c["path"] for c in reply.citations] == ["finance/travel.md"]
 
 
 async def test_json_followed_by_text_is_read(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:

@@ -30,10 +30,20 @@ def test_what_the_passages_do_not_back_stays_uncited() -> None:
     )
 
 
-def test_only_the_passages_the_answer_uses_are_credited() -> None:
+def test_only_the_passages_the_answer_uses_are_credited_or_any_when_it_names_none() -> None:
     answer = "Premium economy is allowed on flights of 6 hours or more."
     assert attributed(answer, [TRAVEL, LEAVE], {2}) == answer
-    assert attributed(answer, [TRAVEL, LEAVE], set()) == answer
+    assert attributed(answer, [TRAVEL, LEAVE], set()) == "Premium economy is allowed on flights of 6 hours or more [1]."
+
+
+def test_a_sentence_that_denies_is_never_credited() -> None:
+    """A refusal shares its words with the passage it says does not answer."""
+    for answer in (
+        "The documents do not say how many days of paid annual leave employees get.",
+        "The handbook doesn't list paid annual leave days for employees.",
+        "No passage gives the paid annual leave days of employees.",
+    ):
+        assert attributed(answer, [TRAVEL, LEAVE], set()) == answer
 
 
 def test_an_answer_that_cites_is_left_as_it_is() -> None:

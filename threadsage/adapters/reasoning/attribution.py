@@ -1,14 +1,17 @@
 """Citations for an answer that gives none: each of its sentences is credited to the passage that
 holds most of its content words.
 
-Asked for "[n]" markers, small models often write a plain answer all the same, and an answer with
-no source shown is one a reader cannot check. A sentence is credited only where most of its own
-content terms stand in one passage, so what the passages do not back — a refusal, a greeting, the
-model's own aside — stays uncited.
+Asked for "[n]" markers and the excerpts used, small models often write a plain answer all the
+same, and an answer with no source shown is one a reader cannot check. A sentence is credited only
+where most of its own content terms stand in one passage, so what the passages do not back — a
+greeting, the model's own aside — stays uncited; and never a sentence that denies something, as
+"the documents do not say how long parental leave is" shares its words with the passage it
+denies knowing.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 
 from threadsage.adapters.questions.ambiguity import passage_terms
@@ -18,13 +21,14 @@ from threadsage.support.text import SENTENCE_BREAK, term_set
 SHARE = 0.6  # of a sentence's content terms that the passage it is credited to must hold
 LEAST_SHARED = 2  # content terms, so that a short aside is never credited
 _CLOSING = tuple(".!?;:。！？；：")
+_DENIAL = re.compile(r"\b(?:not|no|never|none|nothing|cannot|unable)\b|n['’]t\b|没有|无法|未", re.IGNORECASE)
 
 
 def attributed(answer: str, passages: Sequence[Passage], used: Collection[int]) -> str:
     """`answer` with an [n] after each sentence that passage n backs, n among the numbers (from 1)
-    of the passages the answer says it uses. An answer that cites anything, or says it uses
-    nothing, is left as it is."""
-    candidates = [(n, passage_terms(p)) for n, p in enumerate(passages, start=1) if n in used]
+    of the passages the answer says it uses, or any when it names none (the field small models
+    leave out). An answer that cites anything is left as it is."""
+    candidates = [(n, passage_terms(p)) for n, p in enumerate(passages, start=1) if not used or n in used]
     if cited(answer) or not candidates:
         return answer
     pieces: list[str] = []
@@ -38,7 +42,7 @@ def attributed(answer: str, passages: Sequence[Passage], used: Collection[int]) 
 
 def _credited(sentence: str, candidates: Sequence[tuple[int, frozenset[str]]]) -> str:
     own = term_set(sentence)
-    if len(own) < LEAST_SHARED:
+    if len(own) < LEAST_SHARED or _DENIAL.search(sentence):
         return sentence
     number, terms = max(candidates, key=lambda candidate: len(own & candidate[1]))  # ties: the first
     shared = len(own & terms)
