@@ -1,5 +1,5 @@
 """System tests: real `threadsage` processes, servers beside them, load. All of them are slow: the
-fast tier (`make test-fast`) leaves them out; `make test` runs them on two workers, but for those
+fast tier (`make test-fast`) leaves them out; `make test` runs them on three workers, but for those
 marked `timed`, which run one at a time afterwards."""
 
 from __future__ import annotations
