@@ -35,9 +35,12 @@ services:
 	@bash scripts/ensure-services.sh
 
 # The whole suite: the fast tier on four workers (its tests mostly wait on sockets), then the slow
-# tier one test at a time (processes, timings and benchmarks-like runs that must not share cores).
+# tier on three workers (its processes mostly wait too: on timeouts, restarts, a model's latency),
+# then the slow tests marked `timed`, one at a time: their claim is a bound on elapsed time, which
+# must not share the cores (docs/testing.md, "The slow tier").
 test: test-fast model-server
-	$(TEST_ENV) $(BIN)/python -m pytest -m slow
+	$(TEST_ENV) $(BIN)/python -m pytest -m "slow and not timed" -n 3
+	$(TEST_ENV) $(BIN)/python -m pytest -m "slow and timed"
 
 # A real OpenAI-compatible model server for the slow tier (llama-cpp-python + SmolLM2-135M) in
 # .venv-model; llama-cpp-python builds from source once (10-17 minutes) and its wheel is cached.

@@ -22,7 +22,7 @@ from threadsage.http.thread import MainLoopBridge, http_server
 from threadsage.settings.environment import Settings
 from threadsage.support.background import BackgroundTasks
 
-pytestmark = pytest.mark.slow  # holds the turns' loop for seconds
+pytestmark = [pytest.mark.slow, pytest.mark.timed]  # holds the turns' loop for seconds; acknowledged within 0.75 s
 
 BUSY = 1.5  # seconds the turns' loop is held, as a burst of turns holds it
 

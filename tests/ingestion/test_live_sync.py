@@ -19,7 +19,7 @@ from threadsage.ingestion.service import knowledge_upkeep
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
 
-pytestmark = pytest.mark.slow  # a running bot syncing a watched folder and a fake site
+pytestmark = [pytest.mark.slow, pytest.mark.timed]  # a running bot syncing a folder and a site, within 10 s
 
 
 async def ask(chat: ChatService, question: str) -> tuple[str, list[str]]:

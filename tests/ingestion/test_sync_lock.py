@@ -20,7 +20,7 @@ from threadsage.ingestion.service import knowledge_upkeep
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
 
-pytestmark = pytest.mark.slow  # two upkeeps competing for the Redis lock, waiting out its expiry
+pytestmark = [pytest.mark.slow, pytest.mark.timed]  # two upkeeps competing for the Redis lock, taken over within 5 s
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

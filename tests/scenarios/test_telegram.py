@@ -465,10 +465,10 @@ async def test_threadsage_telegram_serves_until_signalled(tmp_path, fake, mode, 
     )
     try:
         if mode == "polling":
-            await fake.wait_for(lambda: fake.calls_of("getUpdates"), timeout=30)
+            await fake.wait_for(lambda: fake.calls_of("getUpdates"), timeout=60)  # a process's start, as in served.py
             fake.say(private(ANN), ANN, "/start")
         else:
-            await fake.wait_for(lambda: fake.webhook, timeout=30)
+            await fake.wait_for(lambda: fake.webhook, timeout=60)
             update = {"update_id": 1, "message": fake.message(private(ANN), ANN, "/start")}
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
                 response = await eventually(lambda: webhook_post(client, update), timeout=10)

@@ -70,9 +70,14 @@ _HANDED_OUT: set[int] = set()
 def free_port() -> int:
     """A port for a process to listen on. Below Linux's ephemeral range (32768–60999), where
     outgoing connections take their local ports: a port picked there is free now but may be taken
-    by some client before the process binds it (seen: a served process exiting at start)."""
+    by some client before the process binds it (seen: a served process exiting at start). Each
+    pytest-xdist worker draws from its own part of the range: a port one worker found free is not
+    handed to another's process before the first binds it."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    width = 12000 // count
     while True:
-        port = random.randrange(20000, 32000)
+        port = 20000 + width * worker + random.randrange(width)
         if port in _HANDED_OUT:
             continue
         with socket.socket() as probe:

@@ -1,5 +1,6 @@
 """System tests: real `threadsage` processes, servers beside them, load. All of them are slow: the
-fast tier (`make test-fast`) leaves them out, and `make test` runs them one at a time."""
+fast tier (`make test-fast`) leaves them out; `make test` runs them on three workers, but for those
+marked `timed`, which run one at a time afterwards."""
 
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Milvus Lite server holding the demo handbook, for every process of the module."""
+    """A Milvus Lite server holding the demo handbook, for every process of the system tests that
+    run in this pytest process (the deployments only read it): one server and one ingest a worker,
+    not one per module."""
     with milvus_server(tmp_path_factory.mktemp("milvus"), HANDBOOK) as uri:
         yield uri
 

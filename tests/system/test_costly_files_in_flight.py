@@ -9,12 +9,16 @@ import statistics
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.support.conversation import service
 from tests.support.made_files import empty_text_pdf, many_paragraphs_docx
 from threadsage.adapters.documents.attachments import Attachment, AttachmentReader
 from threadsage.adapters.documents.reading import Budget, shared_pool
 from threadsage.chat import ReplyKind, Turn
 from threadsage.i18n import say
+
+pytestmark = pytest.mark.timed  # a plain question within 2 s of its usual time
 
 TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
 MARGIN = 2.0  # seconds a plain question may take beyond its usual time

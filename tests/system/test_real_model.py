@@ -18,7 +18,7 @@ from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ClarificationAnswer, Draft, Reply, ReplyKind, Turn
 from threadsage.settings.environment import Settings
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timed]  # no turn over 60 s on a server with one thread
 TURN_SECONDS = 60
 
 

@@ -9,10 +9,13 @@ import time
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
 from tests.support.served import Served, serve, slack_with_model
+
+pytestmark = pytest.mark.timed  # a saved file answered from within 10 s
 
 SECRET = "sync-process-signing-secret"
 

@@ -29,7 +29,7 @@ _OWN = ThreadPoolExecutor(1)
 TRAVEL = "Which cabin class may I book for a flight of 6 hours or more?"
 QUICK = Budget(seconds=2.0, memory_mb=512, readers=1)
 
-pytestmark = pytest.mark.slow  # reader processes, killed at their deadline
+pytestmark = [pytest.mark.slow, pytest.mark.timed]  # reader processes, killed at their deadline; turns within 15 s
 
 
 def turn(n: int, text: str, *files: Attachment, user: str = "U1", key: str = "test:ws:chan:thread") -> Turn:
