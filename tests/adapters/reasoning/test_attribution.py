@@ -55,3 +55,8 @@ def test_a_tie_goes_to_the_higher_ranked_passage() -> None:
     again = passage("Travel again", TRAVEL["text"])
     assert attributed("Premium economy on long flights.", [TRAVEL, again], {1, 2}).endswith("[1].")
     assert attributed("Premium economy on long flights.", [TRAVEL, again], {2}).endswith("[2].")
+
+
+def test_a_figure_the_passage_does_not_hold_is_not_credited_to_it() -> None:
+    assert attributed("Employees get 30 days of paid annual leave.", [TRAVEL, LEAVE], set()).endswith("leave.")
+    assert attributed("Employees get 25 days of paid annual leave.", [TRAVEL, LEAVE], set()).endswith("leave [2].")
