@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -101,27 +101,22 @@ class Verified:
     retired_at: int | None
 
 
-class _Changes:
-    verified = 0
-
-
-_changes = _Changes()
-
-
 def _verified(row: Row) -> Verified:
     return Verified(row[0], row[1], row[2], json.loads(row[3]), *row[4:])
 
 
 class KnowledgeRecords:
+    _verified_changes: ClassVar[int] = 0
+
     def __init__(self, checkpointer: BaseCheckpointSaver[Any]) -> None:
         self.tables = Tables(checkpointer)
 
     @property
     def verified_changes(self) -> int:
         """How many times verified answers were saved, retired or made stale in this process,
-        through any records (the console has its own): a process's copy of their questions
+        through any records (the console has its own; hence counted on the class): a process's copy of their questions
         (`chat.loop.VerifiedQuestions`) is read again after each."""
-        return _changes.verified
+        return KnowledgeRecords._verified_changes
 
     async def setup(self) -> None:
         await self.tables.create(_CREATE)
@@ -259,7 +254,7 @@ class KnowledgeRecords:
             "VALUES ({p}, {p}, {p}, {p}, {p}, {p})",
             (ident, question, answer, citations, by, at),
         )
-        _changes.verified += 1
+        KnowledgeRecords._verified_changes += 1
         return ident
 
     async def verify_answer(self, session_key: str, answer_ref: str, by: str, at: int) -> str:
@@ -309,7 +304,7 @@ class KnowledgeRecords:
     async def retire(self, ident: str, at: int) -> bool:
         sql = f"UPDATE {VERIFIED} SET retired_at = {{p}} WHERE id = {{p}} AND retired_at IS NULL"
         retired = bool(await self.tables.execute(sql, (at, ident)))
-        _changes.verified += 1
+        KnowledgeRecords._verified_changes += 1
         return retired
 
     async def verified_stale(self, ident: str, change: str, at: int) -> None:
@@ -317,4 +312,4 @@ class KnowledgeRecords:
             f"UPDATE {VERIFIED} SET stale_at = {{p}}, change = {{p}} WHERE id = {{p}} AND stale_at IS NULL",
             (at, change, ident),
         )
-        _changes.verified += 1
+        KnowledgeRecords._verified_changes += 1
