@@ -8,13 +8,12 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import suppress
 
 import pytest
 import redis.exceptions
 from redis.asyncio import Redis
 
-from tests.support.queue import REDIS_URL, Performer
+from tests.support.queue import REDIS_URL, Performer, worker_running
 from threadsage.delivery import queue
 from threadsage.delivery.current import current_delivery
 from threadsage.delivery.jobs import Job
@@ -53,14 +52,9 @@ async def run_until(settings: Settings, performer: Performer, done: asyncio.Even
     async with TurnQueue(settings) as front:
         for job in jobs:
             await front.put(job)
-    worker = asyncio.create_task(TurnQueue(settings, performer).run())
-    try:
+    async with worker_running(settings, performer):
         await asyncio.wait_for(done.wait(), 30)
         await acknowledged(settings)
-    finally:
-        worker.cancel()  # a worker process stops on a signal; here the task is cancelled
-        with suppress(asyncio.CancelledError, BaseExceptionGroup):
-            await worker
 
 
 async def test_jobs_of_a_conversation_run_in_order_others_alongside(settings: Settings) -> None:
@@ -205,13 +199,8 @@ async def test_a_turn_longer_than_the_timeout_is_renewed_not_taken_over(settings
         await asyncio.sleep(3)  # past the timeout, and past the next takeover rounds (every timeout / 4)
         done.set()
 
-    other = asyncio.create_task(TurnQueue(settings, Performer(perform)).run())
-    try:
+    async with worker_running(settings, Performer(perform)):
         await run_until(settings, Performer(perform), done, [Job("slack", "message", {"n": "long"}, "a")])
-    finally:
-        other.cancel()
-        with suppress(asyncio.CancelledError):
-            await other
     assert started == ["long"]
 
 
