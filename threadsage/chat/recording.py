@@ -16,7 +16,7 @@ from langgraph.types import Interrupt
 
 from threadsage.chat.replies import outcome_of, request_of
 from threadsage.chat.turns import Reply, Turn, turn_ref
-from threadsage.delivery.current import current_delivery
+from threadsage.delivery.current import redelivered
 from threadsage.records.turns import Answered, QuestionStore, TurnRecord, outcome_of_turn
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ class Recording:
                 question,
                 turn.categories,
                 started=time.monotonic(),
-                redelivered=(delivery := current_delivery.get()) is not None and delivery.attempt > 1,
+                redelivered=redelivered(),
             )
 
     def ran(self, turn: Turn, state: dict[str, Any]) -> None:

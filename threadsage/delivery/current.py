@@ -25,6 +25,13 @@ class Delivery:
 current_delivery: ContextVar[Delivery | None] = ContextVar("threadsage_delivery", default=None)
 
 
+def redelivered() -> bool:
+    """Whether the current task works on a delivery the queue has handed out before: what an
+    earlier try did (posted, streamed, claimed) may then be there to find."""
+    delivery = current_delivery.get()
+    return delivery is not None and delivery.attempt > 1
+
+
 def claim_owner() -> str:
     """Who takes a claim: the current delivery, or a one-off owner outside the queue."""
     delivery = current_delivery.get()

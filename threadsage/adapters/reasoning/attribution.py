@@ -31,12 +31,14 @@ def attributed(answer: str, passages: Sequence[Passage], used: Collection[int]) 
     """`answer` with an [n] after each sentence that passage n backs, n among the numbers (from 1)
     of the passages the answer says it uses, or any when it names none (the field small models
     leave out). An answer that cites anything is left as it is."""
+    if cited(answer):
+        return answer
     candidates = [
         _Candidate(n, passage_terms(p), frozenset(_FIGURE.findall(p["text"])))
         for n, p in enumerate(passages, start=1)
         if not used or n in used
     ]
-    if cited(answer) or not candidates:
+    if not candidates:
         return answer
     pieces: list[str] = []
     start = 0

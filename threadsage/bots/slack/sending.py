@@ -22,7 +22,7 @@ from threadsage.bots.slack.blocks import choice_shown, reply_messages
 from threadsage.bots.slack.places import Place
 from threadsage.bots.tokens import Signer
 from threadsage.chat import Reply, Turn
-from threadsage.delivery.current import current_delivery
+from threadsage.delivery.current import redelivered
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +82,7 @@ class SlackSender:
         of the messages marked `event_type` and `key` in the thread (or the DM's latest
         messages). Nothing on a first delivery, or if Slack cannot tell (then posting twice is
         the lesser harm than not at all)."""
-        delivery = current_delivery.get()
-        if delivery is None or delivery.attempt == 1:
+        if not redelivered():
             return []
         try:
             if place.thread_ts:

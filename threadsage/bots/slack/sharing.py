@@ -27,7 +27,7 @@ from threadsage.bots.slack.sending import NOT_HERE, QUESTION_EVENT, SHARED_EVENT
 from threadsage.bots.slack.texts import escaped
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
 from threadsage.chat import ChatService, Turn, turn_ref
-from threadsage.delivery.current import current_delivery
+from threadsage.delivery.current import redelivered
 from threadsage.i18n import say
 
 log = logging.getLogger(__name__)
@@ -57,8 +57,7 @@ class Sharing:
             return
         language = kept.reply.language
         key = f"{button.kind.name.lower()}:{place.session}:{button.ref}"
-        redelivered = (delivery := current_delivery.get()) is not None and delivery.attempt > 1
-        if not await self.chat.coordinator.claim(f"slack-{key}", KEPT_FOR) and not redelivered:
+        if not await self.chat.coordinator.claim(f"slack-{key}", KEPT_FOR) and not redelivered():
             link = await self.chat.coordinator.recall(f"slack-link:{key}") or ""
             await self.send.respond(response_url, say("slack_already_shared", language, link=link))
             return

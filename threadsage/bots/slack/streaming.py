@@ -34,7 +34,7 @@ from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.status import Status
 from threadsage.chat import Draft, Progress, Reply, Turn
 from threadsage.delivery.coordination import Coordinator
-from threadsage.delivery.current import current_delivery
+from threadsage.delivery.current import redelivered
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +83,7 @@ class Streaming:
         """A redelivered turn finishes the message an earlier try streamed (stopping it, should
         that try have died with it open) rather than streaming another."""
         await self.inner.find()
-        delivery = current_delivery.get()
-        if delivery is None or delivery.attempt == 1:
+        if not redelivered():
             return  # no earlier try streamed anything (and the coordinator is not asked on every turn)
         self._stream_ts = await self.coordinator.recall(self._key)
         self._closed = self._stream_ts is not None
