@@ -9,7 +9,7 @@ HANDBOOK := examples/handbook
 # CPU per worker and run (docs/performance.md, "The fast tier's CPU, third step").
 TEST_ENV := PYTHONDONTWRITEBYTECODE=
 
-.PHONY: run test test-fast lint install install-dev services model-server clean
+.PHONY: run test test-fast lint install install-dev services model-server browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ services:
 # tier on three workers (its processes mostly wait too: on timeouts, restarts, a model's latency),
 # then the slow tests marked `timed`, one at a time: their claim is a bound on elapsed time, which
 # must not share the cores (docs/testing.md, "The slow tier").
-test: test-fast model-server
+test: test-fast model-server browser
 	$(TEST_ENV) $(BIN)/python -m pytest -m "slow and not timed" -n 3
 	$(TEST_ENV) $(BIN)/python -m pytest -m "slow and timed"
 
@@ -46,6 +46,10 @@ test: test-fast model-server
 # .venv-model; llama-cpp-python builds from source once (10-17 minutes) and its wheel is cached.
 model-server:
 	@bash scripts/model-server.sh
+
+# Debian's Chromium for the console's browser test (slow tier), installed when missing.
+browser:
+	@bash scripts/ensure-browser.sh
 
 # The edit-test loop: everything but the tests marked slow — all of tests/system/ (real processes),
 # and the modules and tests marked `slow` elsewhere (the local embedding model, the eval corpora,
