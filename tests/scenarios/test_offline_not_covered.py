@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.conversation import Conversation, only, service
 from threadsage.chat.replies import handoff_contact
-from threadsage.i18n import say
+from threadsage.i18n import opens_as, say
 from threadsage.support.handoff import Contact, parse_handoff
 
 HANDOFF = parse_handoff("*=#help-desk")
@@ -23,7 +23,6 @@ HANDOFF = parse_handoff("*=#help-desk")
         ("What is the capital of France?", "en"),
         ("法国的首都是哪里？", "zh"),
         ("Is there a dress code in the office?", "en"),
-        ("Are pets allowed on business trips?", "en"),
     ],
 )
 async def test_not_covered_names_the_contact(tmp_path: Path, handbook_kb, question: str, language: str) -> None:
@@ -31,6 +30,17 @@ async def test_not_covered_names_the_contact(tmp_path: Path, handbook_kb, questi
         reply = only(await Conversation(chat).say(question))
     assert reply.citations == () and reply.text == say("refusal", language), reply.text
     assert reply.handoff == Contact("#", "help-desk") and reply.language == language
+
+
+async def test_a_question_near_a_passage_that_does_not_answer_it_gets_that_passage_and_the_contact(
+    tmp_path: Path, handbook_kb
+) -> None:
+    """Nothing says whether pets may come on a trip; the travel policy's other rules are closest:
+    quoted as that, never as the answer, with the hand-off named (the offline reader, issue 34)."""
+    async with service(tmp_path, "", handbook_kb, handoff=HANDOFF) as chat:
+        reply = only(await Conversation(chat).say("Are pets allowed on business trips?"))
+    assert opens_as("closest_passage", reply.text) and reply.citations, reply.text
+    assert reply.handoff == Contact("#", "help-desk")
 
 
 async def test_a_covered_question_names_no_contact(tmp_path: Path, handbook_kb) -> None:
@@ -47,6 +57,8 @@ async def test_the_closest_passage_quoted_as_possibly_not_answering_names_the_co
         "citations": [{"path": "office.md", "title": "Office"}],
     }
     assert await handoff_contact(HANDOFF, handbook_kb, hedged, None) == Contact("#", "help-desk")
+    in_english = {**hedged, "answer": f"{say('closest_in_other_language', 'zh', label='Office')}\n\nBicycles… [1]"}
+    assert await handoff_contact(HANDOFF, handbook_kb, in_english, None) == Contact("#", "help-desk")
     answered = {**hedged, "answer": f"{say('from_documents')}\n\n- Staff may keep a bicycle downstairs. [1]"}
     assert await handoff_contact(HANDOFF, handbook_kb, answered, None) is None
 

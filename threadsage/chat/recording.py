@@ -14,7 +14,7 @@ from typing import Any
 
 from langgraph.types import Interrupt
 
-from threadsage.chat.replies import outcome_of, request_of
+from threadsage.chat.replies import answers_from_documents, outcome_of, request_of
 from threadsage.chat.turns import Reply, Turn, turn_ref
 from threadsage.delivery.current import redelivered
 from threadsage.records.turns import Answered, QuestionStore, TurnRecord, outcome_of_turn
@@ -65,7 +65,7 @@ class Recording:
         if replies:
             first = replies[0]
             record.outcome = outcome_of_turn(
-                first.kind.value, first.route, bool(first.citations), first.low_confidence, outcome_of(replies)
+                first.kind.value, first.route, answers_from_documents(first), first.low_confidence, outcome_of(replies)
             )
         else:
             record.outcome = "refused" if outcome == "rate_limited" else "error"

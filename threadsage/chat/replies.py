@@ -81,10 +81,22 @@ def answer_reply(state: dict[str, Any], handoff: Contact | None = None) -> Reply
     )
 
 
+def quotes_the_closest(answer: str) -> bool:
+    """Whether an answer is the closest passage quoted as possibly not answering (in the asker's
+    language or another)."""
+    return opens_as("closest_passage", answer) or opens_as("closest_in_other_language", answer)
+
+
+def answers_from_documents(reply: Reply) -> bool:
+    """Whether a reply answers from the documents: it cites them, and not as the closest passage
+    that may not answer (that is a gap the knowledge loop shows, as a refusal is)."""
+    return bool(reply.citations) and not quotes_the_closest(reply.text)
+
+
 def not_covered(state: dict[str, Any]) -> bool:
     """The documents did not answer: a route that searched them ended citing nothing, or quoting
     the closest passage as possibly not answering (the offline answerer, unsure)."""
-    unanswered = not state.get("citations") or opens_as("closest_passage", state.get("answer", ""))
+    unanswered = not state.get("citations") or quotes_the_closest(state.get("answer", ""))
     return state.get("route") not in (None, *NO_HANDOFF_ROUTES) and unanswered
 
 

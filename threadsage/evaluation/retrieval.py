@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from threadsage.adapters.documents.loaders import Document, load_jsonl_corpus
+from threadsage.adapters.documents.loaders import Document, discover_files, load_file, load_jsonl_corpus
 from threadsage.adapters.knowledge import Hit, KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.ingestion.pipeline import Ingestor, IngestReport
@@ -65,9 +65,13 @@ class EvaluationCorpus:
 
 
 @contextmanager
-def evaluation_corpus(settings: Settings, corpus: Path, data_dir: Path | None = None) -> Iterator[EvaluationCorpus]:
+def evaluation_corpus(
+    settings: Settings, corpus: Path, data_dir: Path | None = None, only: Sequence[str] = ()
+) -> Iterator[EvaluationCorpus]:
     """The corpus ingested into a Milvus Lite knowledge base of its own: a temporary one, or
-    the one kept in `data_dir` (ingestion is idempotent, so a second run only reads)."""
+    the one kept in `data_dir` (ingestion is idempotent, so a second run only reads). `only`: the
+    folders of `corpus` that are its documents (the rest — a README, the questions — is not),
+    their paths kept relative to `corpus`."""
     with tempfile.TemporaryDirectory(prefix="threadsage-eval-") as scratch:
         settings = settings.model_copy(
             update={"data_dir": data_dir or Path(scratch), "milvus_uri": None, "collection": "evaluation"}
@@ -75,7 +79,7 @@ def evaluation_corpus(settings: Settings, corpus: Path, data_dir: Path | None = 
         kb = open_knowledge_base(settings, make_embedder(settings))
         try:
             ingestor = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap)
-            documents = corpus_documents(corpus)
+            documents = corpus_documents(corpus, only)
             if documents is None:
                 yield EvaluationCorpus(kb, ingestor.ingest_paths([corpus]), _file_reader(corpus))
             else:
@@ -96,8 +100,12 @@ def _file_reader(root: Path) -> Callable[[str], str]:
     return text_of
 
 
-def corpus_documents(corpus: Path) -> Iterable[Document] | None:
-    """In-memory documents for a JSON-lines corpus; None for a folder of files."""
+def corpus_documents(corpus: Path, only: Sequence[str] = ()) -> Iterable[Document] | None:
+    """In-memory documents for a JSON-lines corpus or for the `only` folders of a folder; None for
+    a whole folder of files."""
+    if only:
+        files, _ = discover_files([corpus / folder for folder in only])
+        return [load_file(file, corpus) for file, _ in files]
     if corpus.is_file():
         return load_jsonl_corpus(corpus)
     jsonl = sorted(corpus.glob("*corpus.jsonl"))

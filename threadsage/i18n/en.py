@@ -27,7 +27,8 @@ TEXTS: dict[str, str] = {
     "from_documents": "From the documents:",
     "model_failed": "The language model could not answer just now, so here are the documents' own words instead.",
     "closest_passage": (
-        "Nothing I found answers this directly. The closest passage is *{label}*, and it may not answer your question:"
+        "The documents don't answer this directly. The closest passage is *{label}*, and it may not answer your "
+        "question:"
     ),
     "computed_offline": "Worked out with the calculator from the figures quoted: {expression} = {result}",
     "closest_in_other_language": (

@@ -25,7 +25,7 @@ TEXTS: dict[str, str] = {
     "clarify_several": "你的问题与文档中的多个部分都相符。你指的是哪一个？",
     "from_documents": "文档中的相关内容：",
     "model_failed": "语言模型暂时无法回答，以下是文档中的原文。",
-    "closest_passage": "我没有找到直接回答这个问题的内容。最接近的是 *{label}*，但它可能并不能回答你的问题：",
+    "closest_passage": "文档没有直接回答这个问题。最接近的是 *{label}*，但它可能并不能回答你的问题：",
     "computed_offline": "根据所引数字用计算器算出：{expression} = {result}",
     "closest_in_other_language": "最接近的是 *{label}*，与问题语言不同：离线时我无法翻译，也无法确定它是否回答了你：",
     "from_section": "摘自 *{label}*：",

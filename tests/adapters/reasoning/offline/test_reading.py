@@ -1,0 +1,92 @@
+"""The offline reader's decisions (issue 34): what the meaning adds to the words — a question in
+a person's own words is read rather than refused, the passage shown is one place around its
+closest sentence, short questions two documents answer alike are asked back, and a question in two
+parts gets the place of each."""
+
+from __future__ import annotations
+
+from threadsage.adapters.reasoner import Passage
+from threadsage.adapters.reasoning.offline.confidence import Signals, Sureness
+from threadsage.adapters.reasoning.offline.reading import EXCERPT_CHARS, Reading, read, readings, second_part, window
+
+
+def passage(path: str, title: str, heading: str, text: str, score: float = 1.0) -> Passage:
+    return Passage(id=path + heading, path=path, source=path, title=title, heading=heading, text=text, score=score)
+
+
+LAPTOPS = passage(
+    "it/laptops.md", "Laptops and equipment", "Replacement", "Company laptops are replaced every three years."
+)
+PAY = passage("finance/pay.md", "Expenses", "Payment", "Approved claims are paid with your salary on the 25th.")
+WORDS_REFUSE = Signals(coverage=0.0, unknown=1.0, margin=1.0)  # what the words alone say of a paraphrase
+
+
+def test_a_question_sharing_no_word_with_its_answer_is_read_not_refused() -> None:
+    reading = read("When is my expense money paid back?", [LAPTOPS, PAY], WORDS_REFUSE)
+    assert WORDS_REFUSE.sureness() is Sureness.ABSTAIN
+    assert reading.sureness is not Sureness.ABSTAIN and reading.lead == 1 and reading.by_meaning
+    assert reading.closest_sentence == "Approved claims are paid with your salary on the 25th."
+
+
+def test_nothing_close_in_words_or_meaning_is_not_covered() -> None:
+    reading = read("Can I bring my dog to work?", [LAPTOPS, PAY], WORDS_REFUSE)
+    assert reading.sureness is Sureness.ABSTAIN
+
+
+def test_a_sure_reading_of_the_words_stands_when_the_meaning_agrees() -> None:
+    sure = Signals(coverage=0.9, unknown=0.0, margin=2.0, lead=0)
+    reading = read("How often are company laptops replaced?", [LAPTOPS, PAY], sure)
+    assert (reading.sureness, reading.lead, reading.by_meaning) == (Sureness.ANSWER, 0, False)
+
+
+def test_a_chinese_question_is_left_to_the_words() -> None:
+    reading = read("报销的钱什么时候发？", [LAPTOPS, PAY], WORDS_REFUSE)
+    assert reading == Reading(Sureness.ABSTAIN, 0)
+
+
+def test_a_short_section_is_shown_whole() -> None:
+    text = "Intro line.\n\n- one\n- two"
+    assert window(text, "two") == text
+
+
+def test_a_long_section_is_shown_from_the_paragraph_of_its_closest_sentence() -> None:
+    filler = "\n\n".join(f"Paragraph {n} says something long enough to matter here. " * 3 for n in range(12))
+    text = f"{filler}\n\nThe hotel limit in Lisbon\nis 150 euros a night.\n\nAfter it, more text."
+    shown = window(text, "The hotel limit in Lisbon is 150 euros a night.")
+    assert shown.startswith("The hotel limit in Lisbon\nis 150 euros a night.") and "After it" in shown
+    assert len(shown) <= EXCERPT_CHARS
+
+
+def test_a_table_row_is_shown_with_its_header_and_a_code_fence_is_closed() -> None:
+    rows = "\n".join(f"| city {n} | {n * 10} |" for n in range(60))
+    table = f"Limits per city:\n| City | Limit |\n|---|---|\n{rows}"
+    assert window(table, "city 40 | 400").startswith("Limits per city:\n| City | Limit |")
+    code = "```\n" + "\n".join(f"run step {n}" for n in range(200)) + "\n```"
+    assert window(code, "run step 3").endswith("```")
+
+
+def test_a_short_question_two_documents_answer_alike_is_asked_back() -> None:
+    employees = passage(
+        "people/leave-employees.md",
+        "Leave for employees",
+        "Annual leave",
+        "Employees get 25 days of paid annual leave a year.",
+    )
+    contractors = passage(
+        "people/leave-contractors.md",
+        "Leave for contractors",
+        "Annual leave",
+        "Contractors get 12 unpaid days of leave a year.",
+    )
+    evidence = [employees, contractors, LAPTOPS]
+    question = "How much leave do I get?"
+    reading = read(question, evidence, Signals(coverage=0.8, unknown=0.0, margin=1.0))
+    assert sorted(readings(question, evidence, reading)) == [0, 1]
+    named = "How much leave do contractors get?"  # names one reading
+    assert readings(named, evidence, read(named, evidence, Signals(0.8, 0.0, 1.0))) == []
+
+
+def test_a_question_in_two_parts_gets_the_place_of_its_second_part() -> None:
+    question = "How often are laptops replaced, and when are expense claims paid back?"
+    assert second_part(question, [LAPTOPS, PAY], 0) == [(1, "Approved claims are paid with your salary on the 25th.")]
+    assert second_part("How often are laptops replaced?", [LAPTOPS, PAY], 0) == []

@@ -1,0 +1,185 @@
+"""The offline reader: which passage answers a question typed in a person's own words, how sure it
+may be, and what of that passage to show.
+
+The lexical signals (`confidence.py`) weigh the words a question shares with a passage; a question
+in a person's own words shares few ("how often do we get a new computer?" against "Laptops are
+replaced every three years"), so they refused it or picked sentences that shared its incidental
+words. Here the meaning decides too (`adapters/meaning`: each sentence's closeness to the question):
+
+- the lead: the passage whose closest sentence is closest, the search's order breaking near-ties;
+- sure: the words say so (as before), or the meaning does (`SURE`);
+- unsure, but plausible: the words cover part of it, or the meaning is `PLAUSIBLE` — the reader
+  then shows the closest passage as that, never a refusal;
+- "not covered" only when neither the words nor the meaning found anything plausible.
+
+What is shown is one place: the paragraph or list holding the closest sentence, with what follows
+it as far as `EXCERPT_CHARS` (the whole section when it fits) — never sentences gathered from
+unrelated places, never one sentence twice. Thresholds calibrated on every public set at once
+(docs/performance.md, "The offline reader").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from threadsage.adapters.meaning import Closeness, closeness, reads_meaning
+from threadsage.adapters.questions.ambiguity import MAX_OPTIONS as MAX_READINGS
+from threadsage.adapters.questions.ambiguity import names
+from threadsage.adapters.reasoner import Passage, passage_label
+from threadsage.adapters.reasoning.offline.confidence import Signals, Sureness
+from threadsage.support.text import term_set
+
+SURE = 0.55  # a closest sentence this close answers, whatever words it shares
+PLAUSIBLE = 0.45  # this close, it is shown as the closest passage rather than refused
+LEAD_STEP = 0.02  # a passage lower in the search's order needs this much more closeness per place to lead
+ALIKE = 0.15  # a passage this much less close than the lead still reads alike
+OVERRULE = 0.2  # the meaning leads elsewhere than a sure reading of the words only when this much closer
+EXCERPT_CHARS = 900
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Reading:
+    sureness: Sureness
+    lead: int
+    near: tuple[Closeness, ...] = ()  # per passage of the evidence; empty when the meaning was not read
+    # Whether the meaning decided (the words alone would have refused, hedged or led elsewhere): the
+    # words' own extract stays for a question in the page's words, where it was measured.
+    by_meaning: bool = False
+
+    def alike(self, numbered: Sequence[tuple[int, Passage]]) -> list[tuple[int, Passage]]:
+        """Of the evidence (numbered from 1, the lead first), the passages that read about as close
+        to the question as the lead: all of them when the meaning was not read."""
+        if not self.near:
+            return list(numbered)
+        floor = self.near[self.lead].best - ALIKE
+        return [(n, p) for n, p in numbered if n == self.lead + 1 or self.near[n - 1].best >= floor]
+
+    @property
+    def closest_sentence(self) -> str:
+        """The lead passage's closest sentence ("" without the meaning)."""
+        if not self.near or not self.near[self.lead].units:
+            return ""
+        mine = self.near[self.lead]
+        return mine.units[mine.closest]
+
+
+def read(question: str, evidence: Sequence[Passage], words: Signals) -> Reading:
+    """The reading of `evidence` for `question`, given what its words say (`confidence.signals`)."""
+    lexical = words.sureness()
+    if not evidence or not reads_meaning(question):
+        return Reading(lexical, words.lead)
+    near = tuple(closeness(question, [(passage_label(p), p["text"]) for p in evidence]))
+    lead = max(range(len(evidence)), key=lambda i: near[i].best - LEAD_STEP * i)
+    if lexical is Sureness.ANSWER and near[words.lead].best >= near[lead].best - OVERRULE:
+        return Reading(lexical, words.lead, near)  # the words and the meaning agree well enough
+    best = near[lead].best
+    if lexical is Sureness.ANSWER or best >= SURE:
+        sureness = Sureness.ANSWER
+    elif lexical is Sureness.HEDGE or best >= PLAUSIBLE:
+        sureness = Sureness.HEDGE
+    else:
+        sureness = Sureness.ABSTAIN
+    return Reading(sureness, lead, near, by_meaning=True)
+
+
+# Where a question asks a second thing: ", and by what time…", "and if not, where…", "and are we…".
+_SECOND_PART = re.compile(
+    r",?\s+and\s+(?:if not,?\s+)?(?=(?:what|which|who|whom|when|where|how|why|do|does|did|is|are|can|may|"
+    r"should|will|by)\b)",
+    re.IGNORECASE,
+)
+
+
+def second_part(question: str, evidence: Sequence[Passage], lead: int) -> list[tuple[int, str]]:
+    """For a question in two parts, the passage (other than `lead`) its second part reads closest
+    to, with that passage's closest sentence; [] for a question in one part, or when the second
+    part reads closest to the lead too, or to nothing plausible."""
+    parts = _SECOND_PART.split(question, maxsplit=1)
+    if len(parts) < 2 or len(_WORD.findall(parts[1])) < 3 or not reads_meaning(parts[1]):
+        return []
+    near = closeness(parts[1], [(passage_label(p), p["text"]) for p in evidence])
+    other = max(range(len(evidence)), key=lambda i: near[i].best - LEAD_STEP * i)
+    if other == lead or near[other].best < PLAUSIBLE or evidence[other]["path"] == evidence[lead]["path"]:
+        return []
+    return [(other, near[other].units[near[other].closest])]
+
+
+READING_TERMS = 4  # a question of at most this many content words may read several ways
+READING_FLOOR = 0.45  # each reading's passage this close to the question at least…
+READING_RATIO = 0.9  # …and this close to the closest one
+
+
+def readings(question: str, evidence: Sequence[Passage], reading: Reading) -> list[int]:
+    """The passages of different documents that read about equally close to a short question
+    naming none of them apart ("When do I get paid?": the payroll page, the contractors' page) —
+    the readings to ask back about, closest first; [] when the question reads one way.
+
+    Short: a question of a few words is the one a person asks without saying whose rules or which
+    case; a longer one usually names it. Different documents: sections of one page that read alike
+    are its parts (a procedure's steps), not two answers. Measured on every public set (docs/performance.md)."""
+    asked = term_set(question)
+    if not reading.near or len(asked) > READING_TERMS:
+        return []
+    order = sorted(range(len(evidence)), key=lambda i: -reading.near[i].best)
+    closest = reading.near[order[0]].best
+    if closest < READING_FLOOR:
+        return []
+    chosen = [order[0]]
+    for i in order[1:]:
+        if reading.near[i].best < READING_RATIO * closest or len(chosen) == MAX_READINGS:
+            break
+        if evidence[i]["path"] not in {evidence[j]["path"] for j in chosen}:
+            chosen.append(i)
+    named = [asked & names(evidence[i]) for i in chosen]
+    if len(chosen) < 2 or any(mine != named[0] for mine in named[1:]):
+        return []  # one reading, or the question names one of them and not the others
+    return chosen
+
+
+def window(text: str, sentence: str, limit: int = EXCERPT_CHARS) -> str:
+    """What to show of a section for its `sentence`: the whole section when it fits in `limit`;
+    else from the start of the paragraph, list or table holding the sentence, whole lines up to
+    `limit` (a table with its header row), code fences kept balanced."""
+    lines = text.strip().splitlines()
+    if len(text.strip()) <= limit or not sentence:
+        return _fenced(_within(lines, 0, limit))
+    at = _line_of(lines, sentence)
+    start = at
+    while start > 0 and lines[start - 1].strip() and not lines[start - 1].lstrip().startswith("#"):
+        start -= 1  # back to the paragraph's (or list's, or table's) first line
+    return _fenced(_within(lines, start, limit))
+
+
+def _line_of(lines: list[str], sentence: str) -> int:
+    """The line that holds most of the sentence's first words (units are cleaned and unwrapped)."""
+    wanted = _WORD.findall(sentence.lower())[:8]
+    if not wanted:
+        return 0
+
+    def held(i: int) -> int:
+        words = set(_WORD.findall(lines[i].lower()))
+        return sum(w in words for w in wanted)
+
+    return max(range(len(lines)), key=lambda i: (held(i), -i))
+
+
+def _within(lines: list[str], start: int, limit: int) -> list[str]:
+    kept: list[str] = []
+    size = 0
+    for line in lines[start:]:
+        if size + len(line) > limit and kept:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    while kept and kept[-1].lstrip().startswith("#"):
+        kept.pop()  # a heading whose section did not fit
+    return kept
+
+
+def _fenced(kept: list[str]) -> str:
+    if sum(line.lstrip().startswith("```") for line in kept) % 2:
+        kept = [*kept, "```"]
+    return "\n".join(kept).rstrip()
