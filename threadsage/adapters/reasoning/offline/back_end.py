@@ -33,7 +33,7 @@ from threadsage.adapters.reasoning.offline.confidence import (
     term_weights,
 )
 from threadsage.adapters.reasoning.offline.reading import Reading, read, readings, second_part, window
-from threadsage.i18n import language_of, passage_language, say
+from threadsage.i18n import Language, language_of, passage_language, say
 from threadsage.i18n.glossing import can_gloss, glossed
 from threadsage.support.text import first_cue, term_set, terms
 
@@ -228,11 +228,7 @@ class OfflineReasoner:
             # a question in two parts ("…, and by when do I report it?"), the place the other part
             # reads closest to as well, when that is another.
             shown = [(lead, reading.closest_sentence), *second_part(question, passages, lead)]
-            quoted = [
-                f"{say('from_section', language, label=passage_label(passages[i]))}\n\n"
-                f"{window(passages[i]['text'], sentence)} [{i + 1}]"
-                for i, sentence in shown
-            ]
+            quoted = [_place(passages, i, sentence, language) for i, sentence in shown]
             if len(shown) == 1:
                 quoted += [f"- {sentence} [{number}]" for number, sentence in _left_out_sides(question, numbered, [])]
             return "\n\n".join(quoted)
@@ -254,7 +250,18 @@ class OfflineReasoner:
                 if f"{sentence} [{number}]" not in "\n".join(lines)
             ]
             lines.append(say("computed_offline", language, expression=computed[0][0], result=computed[0][1]))
-        return say("from_documents", language) + "\n\n" + "\n".join(lines)
+        # A question in two parts whose second part reads closest to a page none of the sentences
+        # came from: that page's place too (`reading.second_part`).
+        cited = {passages[number - 1]["path"] for _, _, number, _ in best}
+        more = [
+            (i, sentence) for i, sentence in second_part(question, passages, lead) if passages[i]["path"] not in cited
+        ]
+        return "\n\n".join(
+            [
+                say("from_documents", language) + "\n\n" + "\n".join(lines),
+                *(_place(passages, i, sentence, language) for i, sentence in more),
+            ]
+        )
 
     @off_the_loop
     def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
@@ -283,6 +290,12 @@ class OfflineReasoner:
     @off_the_loop
     def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
         return say(small_talk.reply_key(question), language_of(question))
+
+
+def _place(passages: Sequence[Passage], i: int, sentence: str, language: Language) -> str:
+    """Passage `i` shown as one place: its label, the window around `sentence`, its citation."""
+    p = passages[i]
+    return f"{say('from_section', language, label=passage_label(p))}\n\n{window(p['text'], sentence)} [{i + 1}]"
 
 
 def _glossed_sentence(question: str, p: Passage) -> str:
