@@ -12,10 +12,12 @@ words. Here the meaning decides too (`adapters/meaning`: each sentence's closene
   then shows the closest passage as that, never a refusal;
 - "not covered" only when neither the words nor the meaning found anything plausible.
 
-What is shown is one place: the paragraph or list holding the closest sentence, with what follows
-it as far as `EXCERPT_CHARS` (the whole section when it fits) — never sentences gathered from
-unrelated places, never one sentence twice. Thresholds calibrated on every public set at once
-(docs/performance.md, "The offline reader").
+What is shown, where the meaning decided, is one place: the paragraph or list holding the closest
+sentence, with what follows it as far as `EXCERPT_CHARS` (the whole section when it fits). Where
+the words were sure, their sentences are quoted as before, but only from passages that read about
+as close as the lead (`Reading.alike`) — not from unrelated places that shared an incidental word.
+Thresholds chosen on the handbook sets and checked on every public set (docs/performance.md, "The
+offline reader").
 """
 
 from __future__ import annotations
