@@ -69,3 +69,17 @@ async def test_a_question_typed_in_a_persons_own_words_is_read_not_refused(
         [reply] = await chat.handle(Turn("test", "typed", "U1", "m", text=question))
     assert reply.kind is ReplyKind.ANSWER and token in reply.text, reply.text
     assert {c["path"] for c in reply.citations} == {page}, reply.citations
+
+
+async def test_a_follow_up_is_answered_from_its_own_words_not_with_the_answer_before(
+    tmp_path: Path, handbook_kb
+) -> None:
+    """The topic of the question before finds the page; the follow-up's own words choose what of it
+    is shown (issue 34: a follow-up repeated the previous answer). Before, "And a SEV2?" got the
+    escalation sentences the SEV1 question had found."""
+    settings = Settings(THREADSAGE_DATA_DIR=tmp_path, DATABASE_URL=None, OPENAI_API_KEY=None, _env_file=None)
+    async with open_chat_service(settings, kb=handbook_kb) as chat:
+        await chat.handle(Turn("test", "follow", "U1", "m1", text="How fast do I have to acknowledge a SEV1 page?"))
+        [then] = await chat.handle(Turn("test", "follow", "U1", "m2", text="And a SEV2?"))
+    assert "| SEV2 |" in then.text and "15 minutes" in then.text, then.text
+    assert [c["path"] for c in then.citations] == ["engineering/on-call.md"]

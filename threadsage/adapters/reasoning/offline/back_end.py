@@ -19,7 +19,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from threadsage.adapters.documents.attachments import SOURCE_PREFIX, points_at_attachment
-from threadsage.adapters.meaning import sentences
+from threadsage.adapters.meaning import closeness, reads_meaning, sentences
 from threadsage.adapters.questions import small_talk
 from threadsage.adapters.questions.ambiguity import alternatives, names, option, passage_terms
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
@@ -45,6 +45,7 @@ SECTION_NAMED = 0.6  # share of the question's terms in a section's name to quot
 # A gloss this much (by weight) made of words no document uses is about something they do not cover
 # (calibrated on the Chinese questions of every public set; docs/performance.md, "The offline reader").
 GLOSS_UNKNOWN = 0.6
+AFTER = " (after: "  # joins a follow-up to the question before it (`contextualise`)
 THING_TERMS = 3  # at most, of a thing a second question ("…, and what is Y?") asks about: its own words
 
 _COMPARISON = re.compile(
@@ -140,7 +141,8 @@ class OfflineReasoner:
             return question
         # The earlier question (as finally understood) supplies the topic. Measured on the
         # GitLab anaphora questions: a gold file is cited for 19 of 25 follow-ups, 2 without it.
-        return f"{question.strip()} {previous[-1].strip()}"
+        # Marked, so that the reader can tell what the follow-up itself asks (`_own_words`).
+        return f"{question.strip()}{AFTER}{previous[-1].strip()})"
 
     @off_the_loop
     def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
@@ -223,6 +225,11 @@ class OfflineReasoner:
             # password"), or the question is about the file sent: quote it, steps and tables
             # included, rather than pick sentences.
             return f"{say('from_section', language, label=passage_label(top))}\n\n{window(top['text'], '')} {mark}"
+        if own := _followed_up(_own_words(question), top):
+            # A follow-up ("And if I'm sick?") read with the question before it: the topic found the
+            # place, the follow-up's own words choose what of it to show — not the answer before.
+            # (Reading the other passages of the topic's page for them too: publiccode 8 → 7 of 10.)
+            return _place(passages, lead, own, language)
         if reading.by_meaning and not _computed(question, numbered):
             # Read by meaning: the place that holds the closest sentence, with what follows it; for
             # a question in two parts ("…, and by when do I report it?"), the place the other part
@@ -290,6 +297,21 @@ class OfflineReasoner:
     @off_the_loop
     def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
         return say(small_talk.reply_key(question), language_of(question))
+
+
+def _followed_up(own: str, p: Passage) -> str:
+    """The sentence of `p` that reads closest to a follow-up's own words ("" when there are none,
+    or they cannot be read by meaning)."""
+    if not own or not reads_meaning(own):
+        return ""
+    [near] = closeness(own, [(passage_label(p), p["text"])])
+    return near.units[near.closest] if near.units else ""
+
+
+def _own_words(question: str) -> str:
+    """What a follow-up made standalone by `contextualise` asks itself ("" for any other question)."""
+    own, after, _ = question.partition(AFTER)
+    return own.strip() if after else ""
 
 
 def _place(passages: Sequence[Passage], i: int, sentence: str, language: Language) -> str:
