@@ -22,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.answer_quality import settings_for
 from threadsage.app.runtime import open_chat_service
 from threadsage.evaluation.kinds import HEADER, KindTally, Question, questions, score
 from threadsage.evaluation.retrieval import evaluation_corpus
-from threadsage.settings.environment import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLICCODE = (REPO.parent / "shared" / "eval" / "publiccode-handbook").resolve()
@@ -41,15 +41,7 @@ SETS: dict[str, tuple[Path, tuple[str, ...], Path]] = {
 
 async def run(name: str, corpus: Path, only: tuple[str, ...], items: list[Question], turns: list[float]) -> KindTally:
     with tempfile.TemporaryDirectory(prefix="threadsage-kinds-") as scratch:
-        settings = Settings(
-            THREADSAGE_DATA_DIR=Path(scratch),
-            MILVUS_URI=None,
-            DATABASE_URL=None,
-            REDIS_URL=None,
-            OPENAI_API_KEY=None,
-            THREADSAGE_RATE_LIMIT_PER_MINUTE=10_000,
-            _env_file=None,
-        )
+        settings = settings_for(Path(scratch), "offline", None)
         with evaluation_corpus(settings, corpus, only=only) as evaluation:
             async with open_chat_service(settings, kb=evaluation.kb) as chat:
                 handle = chat.handle

@@ -75,7 +75,7 @@ class Tally:
         self.calls[route] += calls
         found = bool(item.gold & set(evidence[:RECALL_K]))
         answered = reply.kind is ReplyKind.ANSWER and any(c["path"] in item.gold for c in reply.citations)
-        contains = reply.kind is ReplyKind.ANSWER and any(comparable(a) in comparable(reply.text) for a in item.answers)
+        contains = contains_answer(reply, item.answers)
         self.found += found
         self.from_gold += answered
         self.from_gold_when_found += found and answered
@@ -176,18 +176,29 @@ def seconds_summary(tallies: list[Tally]) -> tuple[float, float]:
     return statistics.median(times), times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
 
 
+def contains_answer(reply: Reply, answers: Sequence[str]) -> bool:
+    """Whether the reply is an answer holding one of the expected strings (`comparable` forms)."""
+    return reply.kind is ReplyKind.ANSWER and any(comparable(a) in comparable(reply.text) for a in answers)
+
+
+async def converse(chat: ChatService, turns: Sequence[str]) -> tuple[Reply, str]:
+    """The reply to the last of `turns`, typed one after the other in a new session, and the session."""
+    who = uuid.uuid4().hex  # a person of its own: the per-person rate limit must not bite
+    session = f"eval:{who}"
+    for n, text in enumerate(turns[:-1]):
+        await chat.handle(Turn("bench", session, f"U{who}", f"m{n}", text=text))
+    replies = await chat.handle(Turn("bench", session, f"U{who}", f"m{len(turns) - 1}", text=turns[-1]))
+    if len(replies) != 1:
+        raise AssertionError(f"expected one reply, got {replies}")
+    return replies[0], session
+
+
 async def ask(chat: ChatService, item: Item) -> tuple[Reply, list[str], list[str]]:
     """The reply to the item's question in a new session, and the files (and "file#heading") of
     the passages the route node retrieved for it, best first."""
-    who = uuid.uuid4().hex  # a person of its own: the per-person rate limit must not bite
-    session = f"eval:{who}"
-    if item.context:
-        await chat.handle(Turn("bench", session, f"U{who}", "m0", text=item.context))
-    replies = await chat.handle(Turn("bench", session, f"U{who}", "m1", text=item.question))
-    if len(replies) != 1:
-        raise AssertionError(f"expected one reply, got {replies}")
+    reply, session = await converse(chat, [item.context, item.question] if item.context else [item.question])
     passages = await route_evidence(chat, session)
-    return replies[0], [p["path"] for p in passages], [f"{p['path']}#{p['heading']}" for p in passages]
+    return reply, [p["path"] for p in passages], [f"{p['path']}#{p['heading']}" for p in passages]
 
 
 async def route_evidence(chat: ChatService, session: str) -> list[Any]:

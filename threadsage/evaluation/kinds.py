@@ -18,14 +18,13 @@ Beside the score: replies that cite nothing though a gold file was in the route'
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from threadsage.chat import ChatService, Reply, ReplyKind, Turn
-from threadsage.evaluation.conversations import RECALL_K, comparable, read_jsonl, route_evidence
+from threadsage.chat import ChatService, ReplyKind
+from threadsage.evaluation.conversations import RECALL_K, contains_answer, converse, read_jsonl, route_evidence
 
 ANSWERABLE = ("fact", "paraphrase", "multi", "followup", "zh")
 KINDS = (*ANSWERABLE, "ambiguous", "unanswerable", "chitchat")
@@ -70,10 +69,6 @@ def questions(file: Path) -> list[Question]:
     ]
 
 
-def contains(reply: Reply, answers: tuple[str, ...]) -> bool:
-    return reply.kind is ReplyKind.ANSWER and any(comparable(a) in comparable(reply.text) for a in answers)
-
-
 @dataclass
 class KindTally:
     """The score of one handbook's questions, by kind."""
@@ -108,29 +103,11 @@ HEADER = [
 ]
 
 
-async def _say(chat: ChatService, session: str, who: str, text: str, n: int) -> Reply:
-    replies = await chat.handle(Turn("bench", session, who, f"m{n}", text=text))
-    if len(replies) != 1:
-        raise AssertionError(f"expected one reply, got {replies}")
-    return replies[0]
-
-
-async def _conversation(chat: ChatService, turns: list[str]) -> tuple[Reply, str]:
-    """The last reply of a new session in which the person types `turns`, and the session."""
-    who = uuid.uuid4().hex
-    session = f"eval:{who}"
-    reply: Reply | None = None
-    for n, text in enumerate(turns):
-        reply = await _say(chat, session, f"U{who}", text, n)
-    assert reply is not None
-    return reply, session
-
-
 async def score(chat: ChatService, name: str, items: list[Question]) -> KindTally:
     tally = KindTally(name)
     for q in items:
         tally.asked[q.kind] += 1
-        reply, session = await _conversation(chat, [q.context, q.question] if q.context else [q.question])
+        reply, session = await converse(chat, [q.context, q.question] if q.context else [q.question])
         clarified = reply.kind is ReplyKind.CLARIFICATION
         if q.kind == "ambiguous":
             ok = clarified and 2 <= len(reply.choices) <= 3
@@ -138,14 +115,14 @@ async def score(chat: ChatService, name: str, items: list[Question]) -> KindTall
                 tally.readings[1] += 1
                 if not ok:
                     continue
-                picked, _ = await _conversation(chat, [q.question, reading.label])
-                tally.readings[0] += contains(picked, reading.answers)
+                picked, _ = await converse(chat, [q.question, reading.label])
+                tally.readings[0] += contains_answer(picked, reading.answers)
         elif q.kind == "unanswerable":
             ok = not reply.citations and not clarified
         elif q.kind == "chitchat":
             ok = not reply.citations and not reply.choices and len(reply.text) <= SHORT_REPLY
         else:
-            ok = contains(reply, q.answers)
+            ok = contains_answer(reply, q.answers)
             evidence = [p["path"] for p in await route_evidence(chat, session)]
             if not reply.citations and not clarified and q.gold & set(evidence[:RECALL_K]):
                 tally.refused_found += 1

@@ -119,7 +119,7 @@ class WordLlamaEmbedder:
 
     @property
     def dim(self) -> int:
-        return int(meaning_model.vectors(["dimension"]).shape[1])
+        return int(meaning_model.vectors([]).shape[1])
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return _rows(meaning_model.vectors(texts)) if texts else []
