@@ -195,6 +195,7 @@ def resolve(
         clarify_prompt=prompt if clarifying else "",
         clarify_options=options if clarifying else [],
         clarify_sources=[_source_of(option, evidence) for option in options] if clarifying else [],
+        computes=proposal.computes,
     )
 
 
