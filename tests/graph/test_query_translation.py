@@ -7,7 +7,10 @@ tests the plumbing, not a model's translations."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
+
+import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
 from tests.support.conversation import Conversation, llm_chat, only, route_to
@@ -78,3 +81,25 @@ async def test_documents_in_the_questions_language_need_no_translation(
         only(await Conversation(chat).say(LOST_LAPTOP_ZH))
         only(await Conversation(chat, "test:ws:chan:b").say(LOST_LAPTOP_EN))
     assert llm.chat_kinds() == ["RouteDecision", "answer"] * 2
+
+
+async def test_the_question_as_asked_is_searched_while_the_translation_is_written(
+    tmp_path: Path, llm: FakeOpenAI, handbook_kb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search of the question as asked does not wait for the translation call (each call of
+    the fake takes 0.5 s): only the translation's own search does."""
+    llm.script["Translation"] = {"query": LOST_LAPTOP_EN}
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
+    llm.latency = 0.5
+    searched: dict[str, float] = {}
+    search = handbook_kb.search
+
+    async def timed(query: str, *args, **kwargs):  # type: ignore[no-untyped-def]
+        searched.setdefault(query, time.monotonic())
+        return await search(query, *args, **kwargs)
+
+    monkeypatch.setattr(handbook_kb, "search", timed)
+    async with llm_chat(tmp_path, llm, handbook_kb) as chat:
+        started = time.monotonic()
+        only(await Conversation(chat).say(LOST_LAPTOP_ZH))
+    assert searched[LOST_LAPTOP_ZH] - started < 0.5 <= searched[LOST_LAPTOP_EN] - started

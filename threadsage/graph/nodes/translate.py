@@ -1,7 +1,8 @@
 """The route's first search, across languages: the question as asked and, when it is not in the
 documents' language, its translation, fused by reciprocal rank (threadsage/adapters/questions/translation.py
 says when and why). Later hops search with both queries joined, so a rewrite or a rerank pool
-does not fall back to words the documents do not use.
+does not fall back to words the documents do not use. The question as asked is searched while the
+translation is being written, not after it.
 """
 
 from __future__ import annotations
@@ -31,11 +32,15 @@ async def search_across(
     if calls(state, translator.model_calls + AFTER_TRANSLATION) > ctx.policy.llm_budget:
         update: ConversationState = {"trace": traced(state, "translate", "skipped: no model call to spare")}
         return await search(state, ctx, query, k, paths), query, update
-    translation, note = await translator.translated(query, target)
+    # The question as asked is searched while the translation call runs: it is needed either way.
+    as_asked = asyncio.ensure_future(search(state, ctx, query, k, paths))
+    try:
+        translation, note = await translator.translated(query, target)
+    except BaseException:
+        as_asked.cancel()
+        raise
     update = {"llm_calls": calls(state, translator.model_calls), "trace": traced(state, "translate", note)}
     if translation is None:
-        return await search(state, ctx, query, k, paths), query, update
-    asked, translated = await asyncio.gather(
-        search(state, ctx, query, k, paths), search(state, ctx, translation, k, paths)
-    )
+        return await as_asked, query, update
+    asked, translated = await asyncio.gather(as_asked, search(state, ctx, translation, k, paths))
     return fused(asked, translated, lambda p: p["id"], k), f"{query} {translation}", update
