@@ -1,7 +1,7 @@
 """Tools with a model: the calculator and the calendar are a separate, named decision before the
-answer (threadsage/adapters/reasoning/llm/computing.py), asked only when the router's decision says
-the answer computes or the question itself shows arithmetic or a date to count — a question with a
-number in it is two calls on the fast route, not three; the answer call always names its one
+answer (threadsage/adapters/reasoning/llm/computing.py), asked only when the question's words ask
+for arithmetic or a date to count — a question with a number in it is two calls on the fast route,
+not three; the answer call always names its one
 function, never `tool_choice: "required"` over several. A computation that fails is logged and left
 out of the answer. A question that is only arithmetic costs no model call."""
 
@@ -48,21 +48,19 @@ async def test_the_calculation_is_decided_run_and_given_to_the_answer(
 
 
 async def test_a_number_in_the_question_costs_no_computation_call(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
-    """The fast route is two calls for "how many …?": the router did not say the answer computes."""
+    """The fast route is two calls for "how many …?": a number asks for no calculator."""
     llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
         reply = only(await Conversation(chat).say("How many days of annual leave do employees get?"))
     assert llm.chat_kinds() == ["RouteDecision", "answer"] and reply.kind is ReplyKind.ANSWER
 
 
-async def test_the_router_decides_a_computation_the_words_do_not_show(
-    tmp_path: Path, llm: FakeOpenAI, handbook_kb
-) -> None:
-    llm.script["RouteDecision"] = route_to("FACT_LOOKUP", computes=True)
+async def test_a_total_asks_for_the_computation(tmp_path: Path, llm: FakeOpenAI, handbook_kb) -> None:
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
     llm.script["Computations"] = {"calculations": ["3 * 180"], "date_questions": []}
     llm.script["answer"] = {"answer": "Three nights come to €540 [1].", "used": [1]}
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
-        reply = only(await Conversation(chat).say("Three nights in the Lisbon hotel: what may I spend?"))
+        reply = only(await Conversation(chat).say("What may three nights in the Lisbon hotel cost in total?"))
     assert llm.chat_kinds() == ["RouteDecision", "Computations", "answer"]
     assert "- 3 * 180 = 540" in user_text(requests(llm, "answer")[0])
     assert "_Computed: 3 * 180 = 540_" in reply.text
@@ -72,11 +70,12 @@ async def test_every_computation_failing_leaves_the_answer_as_written(
     tmp_path: Path, llm: FakeOpenAI, handbook_kb
 ) -> None:
     """What a schema-filling model sends: nothing the calculator can read — no error in the reply."""
-    llm.script["RouteDecision"] = route_to("FACT_LOOKUP", computes=True)
+    llm.script["RouteDecision"] = route_to("FACT_LOOKUP")
     llm.script["Computations"] = {"calculations": ["fake calculations 1"], "date_questions": ["fake date 1"]}
     llm.script["answer"] = {"answer": "It is 25 days [1].", "used": [1]}
     async with llm_chat(tmp_path, llm, handbook_kb) as chat:
-        reply = only(await Conversation(chat).say("How many days of annual leave do employees get?"))
+        reply = only(await Conversation(chat).say("How many days of annual leave do employees get in total?"))
+    assert llm.chat_kinds() == ["RouteDecision", "Computations", "answer"]
     assert "Computed for you" not in user_text(requests(llm, "answer")[0])
     assert reply.text == "It is 25 days [1]." or reply.text.startswith("It is 25 days [1].\n")
     assert "Computed" not in reply.text and "error" not in reply.text

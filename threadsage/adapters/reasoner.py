@@ -53,12 +53,6 @@ class RouteDecision(BaseModel):
         default_factory=list,
         description=f"2-3 short answer options (each at most {MAX_OPTION_CHARS} characters).",
     )
-    computes: bool = Field(
-        default=False,
-        description="True only when the answer needs arithmetic with the excerpts' numbers (a total, a "
-        "percentage, a difference) or dates counted from today (days until a date): it is then worked out "
-        "by a calculator and a calendar first.",
-    )
 
 
 class Verdict(BaseModel):
@@ -108,10 +102,9 @@ class Reasoner(Protocol):
     async def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
         """Decide intent and confidence; propose clarification options when ambiguous."""
 
-    async def answer(self, question: str, passages: Sequence[Passage], computes: bool = False) -> GroundedAnswer:
+    async def answer(self, question: str, passages: Sequence[Passage]) -> GroundedAnswer:
         """An answer citing passages as [n] (1-based), or saying the passages don't cover it, with
-        the passages it relies on: the grading of the passages comes with the answer, in one call.
-        `computes`: the route's decision says the answer needs arithmetic or dates worked out."""
+        the passages it relies on: the grading of the passages comes with the answer, in one call."""
 
     async def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
         """How grounded and useful an answer is."""

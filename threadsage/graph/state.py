@@ -46,9 +46,6 @@ class Decision(TypedDict):
     clarify_prompt: str
     clarify_options: list[str]
     clarify_sources: list[Passage | None]  # the passage each option was made from, if any
-    # Whether the answer needs arithmetic or dates worked out first (the router's `computes`);
-    # absent from decisions checkpointed before it was decided.
-    computes: NotRequired[bool]
 
 
 class Citation(TypedDict):

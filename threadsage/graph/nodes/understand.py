@@ -195,7 +195,6 @@ def resolve(
         clarify_prompt=prompt if clarifying else "",
         clarify_options=options if clarifying else [],
         clarify_sources=[_source_of(option, evidence) for option in options] if clarifying else [],
-        computes=proposal.computes,
     )
 
 

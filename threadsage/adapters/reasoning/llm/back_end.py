@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, Verdict, cited
 from threadsage.adapters.reasoning.llm import prompts
 from threadsage.adapters.reasoning.llm.calls import ModelCalls
-from threadsage.adapters.reasoning.llm.computing import Computations, computed, shown, shows_arithmetic
+from threadsage.adapters.reasoning.llm.computing import Computations, computed, needs_computation, shown
 from threadsage.settings.environment import Settings
 from threadsage.tools.dates import Calendar
 from threadsage.tools.web import WebResult
@@ -78,14 +78,14 @@ class LLMReasoner:
         user = f"Question: {question}\n\nExcerpts:\n{prompts.numbered(shortened)}"
         return (await self.router(RankedExcerpts, prompts.RERANK, user)).ranking
 
-    async def answer(self, question: str, passages: Sequence[Passage], computes: bool = False) -> GroundedAnswer:
+    async def answer(self, question: str, passages: Sequence[Passage]) -> GroundedAnswer:
         """A `GroundedAnswer` from the chat model; what the calculator and the calendar computed
-        for it (computing.py) — when the route's decision or the question asks for a computation —
-        goes in as data and is shown under it. A plain-text reply says nothing of the excerpts it
-        relies on: the ones it cites are taken, or all when it cites none."""
+        for it (computing.py) — when the question asks for a computation — goes in as data and is
+        shown under it. A plain-text reply says nothing of the excerpts it relies on: the ones it
+        cites are taken, or all when it cites none."""
         excerpts = prompts.numbered(passages)
         results: list[str] = []
-        if computes or shows_arithmetic(question):
+        if needs_computation(question):
             wanted = await self.calls.structured(
                 Computations,
                 self.chat_model,

@@ -4,13 +4,16 @@ Offering the tools beside the answer's own structured form with `tool_choice: "r
 portable (llama.cpp's server ignores it and answers in text, or fails with HTTP 500 in its
 function-calling format), and with `auto` the answer may come back as text without its excerpts.
 So the answer call always asks for its one function, and the tools come before it in a call of
-their own — made only when a computation is needed: the router's decision says so (`computes`,
-with the excerpts in view), or the question itself carries arithmetic or a date to count
-(`shows_arithmetic`). Any question with a number paid that round trip before ("how many days of
-paid time off…?"), so the fast route made three calls where it promises two. The calculations and
-date questions run here, exactly; their results go to the answer call as data and are shown under
-the answer, so a person can check the arithmetic. One that fails is logged and left out: the person
-did not ask for the tool, and its error is no part of an answer.
+their own — made only when the question's words ask for a computation (`needs_computation`, no
+model call): arithmetic ("15% of", "in total", "twice"), or a date to count ("days until", "what
+date is", "tomorrow"). A number, "how many" or "today's" alone is no such sign: "How many days of
+paid time off do we get?" paid that round trip before, three calls on a fast route that promises
+two. Whether the router should decide it instead: a field more in its decision moved the tiny real
+model of the tests to another route for an unrelated question (docs/performance.md, "Fewer model
+calls (issue 36)"). The calculations and date questions run here, exactly; their results go to
+the answer call as data and are shown under the answer, so a person can check the arithmetic. One
+that fails is logged and left out: the person did not ask for the tool, and its error is no part
+of an answer.
 """
 
 from __future__ import annotations
@@ -26,13 +29,13 @@ from threadsage.tools.dates import Calendar, DateError, answer_date_question
 MAX_EACH = 3  # calculations, and date questions, one answer may ask for
 log = logging.getLogger(__name__)
 
-# Arithmetic or a date to count in the question's own words: an operator between figures, "15% of",
-# "calculate", "days until", "what date is". Not a number, "how many" or "today" alone: a number
-# the documents state needs no calculator, and the router, which sees the excerpts, says when one does.
-_EXPLICIT = re.compile(
-    r"\d\s*[+*×÷]\s*\d|\d\s*(?:%|percent|per cent)\s+of\b|\b(?:calculate|compute|work out|add up)\b|"
-    r"\b(?:days?|weeks?)\s+(?:until|till|left|before|from (?:today|now))\b|\bwhat date (?:is|will|was)\b|"
-    r"计算|还有多少天|多少个工作日",
+# What asks for arithmetic or a date to count, in the question's own words.
+_ASKS = re.compile(
+    r"\d\s*[+*×÷]\s*\d|\d\s*(?:%|percent|per cent)\s+of\b|\b(?:calculate|compute|work out|add up|in total|"
+    r"total|altogether|combined|sum of|average|twice|double|triple|half of|multiplied|divided|plus|minus)\b|"
+    r"\b(?:days?|weeks?|months?)\s+(?:until|till|left|since|before|from (?:today|now))\b|"
+    r"\bhow long (?:until|till|before|since)\b|\bwhat (?:date|day) (?:is|will|was)\b|\b(?:tomorrow|yesterday)\b|"
+    r"计算|总共|一共|合计|平均|还有多少天|几号|明天|昨天",
     re.IGNORECASE,
 )
 
@@ -52,9 +55,9 @@ class Computations(BaseModel):
     )
 
 
-def shows_arithmetic(question: str) -> bool:
-    """Whether the question itself asks for arithmetic or a date count (no model call)."""
-    return bool(_EXPLICIT.search(question))
+def needs_computation(question: str) -> bool:
+    """Whether the question's words ask for arithmetic or a date to count (no model call)."""
+    return bool(_ASKS.search(question))
 
 
 def computed(wanted: Computations, calendar: Calendar) -> list[str]:

@@ -36,9 +36,7 @@ Give your confidence (0-1). Set clarify=true when the question is ambiguous: it 
 different things that the documents answer differently (for example the excerpts below show two \
 different procedures or policies that both match) and the question does not say which. When \
 clarifying, write a short clarify_prompt and 2-3 clarify_options, each at most 75 characters, \
-that name the alternatives in the user's terms. Set computes=true only when the answer needs \
-arithmetic with the excerpts' numbers or dates counted from today; a number the excerpts state needs \
-none. Use the excerpts only to judge ambiguity and computation.\
+that name the alternatives in the user's terms. Use the excerpts only to judge ambiguity.\
 """
     + DATA_NOT_INSTRUCTIONS
 )

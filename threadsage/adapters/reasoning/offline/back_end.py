@@ -194,11 +194,10 @@ class OfflineReasoner:
         needed = max(1, math.ceil(0.3 * len(query)))
         return [len(query & passage_terms(p)) >= needed for p in passages]
 
-    async def answer(self, question: str, passages: Sequence[Passage], computes: bool = False) -> GroundedAnswer:
+    async def answer(self, question: str, passages: Sequence[Passage]) -> GroundedAnswer:
         """The extract, relying on the passages it quotes (the graph keeps the cited ones). Extraction
         grades by itself — it quotes sentences for the question's terms — and dropping passages by
-        `grade` first cost GitLab multi-hop questions answered from the gold file 25/25 → 23/25.
-        `computes` asks nothing more here: the extract works out the arithmetic it finds itself."""
+        `grade` first cost GitLab multi-hop questions answered from the gold file 25/25 → 23/25."""
         return GroundedAnswer(answer=await self.extract(question, passages), used=[])
 
     @off_the_loop
