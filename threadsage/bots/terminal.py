@@ -23,7 +23,17 @@ from rich.text import Text
 
 from threadsage.bots.render import to_plain
 from threadsage.bots.replies import handoff_markdown, source_markdown
-from threadsage.chat import ChatService, ClarificationAnswer, Draft, Reply, ReplyKind, Turn, readable
+from threadsage.chat import (
+    ChatService,
+    ClarificationAnswer,
+    Draft,
+    Progress,
+    Reply,
+    ReplyKind,
+    Turn,
+    readable,
+    run_shown,
+)
 from threadsage.i18n import say
 from threadsage.memory.sessions import session_key
 
@@ -71,34 +81,13 @@ class TerminalChat:
 
     async def ask(self, line: str) -> None:
         """One turn: its drafts as they come, then its replies."""
-        printed = ""  # the words printed so far (piped)
-        live: Live | None = None
+        drafts = _Drafts(self.console, self.fancy)
         try:
-            async for event in self.chat.stream(self._turn(line)):
-                if isinstance(event, Draft) and self.fancy:
-                    if live is None:
-                        live = Live(Text(""), console=self.console, transient=True, auto_refresh=False)
-                        live.start()
-                    live.update(Text(event.text), refresh=True)
-                elif isinstance(event, Draft):
-                    printed = self._draft(printed, event.text)
-                elif isinstance(event, Reply):
-                    if live is not None:
-                        live.stop()
-                        live = None
-                    self.show(event, printed)
-                    printed = ""
+            replies = await run_shown(self.chat, self._turn(line), drafts)
         finally:
-            if live is not None:
-                live.stop()
-
-    def _draft(self, printed: str, text: str) -> str:
-        """Print what `text` adds to the `printed` words; a draft taken back ends its line."""
-        if text.startswith(printed):
-            self.console.out(text[len(printed) :], end="", highlight=False)
-            return text
-        self.console.out(" …", highlight=False)
-        return ""
+            drafts.stop()
+        for reply in replies:
+            self.show(reply, drafts.take())
 
     def _turn(self, line: str) -> Turn:
         message_id = uuid.uuid4().hex
@@ -148,6 +137,53 @@ class TerminalChat:
         self.console.print(text, highlight=False, markup=False)
         if not self.fancy:
             self.console.print("")
+
+
+class _Drafts:
+    """The answer's words as the model writes them: on a terminal in a live area that the reply
+    replaces, piped as a growing line (`printed`, which the first reply does not repeat)."""
+
+    def __init__(self, console: Console, fancy: bool) -> None:
+        self.console = console
+        self.fancy = fancy
+        self.printed = ""
+        self._live: Live | None = None
+
+    async def accepted(self) -> None:
+        """The terminal's choice is the number typed: nothing more to show."""
+
+    async def progress(self, progress: Progress) -> None:
+        """The terminal shows the words, not the steps."""
+
+    async def refused(self, reply: Reply) -> bool:
+        return False  # printed with the replies
+
+    async def draft(self, draft: Draft) -> None:
+        if not self.fancy:
+            self.printed = self._grown(draft.text)
+            return
+        if self._live is None:
+            self._live = Live(Text(""), console=self.console, transient=True, auto_refresh=False)
+            self._live.start()
+        self._live.update(Text(draft.text), refresh=True)
+
+    def _grown(self, text: str) -> str:
+        """Print what `text` adds to the words printed; a draft taken back ends its line."""
+        if text.startswith(self.printed):
+            self.console.out(text[len(self.printed) :], end="", highlight=False)
+            return text
+        self.console.out(" …", highlight=False)
+        return ""
+
+    def take(self) -> str:
+        """The words printed so far, for the reply that follows them (once)."""
+        printed, self.printed = self.printed, ""
+        return printed
+
+    def stop(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
 
 
 def _read_stdin_line(_prompt: str) -> str:

@@ -2,6 +2,7 @@
 `ChatService` (see `service.py`); the types live in `turns.py`."""
 
 from threadsage.chat.service import ChatService, session_config
+from threadsage.chat.showing import Collecting, Display, run_shown
 from threadsage.chat.turns import (
     ACCEPTED,
     APOLOGY,
@@ -41,6 +42,8 @@ __all__ = [
     "Choice",
     "Citation",
     "ClarificationAnswer",
+    "Collecting",
+    "Display",
     "Draft",
     "Progress",
     "Reply",
@@ -50,6 +53,7 @@ __all__ = [
     "TurnEvent",
     "notice",
     "readable",
+    "run_shown",
     "session_config",
     "turn_ref",
 ]

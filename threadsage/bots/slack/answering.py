@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import aclosing
+from dataclasses import dataclass
 
 from slack_sdk.errors import SlackApiError
 
@@ -20,7 +20,7 @@ from threadsage.bots.slack.progress import Placeholder
 from threadsage.bots.slack.sending import NOT_HERE, SlackSender
 from threadsage.bots.slack.status import Shown, Status
 from threadsage.bots.slack.streaming import Streaming
-from threadsage.chat import ChatService, Draft, Progress, Reply, ReplyKind, Turn
+from threadsage.chat import ChatService, Draft, Progress, Reply, ReplyKind, Turn, run_shown
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import say
 
@@ -117,15 +117,27 @@ class Answering:
 
     async def _run(self, turn: Turn, shown: Shown, on_accepted: Action | None, drafts: bool) -> list[Reply]:
         """The turn's replies; its steps shown on the way, and its drafts when `drafts`."""
-        replies = []
-        async with aclosing(self.chat.stream(turn, drafts)) as events:  # a failure here stops the run at once
-            async for event in events:
-                if isinstance(event, Progress):
-                    await shown.show(event)
-                elif isinstance(event, Draft):
-                    await shown.draft(event)
-                elif isinstance(event, Reply):
-                    replies.append(event)
-                elif on_accepted is not None:
-                    await on_accepted()
-        return replies
+        return await run_shown(self.chat, turn, _Showing(shown, on_accepted), drafts)
+
+
+@dataclass(frozen=True)
+class _Showing:
+    """How Slack shows a running turn (`chat.showing.Display`): its steps and drafts as `shown`
+    shows them; a clicked option, once accepted, by `on_accepted`; a refused click's notice is
+    delivered with the replies (privately where nothing shows: `Answering.answer`)."""
+
+    shown: Shown
+    on_accepted: Action | None
+
+    async def accepted(self) -> None:
+        if self.on_accepted is not None:
+            await self.on_accepted()
+
+    async def progress(self, progress: Progress) -> None:
+        await self.shown.show(progress)
+
+    async def draft(self, draft: Draft) -> None:
+        await self.shown.draft(draft)
+
+    async def refused(self, reply: Reply) -> bool:
+        return False

@@ -39,6 +39,7 @@ from threadsage.bots.replies import place_categories
 from threadsage.bots.telegram.access import StopDisallowedChats, TelegramAccess
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, build_application
 from threadsage.bots.telegram.chains import ReplyChains, private_key
+from threadsage.bots.telegram.clicking import ClickShown
 from threadsage.bots.telegram.commands import register_commands
 from threadsage.bots.telegram.drafting import Drafts
 from threadsage.bots.telegram.files import TelegramFiles
@@ -48,7 +49,7 @@ from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query
 from threadsage.bots.telegram.texts import message_language, person_language
 from threadsage.bots.telegram.webhook import UPDATE, TelegramWebhook, UpdateShape
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret
-from threadsage.chat import ACCEPTED, ChatService, ClarificationAnswer, Draft, Reply, ReplyKind, Turn
+from threadsage.chat import ChatService, ClarificationAnswer, Turn, run_shown
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Handler, Handlers, Job
 from threadsage.delivery.outages import ServiceUnavailable
@@ -363,45 +364,25 @@ class TelegramBot:
     async def _answer(self, turn: Turn, place: Place) -> None:
         """The turn's drafts shown as they come (see `drafting`), then its replies."""
         drafts = Drafts(self.app.bot, place, turn.message_id)
-        replies: list[Reply] = []
         async with self.send.typing(place):
-            async for event in self.chat.stream(turn):
-                if isinstance(event, Draft):
-                    await drafts.draft(event)
-                elif isinstance(event, Reply):
-                    replies.append(event)
+            replies = await run_shown(self.chat, turn, drafts)
         curator = place.private and self.settings.is_curator("telegram", turn.user_id)  # a group would see it too
         replacing = await drafts.finish()
         await self.send.deliver(replies, place, turn.session_key, turn.message_id, curator, replacing)
 
     async def _choose(self, query: CallbackQuery, message: Message, key: str, button: Button) -> None:
-        """A clarification option. The callback query is answered once: with the refusal as a
-        toast, or, as soon as the click is accepted, silently — then the choice is shown and the
-        answer follows."""
+        """A clarification option (see `clicking`): the callback query answered once, then the
+        choice shown and the answer."""
         answer = ClarificationAnswer(button.ref, button.value)
         language = message_language(message, query.from_user)
         turn = Turn("telegram", key, str(query.from_user.id), query.id, answer=answer, language=language)
         place = place_after_click(message)
-        drafts = Drafts(self.app.bot, place, turn.message_id)
-        replies: list[Reply] = []
-        answered = False
         async with AsyncExitStack() as stack:
-            async for event in self.chat.stream(turn):
-                if event is ACCEPTED:
-                    answered = True
-                    await answer_query(query, None)
-                    await self.send.show_choice(query, message)
-                    await stack.enter_async_context(self.send.typing(place))
-                elif isinstance(event, Draft):
-                    await drafts.draft(event)
-                elif isinstance(event, Reply) and not answered and event.kind is ReplyKind.NOTICE:
-                    answered = True
-                    await answer_query(query, event.text)
-                elif isinstance(event, Reply):
-                    replies.append(event)
-        if not answered:  # a repeat delivery: nothing to say, but the query must be answered
+            shown = ClickShown(self.send, query, message, place, turn.message_id, stack)
+            replies = await run_shown(self.chat, turn, shown)
+        if not shown.answered:  # a repeat delivery: nothing to say, but the query must be answered
             await answer_query(query, None)
-        await self.send.deliver(replies, place, key, turn.message_id, replacing=await drafts.finish())
+        await self.send.deliver(replies, place, key, turn.message_id, replacing=await shown.finish())
 
     async def _again_if_stale(self, query: CallbackQuery, message: Message, key: str, ref: str) -> None:
         """A 👎 on an answer whose document changed since: its question asked again in the

@@ -25,7 +25,7 @@ from telegram.error import BadRequest, TelegramError
 
 from threadsage.bots.pacing import Pacer
 from threadsage.bots.telegram.sending import Place
-from threadsage.chat import Draft
+from threadsage.chat import Draft, Progress, Reply
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,15 @@ class Drafts:
         self._latest: str | None = None  # the newest draft, not shown yet
         self._shown = ""
         self._pacer = Pacer(DRAFT_EVERY if place.private else EDIT_EVERY, self._show)
+
+    async def accepted(self) -> None:
+        """A clicked option's turn shows its choice elsewhere (`clicking`)."""
+
+    async def progress(self, progress: Progress) -> None:
+        """Telegram shows "typing…" while a turn runs, not its steps."""
+
+    async def refused(self, reply: Reply) -> bool:
+        return False  # sent with the replies
 
     async def draft(self, draft: Draft) -> None:
         if not draft.text and not self.place.private:
