@@ -14,17 +14,23 @@ import asyncio
 import functools
 import math
 import re
-from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from threadsage.adapters.documents.attachments import SOURCE_PREFIX, points_at_attachment
-from threadsage.adapters.meaning import closeness, reads_meaning, sentences
+from threadsage.adapters.meaning import closeness, reads_meaning
 from threadsage.adapters.questions import small_talk
-from threadsage.adapters.questions.ambiguity import alternatives, names, option, passage_terms
+from threadsage.adapters.questions.ambiguity import alternatives, option, passage_terms
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
 from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
-from threadsage.adapters.reasoning.offline import arithmetic
+from threadsage.adapters.reasoning.offline.choosing import (
+    COMPARISON,
+    QUANTITY,
+    best_sentences,
+    left_out_sides,
+    named_section,
+    worked_out,
+)
 from threadsage.adapters.reasoning.offline.confidence import (
     HEDGE_COVERAGE,
     Frequencies,
@@ -40,18 +46,11 @@ from threadsage.support.text import first_cue, term_set, terms
 T = TypeVar("T")
 P = ParamSpec("P")
 
-ANSWER_SENTENCES = 3
-SECTION_NAMED = 0.6  # share of the question's terms in a section's name to quote it whole
 # A gloss this much (by weight) made of words no document uses is about something they do not cover
 # (calibrated on the Chinese questions of every public set; docs/performance.md, "The offline reader").
 GLOSS_UNKNOWN = 0.6
 AFTER = " (after: "  # joins a follow-up to the question before it (`contextualise`)
-THING_TERMS = 3  # at most, of a thing a second question ("…, and what is Y?") asks about: its own words
 
-_COMPARISON = re.compile(
-    r"\b(difference|differences|differ|compare|compared|comparison|versus|vs\.?|better than)\b|区别|比较|对比",
-    re.IGNORECASE,
-)
 _CODE = re.compile(
     r"\b(source code|code (snippet|example|sample)|sample code|command|commands|cli|script|"
     r"function (call|signature|definition)|snippet|endpoint|yaml|syntax|regex|sql|curl|stack ?trace)\b|代码|命令",
@@ -62,23 +61,13 @@ _HOW_TO = re.compile(
     r"walk me through|help me)\b|如何|怎么|怎样|步骤",
     re.IGNORECASE,
 )
-_INTENTS = ((_COMPARISON, "COMPARISON"), (_CODE, "CODE_SEARCH"), (_HOW_TO, "HOW_TO"))
+_INTENTS = ((COMPARISON, "COMPARISON"), (_CODE, "CODE_SEARCH"), (_HOW_TO, "HOW_TO"))
 _FOLLOW_UP = re.compile(
     r"^\s*(and|also|but|or|what about|how about|same for|then|so)\b|\b(it|that|this|they|them|those|these|there)\b"
     r"|^\s*(那|那么|还有|它|这个|那个)",
     re.IGNORECASE,
 )
-# Beside a comparison cue, what makes a question name two things: a second question joined by "and"
-# ("what is X, and what is Y?" — split there, not at an "and" inside the first), "X and Y: which…",
-# "both", "each", "respectively", "分别", "各自".
-_SECOND_QUESTION = re.compile(r"\s+and\s+(?=(?:what|which|who|when|where|how|why)\b)", re.IGNORECASE)
-_TWO_THINGS = re.compile(r"\band\b[^?.!]*[:,]\s*which\b|\b(?:both|each|respectively)\b|分别|各自", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween (.+?) and (.+?)(?:[?.!]|$)", re.IGNORECASE)
-_QUANTITY = re.compile(
-    r"\b(how (many|much|long|often|soon)|what (time|date|day)|when|until|by when|limit|maximum|minimum)\b"
-    r"|多少|多长|几|何时|什么时候",
-    re.IGNORECASE,
-)
 
 
 def off_the_loop(
@@ -220,7 +209,7 @@ class OfflineReasoner:
                 key, closest = "closest_in_other_language", _glossed_sentence(question, top)
             return f"{say(key, language, label=passage_label(top))}\n\n{window(top['text'], closest)} {mark}"
         pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
-        if pointed or _named_section(set(query), top):
+        if pointed or named_section(set(query), top):
             # The best section is *about* the question ("Hotel limits", "Resetting your
             # password"), or the question is about the file sent: quote it, steps and tables
             # included, rather than pick sentences.
@@ -230,25 +219,25 @@ class OfflineReasoner:
             # place, the follow-up's own words choose what of it to show — not the answer before.
             # (Reading the other passages of the topic's page for them too: publiccode 8 → 7 of 10.)
             return _place(passages, lead, own, language)
-        if reading.by_meaning and not _computed(question, numbered):
+        if reading.by_meaning and not worked_out(question, numbered):
             # Read by meaning: the place that holds the closest sentence, with what follows it; for
             # a question in two parts ("…, and by when do I report it?"), the place the other part
             # reads closest to as well, when that is another.
             shown = [(lead, reading.closest_sentence), *second_part(question, passages, lead)]
             quoted = [_place(passages, i, sentence, language) for i, sentence in shown]
             if len(shown) == 1:
-                quoted += [f"- {sentence} [{number}]" for number, sentence in _left_out_sides(question, numbered, [])]
+                quoted += [f"- {sentence} [{number}]" for number, sentence in left_out_sides(question, numbered, [])]
             return "\n\n".join(quoted)
         # Sentences of the passages that read about as close as the lead (gathered from every
         # passage, they read as noise whenever a lower one shared the question's incidental words).
-        best = _best_sentences(query, reading.alike(numbered), wants_quantity=bool(_QUANTITY.search(question)))
+        best = best_sentences(query, reading.alike(numbered), wants_quantity=bool(QUANTITY.search(question)))
         if not best:
             return say("not_found", language)
         lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
         # A question naming two things ("X and Y", "X vs Y", "X和Y有什么区别"): the best sentence for
         # the thing the sentences chosen for the whole question leave out.
-        lines += [f"- {sentence} [{number}]" for number, sentence in _left_out_sides(question, numbered, best)]
-        computed = _computed(question, numbered)
+        lines += [f"- {sentence} [{number}]" for number, sentence in left_out_sides(question, numbered, best)]
+        computed = worked_out(question, numbered)
         if computed:
             # Each side's figure quoted with its citation, then the calculator's result.
             lines += [
@@ -323,7 +312,7 @@ def _place(passages: Sequence[Passage], i: int, sentence: str, language: Languag
 def _glossed_sentence(question: str, p: Passage) -> str:
     """The passage's sentence that holds most of the question's gloss ("" without one)."""
     gloss = terms(glossed(question)) if can_gloss(language_of(question), passage_language(p["text"])) else []
-    best = _best_sentences(gloss, [(1, p)], wants_quantity=bool(_QUANTITY.search(question)), limit=1) if gloss else []
+    best = best_sentences(gloss, [(1, p)], wants_quantity=bool(QUANTITY.search(question)), limit=1) if gloss else []
     return best[0][3] if best else ""
 
 
@@ -338,121 +327,3 @@ def _other_language(question: str, passage: Passage) -> bool:
 def _wanted(question: str) -> frozenset[str]:
     """The question's terms, without those of what it excludes ("…other than X")."""
     return term_set(split_exclusion(question).query)
-
-
-def _computed(
-    question: str, numbered: Sequence[tuple[int, Passage]]
-) -> tuple[tuple[str, str], list[tuple[int, str]]] | None:
-    """For a question asking for a sum or a difference of two things: each side's best sentence
-    that states an amount, and the calculator's expression and result; None otherwise."""
-    op, both = arithmetic.operation(question), arithmetic.sides(split_exclusion(question).query)
-    if op is None or both is None:
-        return None
-    found = []
-    named = {n: names(p) for n, p in numbered}
-    for side, other in (both, both[::-1]):
-        own = set(side) - set(other)  # the word that names this side: its sentence or section must have it
-        best = _best_sentences(side, numbered, wants_quantity=True)
-        stating = [(n, s) for _, _, n, s in best if arithmetic.amount(s) and own & (term_set(s) | named[n])]
-        if not stating:
-            return None
-        found.append(stating[0])
-    (first_number, first), (second_number, second) = found
-    if (first_number, first) == (second_number, second):
-        return None  # one sentence for both sides: nothing to add up
-    one, two = arithmetic.amount(first), arithmetic.amount(second)
-    result = arithmetic.worked_out(op, one, two) if one and two else None
-    return (result, found) if result else None
-
-
-def _left_out_sides(
-    question: str, numbered: Sequence[tuple[int, Passage]], best: Sequence[tuple[float, int, int, str]]
-) -> list[tuple[int, str]]:
-    """For a question that names two things, each thing the chosen sentences do not name (neither
-    in the sentence nor its section): its own best sentence that does, with its passage number.
-    One passage about one of the two is half an answer; a thing nothing names stays left out.
-    A side's name is its rarest term (over the passages' sentences) that the other side lacks and
-    some passage uses: "Kanban" and "Scrum" in "the difference between Kanban and Scrum for a team"."""
-    both = _two_things(split_exclusion(question).query)
-    if both is None:
-        return []
-    every = both[0] + both[1]
-    weights = _term_weights(every, [p for _, p in numbered])
-    used = set().union(*(term_set(s) for _, p in numbered for s in sentences(p["text"])))
-    sides = [
-        max((set(mine) - set(theirs)) & used, key=weights.__getitem__, default=None)
-        for mine, theirs in (both, both[::-1])
-    ]
-    named = {n: names(p) for n, p in numbered}
-    chosen = set().union(*(term_set(s) | named[n] for _, _, n, s in best)) if best else set()
-    wants_quantity = bool(_QUANTITY.search(question))
-    added: list[tuple[int, str]] = []
-    for name, other in (sides, sides[::-1]):
-        if name is None or name in chosen:
-            continue
-        side = [t for t in every if t != other]
-        for _, _, n, s in _best_sentences(side, numbered, wants_quantity, limit=None):
-            if name in term_set(s) | named[n]:
-                added.append((n, s))
-                break
-    return added
-
-
-def _two_things(query: str) -> tuple[list[str], list[str]] | None:
-    """The terms on each side of the two things a question names, by its grammar; None when it
-    does not name two ("terms and conditions" in a plain question)."""
-    second = _SECOND_QUESTION.search(query)
-    if second is None:
-        return arithmetic.halves(query) if _COMPARISON.search(query) or _TWO_THINGS.search(query) else None
-    both = arithmetic.halves(query, second.start())
-    if both and any(len(set(mine) - set(theirs)) > THING_TERMS for mine, theirs in (both, both[::-1])):
-        return None  # two questions, not two things: one of many words of its own asks for more than a thing
-    return both
-
-
-def _named_section(query: set[str], p: Passage) -> bool:
-    """Whether the passage's section is named after the question: most of its terms in the title
-    and heading, one at least in the heading — a question that names the document alone ("…on the
-    Silver plan?") asks for a sentence of it, not for whichever section ranked first."""
-    return len(query & names(p)) >= SECTION_NAMED * len(query) and bool(query & term_set(p["heading"]))
-
-
-# A figure, or an English number word ("within six months"): what a question for a quantity wants.
-_STATES_QUANTITY = re.compile(
-    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
-    r"sixty|ninety|hundred|thousand)\b",
-    re.IGNORECASE,
-)
-
-
-def _best_sentences(
-    query: list[str],
-    numbered: Sequence[tuple[int, Passage]],
-    wants_quantity: bool,
-    limit: int | None = ANSWER_SENTENCES,
-) -> list[tuple[float, int, int, str]]:
-    """The `limit` best (score, -position, passage number, sentence), best first (all when None),
-    of the passages (each with its number) in the order they lead."""
-    weights = _term_weights(query, [p for _, p in numbered])
-    scored: list[tuple[float, int, int, str]] = []
-    for rank, (number, p) in enumerate(numbered):
-        # Words naming the passage's page or section say where, not which sentence.
-        named = names(p)
-        local = {t: w * (0.3 if t in named else 1.0) for t, w in weights.items()}
-        for position, sentence in enumerate(sentences(p["text"])):
-            found = term_set(sentence)
-            score = sum(w for t, w in local.items() if t in found)
-            if wants_quantity and _STATES_QUANTITY.search(sentence):
-                score *= 1.5
-            if score > 0:
-                # The search ranked the passages: a sentence from a lower one needs more to win.
-                scored.append((score / (1 + 0.25 * rank), -position, number, sentence))
-    return sorted(scored, reverse=True)[:limit]
-
-
-def _term_weights(query: list[str], passages: Sequence[Passage]) -> dict[str, float]:
-    """Rarer question terms (across the passages' sentences) weigh more."""
-    read = [term_set(s) for p in passages for s in sentences(p["text"])]
-    counts = Counter(t for s in read for t in set(query) if t in s)
-    n = max(1, len(read))
-    return {t: math.log(1 + n / (1 + counts[t])) for t in set(query)}

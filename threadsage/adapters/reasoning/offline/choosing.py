@@ -1,0 +1,155 @@
+"""Which sentences of the passages the offline back-end quotes, when the words decide: the best
+sentences for the question's rarer terms (a figure weighs more for a question asking for a
+quantity), each of two things a question names, a section quoted whole when the question names it,
+and a sum or difference worked out from the sentences that state its two amounts."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from threadsage.adapters.meaning import sentences
+from threadsage.adapters.questions.ambiguity import names
+from threadsage.adapters.questions.exclusion import split_exclusion
+from threadsage.adapters.reasoner import Passage
+from threadsage.adapters.reasoning.offline import arithmetic
+from threadsage.support.text import term_set
+
+ANSWER_SENTENCES = 3
+SECTION_NAMED = 0.6  # share of the question's terms in a section's name to quote it whole
+THING_TERMS = 3  # at most, of a thing a second question ("…, and what is Y?") asks about: its own words
+
+COMPARISON = re.compile(
+    r"\b(difference|differences|differ|compare|compared|comparison|versus|vs\.?|better than)\b|区别|比较|对比",
+    re.IGNORECASE,
+)
+# Beside a comparison cue, what makes a question name two things: a second question joined by "and"
+# ("what is X, and what is Y?" — split there, not at an "and" inside the first), "X and Y: which…",
+# "both", "each", "respectively", "分别", "各自".
+_SECOND_QUESTION = re.compile(r"\s+and\s+(?=(?:what|which|who|when|where|how|why)\b)", re.IGNORECASE)
+_TWO_THINGS = re.compile(r"\band\b[^?.!]*[:,]\s*which\b|\b(?:both|each|respectively)\b|分别|各自", re.IGNORECASE)
+QUANTITY = re.compile(
+    r"\b(how (many|much|long|often|soon)|what (time|date|day)|when|until|by when|limit|maximum|minimum)\b"
+    r"|多少|多长|几|何时|什么时候",
+    re.IGNORECASE,
+)
+
+
+def worked_out(
+    question: str, numbered: Sequence[tuple[int, Passage]]
+) -> tuple[tuple[str, str], list[tuple[int, str]]] | None:
+    """For a question asking for a sum or a difference of two things: each side's best sentence
+    that states an amount, and the calculator's expression and result; None otherwise."""
+    op, both = arithmetic.operation(question), arithmetic.sides(split_exclusion(question).query)
+    if op is None or both is None:
+        return None
+    found = []
+    named = {n: names(p) for n, p in numbered}
+    for side, other in (both, both[::-1]):
+        own = set(side) - set(other)  # the word that names this side: its sentence or section must have it
+        best = best_sentences(side, numbered, wants_quantity=True)
+        stating = [(n, s) for _, _, n, s in best if arithmetic.amount(s) and own & (term_set(s) | named[n])]
+        if not stating:
+            return None
+        found.append(stating[0])
+    (first_number, first), (second_number, second) = found
+    if (first_number, first) == (second_number, second):
+        return None  # one sentence for both sides: nothing to add up
+    one, two = arithmetic.amount(first), arithmetic.amount(second)
+    result = arithmetic.worked_out(op, one, two) if one and two else None
+    return (result, found) if result else None
+
+
+def left_out_sides(
+    question: str, numbered: Sequence[tuple[int, Passage]], best: Sequence[tuple[float, int, int, str]]
+) -> list[tuple[int, str]]:
+    """For a question that names two things, each thing the chosen sentences do not name (neither
+    in the sentence nor its section): its own best sentence that does, with its passage number.
+    One passage about one of the two is half an answer; a thing nothing names stays left out.
+    A side's name is its rarest term (over the passages' sentences) that the other side lacks and
+    some passage uses: "Kanban" and "Scrum" in "the difference between Kanban and Scrum for a team"."""
+    both = two_things(split_exclusion(question).query)
+    if both is None:
+        return []
+    every = both[0] + both[1]
+    weights = sentence_weights(every, [p for _, p in numbered])
+    used = set().union(*(term_set(s) for _, p in numbered for s in sentences(p["text"])))
+    sides = [
+        max((set(mine) - set(theirs)) & used, key=weights.__getitem__, default=None)
+        for mine, theirs in (both, both[::-1])
+    ]
+    named = {n: names(p) for n, p in numbered}
+    chosen = set().union(*(term_set(s) | named[n] for _, _, n, s in best)) if best else set()
+    wants_quantity = bool(QUANTITY.search(question))
+    added: list[tuple[int, str]] = []
+    for name, other in (sides, sides[::-1]):
+        if name is None or name in chosen:
+            continue
+        side = [t for t in every if t != other]
+        for _, _, n, s in best_sentences(side, numbered, wants_quantity, limit=None):
+            if name in term_set(s) | named[n]:
+                added.append((n, s))
+                break
+    return added
+
+
+def two_things(query: str) -> tuple[list[str], list[str]] | None:
+    """The terms on each side of the two things a question names, by its grammar; None when it
+    does not name two ("terms and conditions" in a plain question)."""
+    second = _SECOND_QUESTION.search(query)
+    if second is None:
+        return arithmetic.halves(query) if COMPARISON.search(query) or _TWO_THINGS.search(query) else None
+    both = arithmetic.halves(query, second.start())
+    if both and any(len(set(mine) - set(theirs)) > THING_TERMS for mine, theirs in (both, both[::-1])):
+        return None  # two questions, not two things: one of many words of its own asks for more than a thing
+    return both
+
+
+def named_section(query: set[str], p: Passage) -> bool:
+    """Whether the passage's section is named after the question: most of its terms in the title
+    and heading, one at least in the heading — a question that names the document alone ("…on the
+    Silver plan?") asks for a sentence of it, not for whichever section ranked first."""
+    return len(query & names(p)) >= SECTION_NAMED * len(query) and bool(query & term_set(p["heading"]))
+
+
+# A figure, or an English number word ("within six months"): what a question for a quantity wants.
+_STATESQUANTITY = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    r"sixty|ninety|hundred|thousand)\b",
+    re.IGNORECASE,
+)
+
+
+def best_sentences(
+    query: list[str],
+    numbered: Sequence[tuple[int, Passage]],
+    wants_quantity: bool,
+    limit: int | None = ANSWER_SENTENCES,
+) -> list[tuple[float, int, int, str]]:
+    """The `limit` best (score, -position, passage number, sentence), best first (all when None),
+    of the passages (each with its number) in the order they lead."""
+    weights = sentence_weights(query, [p for _, p in numbered])
+    scored: list[tuple[float, int, int, str]] = []
+    for rank, (number, p) in enumerate(numbered):
+        # Words naming the passage's page or section say where, not which sentence.
+        named = names(p)
+        local = {t: w * (0.3 if t in named else 1.0) for t, w in weights.items()}
+        for position, sentence in enumerate(sentences(p["text"])):
+            found = term_set(sentence)
+            score = sum(w for t, w in local.items() if t in found)
+            if wants_quantity and _STATESQUANTITY.search(sentence):
+                score *= 1.5
+            if score > 0:
+                # The search ranked the passages: a sentence from a lower one needs more to win.
+                scored.append((score / (1 + 0.25 * rank), -position, number, sentence))
+    return sorted(scored, reverse=True)[:limit]
+
+
+def sentence_weights(query: list[str], passages: Sequence[Passage]) -> dict[str, float]:
+    """Rarer question terms (across the passages' sentences) weigh more."""
+    read = [term_set(s) for p in passages for s in sentences(p["text"])]
+    counts = Counter(t for s in read for t in set(query) if t in s)
+    n = max(1, len(read))
+    return {t: math.log(1 + n / (1 + counts[t])) for t in set(query)}
