@@ -2,11 +2,13 @@
 
 One interface (`KnowledgeBase`, `base.py`) and two back-ends, picked by `open_knowledge_base`:
 the embedded default, Milvus Lite + BM25 by tantivy in this process (`embedded.py`), and a Milvus
-server with its own BM25 (`server.py`). Beside them: the collection's fields (`schema.py`),
-filters (`filters.py`), what a search returns (`search.py`), embeddings (`embeddings.py`).
+server with its own BM25 (`server.py`). Beside them: what a collection is (`collection.py`), its
+fields (`schema.py`), filters (`filters.py`), what a search returns (`search.py`), embeddings
+(`embeddings.py`).
 """
 
-from threadsage.adapters.knowledge.base import KnowledgeBase, KnowledgeBaseError, StoredDocument, validate_category
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge.collection import KnowledgeBaseError, StoredDocument, validate_category
 from threadsage.adapters.knowledge.embedded import EmbeddedKnowledgeBase
 from threadsage.adapters.knowledge.embeddings import Embedder
 from threadsage.adapters.knowledge.search import Hit, passage

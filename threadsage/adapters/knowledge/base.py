@@ -17,31 +17,37 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from pymilvus import MilvusClient, MilvusException
 
 from threadsage.adapters.documents.chunking import Chunk
 from threadsage.adapters.knowledge import milvus_lite
+from threadsage.adapters.knowledge.collection import (
+    DenseUse,
+    KnowledgeBaseError,
+    Layout,
+    StoredDocument,
+    unreachable_message,
+    validate_category,
+)
 from threadsage.adapters.knowledge.embeddings import Embedder
 from threadsage.adapters.knowledge.filters import Filter, FilterArgs, field_in
 from threadsage.adapters.knowledge.schema import LANGUAGE_FIELD, URL_FIELD, chunk_row, collection_schema
 from threadsage.adapters.knowledge.search import (
     CANDIDATES_PER_RETRIEVER,
     FIRST_HITS_PER_PLACE,
-    HIT_FIELDS,
     Hit,
     Query,
     by_place,
     places_known,
 )
-from threadsage.i18n import DEFAULT, Language, language_of
+from threadsage.i18n import Language, language_of
 from threadsage.i18n.glossing import can_gloss, glossed
 from threadsage.settings.environment import Settings
 from threadsage.support.text import index_form, index_terms
@@ -51,47 +57,6 @@ MAX_QUERY_CHARS = 2000
 FOREIGN_SHARE = 0.5
 SHARE_SECONDS = 300.0
 log = logging.getLogger(__name__)
-
-_CATEGORY = re.compile(r"^[\w.-]{1,128}$")
-
-
-class KnowledgeBaseError(RuntimeError):
-    """A knowledge-base problem an operator can act on; the message says how."""
-
-
-@dataclass(frozen=True)
-class StoredDocument:
-    doc_id: str
-    source: str
-    content_hash: str
-    chunks: int
-
-
-@dataclass(frozen=True)
-class DenseUse:
-    """What the dense ranking is fused for (`THREADSAGE_DENSE_SEARCH`, `search.rankings_to_fuse`)."""
-
-    everywhere: bool = True  # `all`: over every passage, besides the other-language ranking
-    # A question in none of these gets the other-language ranking.
-    document_languages: tuple[Language, ...] = (DEFAULT,)
-
-    @classmethod
-    def of(cls, settings: Settings) -> DenseUse:
-        return cls(settings.dense_search == "all", tuple(settings.document_languages))
-
-
-@dataclass(frozen=True)
-class Layout:
-    """How an existing collection was made: fixed then, read back whenever it is opened."""
-
-    dense_dim: int | None  # the size of its dense vectors; None: it has none (BM25 alone)
-    links: bool  # it has the url field (collections made before links have not)
-    milvus_bm25: bool  # Milvus computes BM25 into its sparse field (else that holds a placeholder)
-    languages: bool = True  # it has the language field (collections made before it have not)
-
-    @property
-    def hit_fields(self) -> list[str]:
-        return [*HIT_FIELDS, URL_FIELD] if self.links else HIT_FIELDS
 
 
 class KnowledgeBase(ABC):
@@ -121,7 +86,7 @@ class KnowledgeBase(ABC):
             self._inline_filters = str(client.get_server_version()).startswith("milvus_lite")
             self._layout = self._read_layout()  # None: no collection yet
         except MilvusException as exc:
-            raise KnowledgeBaseError(_unreachable_message(describe_uri, exc, "")) from exc
+            raise KnowledgeBaseError(unreachable_message(describe_uri, exc, "")) from exc
 
     @staticmethod
     def connect(uri: str, settings: Settings, describe: str) -> MilvusClient:
@@ -130,7 +95,7 @@ class KnowledgeBase(ABC):
         try:
             return MilvusClient(uri=uri, token=token, timeout=10, grpc_options=milvus_lite.grpc_options(uri))
         except (MilvusException, OSError, RuntimeError) as exc:
-            raise KnowledgeBaseError(_unreachable_message(describe, exc, uri)) from exc
+            raise KnowledgeBaseError(unreachable_message(describe, exc, uri)) from exc
 
     def close(self) -> None:
         self._closed = True
@@ -426,15 +391,3 @@ class KnowledgeBase(ABC):
         if self._layout is None:
             raise KnowledgeBaseError(f"The knowledge base '{self.collection}' has no collection yet: create it first")
         return self._layout
-
-
-def validate_category(category: str) -> str:
-    if category and not _CATEGORY.match(category):
-        raise KnowledgeBaseError(f"Invalid category {category!r}: use letters, digits, . _ -")
-    return category
-
-
-def _unreachable_message(describe: str, exc: Exception, uri: str) -> str:
-    detail = str(getattr(exc, "message", "") or exc).strip().splitlines()[0][:300]
-    hint = milvus_lite.ONE_PROCESS_HINT if milvus_lite.is_lite_file(uri) else ""
-    return f"Cannot open the knowledge base at {describe}: {detail}.{hint}"

@@ -19,7 +19,8 @@ from typing import Any
 from pymilvus import MilvusClient
 
 from threadsage.adapters.knowledge import milvus_lite
-from threadsage.adapters.knowledge.base import DenseUse, KnowledgeBase
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge.collection import DenseUse
 from threadsage.adapters.knowledge.embeddings import Embedder
 from threadsage.adapters.knowledge.filters import FilterArgs
 from threadsage.adapters.knowledge.lexical import TEXT_FIELDS, LexicalIndex

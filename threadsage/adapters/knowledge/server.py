@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from threadsage.adapters.knowledge.base import DenseUse, KnowledgeBase
+from threadsage.adapters.knowledge.base import KnowledgeBase
+from threadsage.adapters.knowledge.collection import DenseUse
 from threadsage.adapters.knowledge.embeddings import Embedder
 from threadsage.adapters.knowledge.filters import FilterArgs
 from threadsage.adapters.knowledge.search import Hit, Query, rankings_to_fuse, reciprocal_rank_fusion, row_hit
