@@ -19,8 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Sequence
-from contextvars import ContextVar
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -31,7 +30,7 @@ from langgraph.types import Command, Interrupt
 
 from threadsage.adapters.documents.attachments import AttachmentReader, display_name, files_read
 from threadsage.adapters.reasoner import ModelBusy, Passage
-from threadsage.chat.events import RunEvent, RunEvents
+from threadsage.chat.events import reported, reporters
 from threadsage.chat.limits import allowed
 from threadsage.chat.loop import KnowledgeLoop
 from threadsage.chat.notify import Notifier
@@ -42,8 +41,6 @@ from threadsage.chat.turns import (
     ACCEPTED,
     IDEMPOTENCY_TTL,
     MAX_QUESTION_CHARS,
-    Draft,
-    Progress,
     Reply,
     ReplyKind,
     Turn,
@@ -55,7 +52,7 @@ from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.outages import ServiceUnavailable, retried_by_the_queue
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState, TurnInput
-from threadsage.graph.steps import Step, run_reporting
+from threadsage.graph.steps import run_reporting
 from threadsage.i18n import DEFAULT, Language, language_of, say
 from threadsage.ingestion.pipeline import DocumentChange
 from threadsage.memory.checkpoints import caching_latest_checkpoints
@@ -65,29 +62,6 @@ from threadsage.records.votes import FeedbackStore
 from threadsage.support.handoff import Handoff
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class _Listener:
-    """Where the run of the current turn reports its steps (and its drafts, when wanted)."""
-
-    put: Callable[[RunEvent], None]
-    drafts: bool
-
-    def reporters(self, language: Language) -> tuple[Callable[[Step, str], None], Callable[[str], None] | None]:
-        """What the run calls with each step it enters, and with each draft (when wanted)."""
-
-        def step(step: Step, detail: str) -> None:
-            self.put(Progress(step, detail, language))
-
-        def draft(text: str) -> None:
-            self.put(Draft(text, language))
-
-        return step, draft if self.drafts else None
-
-
-# Set by `stream` for the task running the turn.
-_listener: ContextVar[_Listener | None] = ContextVar("threadsage_listener", default=None)
 
 
 def session_config(session_key: str) -> RunnableConfig:
@@ -206,28 +180,13 @@ class ChatService:
 
     async def _reporting(self, work: Coroutine[Any, Any, list[Reply]], drafts: bool) -> AsyncIterator[TurnEvent]:
         """The replies of `work`, preceded (when the service reports progress) by the steps its run
-        enters and (when `drafts`) the answer's words as they are written. The run goes on in a
-        task of its own: showing a step or a draft never holds it up."""
+        enters and (when `drafts`) the answer's words as they are written (`events.reported`)."""
         if not self.progress:
             for reply in await work:
                 yield reply
             return
-        events = RunEvents()
-        token = _listener.set(_Listener(events.put, drafts))
-        try:
-            task = asyncio.ensure_future(work)  # the task copies this context, the listener included
-        finally:
-            _listener.reset(token)
-        task.add_done_callback(lambda _: events.put(None))
-        try:
-            while (event := await events.get()) is not None:
-                yield event
-            for reply in task.result():
-                yield reply
-        finally:
-            if not task.done():  # the front-end stopped listening
-                task.cancel()
-                await asyncio.wait([task])
+        async for event in reported(work, drafts):
+            yield event
 
     async def _accept(self, turn: Turn, config: RunnableConfig) -> Reply | None:
         """Decide a click before waiting for the session lock, so that the front-end can show the
@@ -404,8 +363,7 @@ class ChatService:
     async def _run(
         self, graph_input: TurnInput | Command[Any] | None, config: RunnableConfig, turn: Turn, language: Language
     ) -> list[Reply]:
-        listener = _listener.get()
-        steps, drafts = listener.reporters(language) if listener is not None else (None, None)
+        steps, drafts = reporters(language)
         # Each step is saved before the next one starts: a turn taken over after its worker died
         # repeats at most the step that was running, never a model call whose result was kept.
         result = await run_reporting(self.graph, graph_input, config, self.context, steps, drafts, durability="sync")
