@@ -85,6 +85,61 @@ def test_only_the_composition_root_sets_the_reading_budget(package: dict[str, as
     assert setters == ["threadsage/app/runtime.py"]
 
 
+MAX_MODULE_LINES = 400
+# What the libraries do not promise: attributes and the saver's tables, by name. Only an
+# `*_internals.py` module, which holds them to the versions they were tested with, may use them.
+FRAMEWORK_INTERNALS = {
+    "attribute": {"_async_middleware_list", "conn", "_dump_blobs", "_cursor"},
+    "text": ("checkpoint_writes", "checkpoint_blobs", "FROM checkpoints", "FROM writes", "_async_middleware_list"),
+}
+
+
+def framework_internals_used(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) of each use of a framework's internals: an attribute by name (`x.conn`,
+    `getattr(x, "_async_middleware_list")`) or SQL naming the saver's tables."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in FRAMEWORK_INTERNALS["attribute"]:
+            base = node.value
+            if not (isinstance(base, ast.Name) and base.id == "self" and node.attr == "conn"):  # our own `self.conn`
+                found.append((node.lineno, f".{node.attr}"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += [(node.lineno, repr(t)) for t in FRAMEWORK_INTERNALS["text"] if t in node.value]
+    return sorted(found)
+
+
+def test_the_scan_finds_attributes_getattr_and_table_names() -> None:
+    source = (
+        'a = saver.conn\nb = getattr(app, "_async_middleware_list", ())\nc = "DELETE FROM writes WHERE x"\n'
+        "self.conn = 1\n"
+    )
+    assert framework_internals_used(ast.parse(source)) == [
+        (1, ".conn"),
+        (2, "'_async_middleware_list'"),
+        (3, "'FROM writes'"),
+    ]
+
+
+def test_framework_internals_only_in_internals_modules(package: dict[str, ast.Module]) -> None:
+    outside = [
+        f"{path}:{line} uses {what}"
+        for path, tree in package.items()
+        if not path.endswith("_internals.py")
+        for line, what in framework_internals_used(tree)
+    ]
+    assert not outside, "move it into an *_internals.py module (with its version guard):\n" + "\n".join(outside)
+
+
+def test_no_module_over_400_lines() -> None:
+    """A module that grows past this does more than one thing: split it by what it does."""
+    long = {
+        file.relative_to(REPO).as_posix(): n
+        for file in sorted(PACKAGE.rglob("*.py"))
+        if (n := len(file.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
 def test_the_import_contracts_hold() -> None:
     """The contracts `make lint` checks (lint-imports); its report is in the captured output.
     Its CLI sets up logging with `dictConfig`, which disables every logger made before: they are

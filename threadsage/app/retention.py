@@ -32,6 +32,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from threadsage.memory.langgraph_internals import on_sqlite
 from threadsage.memory.pruning.base import Pruner, PruneReport
 from threadsage.memory.pruning.postgres import PostgresPruner
 from threadsage.memory.pruning.sqlite import SQLitePruner
@@ -122,6 +123,6 @@ async def prune_periodically(
 
 
 def _pruner(checkpointer: BaseCheckpointSaver[Any]) -> Pruner:
-    if type(checkpointer.conn).__module__.startswith("aiosqlite"):  # type: ignore[attr-defined]
+    if on_sqlite(checkpointer):
         return SQLitePruner(checkpointer)
     return PostgresPruner(checkpointer)

@@ -9,6 +9,10 @@ from those LangGraph's reads expect. So importing this module checks the install
 against `TESTED` and refuses any other. To widen a range, run tests/memory with the new version
 (LangGraph's conformance suite, and the row-by-row comparison with LangGraph's own `aput`), then
 change `TESTED` and pyproject.toml together (a test checks that they agree).
+
+Also here, for the same reason: the savers' connection (`conn`, an attribute their docs do not
+promise), which our own tables, retention and pruning share (`connection`, `on_sqlite`), and the
+SQL that reads or deletes LangGraph's own rows (its table and column names): the pruning's.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ from psycopg.types.json import Jsonb
 # The releases this module was tested with: the same ranges as in pyproject.toml.
 TESTED = {
     "langgraph-checkpoint": ">=4.3.2,<4.4",  # `_DeltaSnapshot`
-    "langgraph-checkpoint-postgres": ">=3.2.0,<3.3",  # `_dump_blobs`, `_cursor`, the SQL
+    "langgraph-checkpoint-postgres": ">=3.2.0,<3.3",  # `_dump_blobs`, `_cursor`, the SQL, `conn`, tables
+    "langgraph-checkpoint-sqlite": ">=3.1.2,<4",  # `conn`, its tables
 }
 
 
@@ -56,6 +61,44 @@ def refuse_untested(installed: Callable[[str], str] = version) -> None:
 
 
 refuse_untested()
+
+
+def connection(saver: Any) -> Any:
+    """The saver's connection (Postgres: a connection or a pool; SQLite: an aiosqlite connection)."""
+    return saver.conn
+
+
+def on_sqlite(saver: Any) -> bool:
+    """Whether the saver keeps its checkpoints in SQLite (through aiosqlite)."""
+    return type(connection(saver)).__module__.startswith("aiosqlite")
+
+
+# The latest checkpoint of each thread and namespace, with how many it has: `{columns}` of it more.
+HEADS = """SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, h.n, {columns}
+FROM (
+    SELECT thread_id, checkpoint_ns, MAX(checkpoint_id) AS checkpoint_id, COUNT(*) AS n
+    FROM checkpoints GROUP BY thread_id, checkpoint_ns
+) AS h
+JOIN checkpoints AS c
+    ON c.thread_id = h.thread_id AND c.checkpoint_ns = h.checkpoint_ns AND c.checkpoint_id = h.checkpoint_id"""
+
+CURRENT_HEADS = "SELECT checkpoint_ns, MAX(checkpoint_id) FROM checkpoints WHERE thread_id = {p} GROUP BY checkpoint_ns"
+
+# Postgres: a thread's rows in each of the saver's tables (checkpoints, writes, blobs).
+POSTGRES_THREAD_ROWS = """SELECT
+    (SELECT COUNT(*) FROM checkpoints WHERE thread_id = %(t)s),
+    (SELECT COUNT(*) FROM checkpoint_writes WHERE thread_id = %(t)s),
+    (SELECT COUNT(*) FROM checkpoint_blobs WHERE thread_id = %(t)s)"""
+
+# SQLite: a thread's writes and checkpoints deleted; those of a namespace older than a checkpoint;
+# the parent link of the checkpoint kept, cut.
+_OLDER = "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?"
+SQLITE_DELETE_THREAD = ("DELETE FROM writes WHERE thread_id = ?", "DELETE FROM checkpoints WHERE thread_id = ?")
+SQLITE_DELETE_OLDER = (f"DELETE FROM writes WHERE {_OLDER}", f"DELETE FROM checkpoints WHERE {_OLDER}")
+SQLITE_CUT_PARENT = (
+    "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = ? AND checkpoint_ns = ? "
+    "AND checkpoint_id = ? AND parent_checkpoint_id < ?"
+)
 
 
 class OneStatementPut(AsyncPostgresSaver):

@@ -11,6 +11,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from psycopg.rows import tuple_row
 
 from threadsage.memory.checkpoints import schema_lock
+from threadsage.memory.langgraph_internals import connection, on_sqlite
 
 Row = tuple[Any, ...]
 
@@ -19,8 +20,8 @@ class Tables:
     """SQL on the checkpointer's connection. Statements write `{p}` where a parameter goes."""
 
     def __init__(self, checkpointer: BaseCheckpointSaver[Any]) -> None:
-        self._conn: Any = checkpointer.conn  # type: ignore[attr-defined]
-        self.sqlite = type(self._conn).__module__.startswith("aiosqlite")
+        self._conn: Any = connection(checkpointer)
+        self.sqlite = on_sqlite(checkpointer)
         self.p = "?" if self.sqlite else "%s"
 
     async def create(self, statements: Sequence[str]) -> None:

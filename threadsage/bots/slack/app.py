@@ -20,7 +20,6 @@ from typing import Any
 
 import aiohttp
 from slack_bolt.async_app import AsyncApp
-from slack_bolt.middleware.authorization.async_single_team_authorization import AsyncSingleTeamAuthorization
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -36,6 +35,7 @@ from threadsage.bots.slack import assistant
 from threadsage.bots.slack.access import command_is_external, is_external, person_team
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.asking import Asking, parse_ask
+from threadsage.bots.slack.bolt_internals import share_identity
 from threadsage.bots.slack.buttons import Buttons, click_language
 from threadsage.bots.slack.curation import ACTION as CURATOR_ACTION
 from threadsage.bots.slack.curation import Curation
@@ -162,7 +162,7 @@ class SlackBot:
             identity = await self._identity()
             self.own_teams = frozenset(filter(None, (identity.get("team_id"), identity.get("enterprise_id"))))
             self.bot_user = str(identity.get("user_id", ""))
-            _share_identity(self.app, identity)
+            share_identity(self.app, identity)
             if self._chat is not None:
                 self._chat.register("slack", SlackNotifier(self.settings, self.send))
             if listen and self.settings.slack_app_token is not None:
@@ -424,12 +424,3 @@ class SlackBot:
 def _language(message: dict[str, Any]) -> Language:
     """The language of a message's (or a command's) text, mentions aside."""
     return language_of(question_text(message.get("text")))
-
-
-def _share_identity(app: AsyncApp, identity: AsyncSlackResponse) -> None:
-    """Give the start-up auth.test to bolt's single-team authorization, which caches it; it
-    would otherwise make the same call in the first event's acknowledgement path. bolt has no
-    public way in: should its internals change, that one call is all that is lost."""
-    for middleware in getattr(app, "_async_middleware_list", ()):
-        if isinstance(middleware, AsyncSingleTeamAuthorization) and middleware.auth_test_result is None:
-            middleware.auth_test_result = identity

@@ -22,13 +22,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack, suppress
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import Any, Self
 
 from starlette.routing import Route
-from telegram import CallbackQuery, Message, Update
+from telegram import Message, Update
 from telegram.constants import ChatType
 from telegram.error import Forbidden, TelegramError
 from telegram.ext import CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, TypeHandler, filters
@@ -39,7 +39,7 @@ from threadsage.bots.replies import place_categories
 from threadsage.bots.telegram.access import StopDisallowedChats, TelegramAccess
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, build_application
 from threadsage.bots.telegram.chains import ReplyChains, private_key
-from threadsage.bots.telegram.clicking import ClickShown
+from threadsage.bots.telegram.clicking import Clicks
 from threadsage.bots.telegram.commands import register_commands
 from threadsage.bots.telegram.drafting import Drafts
 from threadsage.bots.telegram.files import TelegramFiles
@@ -48,12 +48,12 @@ from threadsage.bots.telegram.polling import poll_into
 from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query, place_after_click, place_of
 from threadsage.bots.telegram.texts import message_language, person_language
 from threadsage.bots.telegram.webhook import UPDATE, TelegramWebhook, UpdateShape
-from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, load_secret
-from threadsage.chat import ChatService, ClarificationAnswer, Turn, run_shown
+from threadsage.bots.tokens import Signer, load_secret
+from threadsage.chat import ChatService, Turn, run_shown
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Handler, Handlers, Job
 from threadsage.delivery.outages import ServiceUnavailable
-from threadsage.i18n import Language, say
+from threadsage.i18n import say
 from threadsage.settings.environment import Settings
 
 log = logging.getLogger(__name__)
@@ -105,6 +105,7 @@ class TelegramBot:
         self.send = TelegramSender(self.app.bot, self.signer, coordinator, self.chains)
         self.stop_disallowed = StopDisallowedChats(self.access, coordinator, self.send, self.chains)
         self.files = TelegramFiles(int(settings.max_attachment_mb * MB))
+        self.clicks = Clicks(settings, chat, self.send, self.chains, self.signer)
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
         chat.register("telegram", TelegramNotifier(settings, self.access, self.send))  # gaps that closed
@@ -210,7 +211,7 @@ class TelegramBot:
                 MessageHandler(people & private & questions, self._on_private_text),
                 MessageHandler(people & private & filters.COMMAND, self._on_help),  # unknown commands
                 MessageHandler(people & groups & questions, self._on_group_text),
-                CallbackQueryHandler(self._on_click),
+                CallbackQueryHandler(self.clicks.on_click),
             ]
         )
         self.app.add_error_handler(self._on_error)
@@ -266,34 +267,6 @@ class TelegramBot:
         assert message is not None
         if self.chains.replies_to_me(message) or self.chains.mentions_me(message):
             await self._ask(message, await self.chains.group_session(message), self.chains.question_text(message))
-
-    async def _on_click(self, update: Update, _context: Context) -> None:
-        """The callback query is answered exactly once, before any slow work; what the toast says
-        is decided first (an invalid button, or a click the chat service would refuse)."""
-        query = update.callback_query
-        assert query is not None
-        message = query.message
-        language = message_language(message if isinstance(message, Message) else None, query.from_user)
-        invalid = say("tg_invalid_button", language)
-        if not isinstance(message, Message):  # gone (InaccessibleMessage) or an inline message
-            await answer_query(query, invalid)
-            return
-        key = await self.chains.session_of_bot_message(message)
-        try:
-            button = self.signer.verify(query.data or "", key)
-        except InvalidToken as exc:
-            log.info("rejected callback data in chat %s: %s", message.chat_id, exc)
-            await answer_query(query, invalid)
-            return
-        if button.kind is ButtonKind.FEEDBACK:
-            await answer_query(query, say("tg_thanks_up" if button.value else "tg_thanks_down", language))
-            await self.chat.record_feedback(key, button.ref, str(query.from_user.id), 1 if button.value else -1)
-            if not button.value:
-                await self._again_if_stale(query, message, key, button.ref)
-        elif button.kind is ButtonKind.VERIFY:
-            await self._save_verified(query, key, button.ref, language)
-        else:
-            await self._choose(query, message, key, button)
 
     async def _on_error(self, update: object, context: Context) -> None:
         """Never silent: whatever failed, the person gets a short apology (best effort) — unless a
@@ -369,48 +342,6 @@ class TelegramBot:
         curator = place.private and self.settings.is_curator("telegram", turn.user_id)  # a group would see it too
         replacing = await drafts.finish()
         await self.send.deliver(replies, place, turn.session_key, turn.message_id, curator, replacing)
-
-    async def _choose(self, query: CallbackQuery, message: Message, key: str, button: Button) -> None:
-        """A clarification option (see `clicking`): the callback query answered once, then the
-        choice shown and the answer."""
-        answer = ClarificationAnswer(button.ref, button.value)
-        language = message_language(message, query.from_user)
-        turn = Turn("telegram", key, str(query.from_user.id), query.id, answer=answer, language=language)
-        place = place_after_click(message)
-        async with AsyncExitStack() as stack:
-            shown = ClickShown(self.send, query, message, place, turn.message_id, stack)
-            replies = await run_shown(self.chat, turn, shown)
-        if not shown.answered:  # a repeat delivery: nothing to say, but the query must be answered
-            await answer_query(query, None)
-        await self.send.deliver(replies, place, key, turn.message_id, replacing=await shown.finish())
-
-    async def _again_if_stale(self, query: CallbackQuery, message: Message, key: str, ref: str) -> None:
-        """A 👎 on an answer whose document changed since: its question asked again in the
-        thread, answered from the new version (once, however many 👎)."""
-        question = await self.chat.stale_question(key, ref)
-        if question is None:
-            return
-        categories = place_categories(self.settings, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
-        language = message_language(message, query.from_user)
-        turn = Turn(
-            "telegram", key, str(query.from_user.id), f"again-{ref}", question, categories=categories, language=language
-        )
-        place = place_after_click(message)
-        async with self.send.typing(place):
-            replies = await self.chat.handle(turn)
-        await self.send.deliver(replies, place, key, turn.message_id)
-
-    async def _save_verified(self, query: CallbackQuery, key: str, ref: str, language: Language) -> None:
-        """A curator's "Save as verified answer"; anyone else's click (a forged one: the button
-        shows only to curators) is refused. The toast says what became of it."""
-        user = query.from_user
-        if not self.settings.is_curator("telegram", str(user.id)):
-            log.warning("telegram user %s is not a curator: verified answer refused", user.id)
-            await answer_query(query, say("verify_not_curator", language))
-            return
-        by = user.full_name or user.username or str(user.id)
-        outcome = await self.chat.save_verified(key, ref, by)
-        await answer_query(query, say(f"verify_{outcome}", language, who=by))
 
     async def _idle_too_long(self, key: str) -> bool:
         """Whether the session's last activity (its latest checkpoint, so this survives restarts)

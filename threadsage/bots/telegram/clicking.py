@@ -1,16 +1,30 @@
-"""A clicked clarification option's turn as Telegram shows it: the callback query answered once —
-with the refusal as a toast, or silently as soon as the click is accepted, when the choice is shown
-in place of the options and "typing…" starts — then the answer's drafts and its replies."""
+"""The bot's buttons in Telegram (`Clicks`): a clarification option, 👍/👎 (a 👎 on an answer whose
+document changed asks its question again), a curator's "Save as verified answer". The callback
+query is answered exactly once. A clicked option's turn (`ClickShown`): the query answered with
+the refusal as a toast, or silently as soon as the click is accepted, when the choice is shown in
+place of the options and "typing…" starts — then the answer's drafts and its replies."""
 
 from __future__ import annotations
 
+import logging
 from contextlib import AsyncExitStack
 
-from telegram import CallbackQuery, Message
+from telegram import CallbackQuery, Message, Update
+from telegram.constants import ChatType
+from telegram.ext import ContextTypes
 
+from threadsage.bots.replies import place_categories
+from threadsage.bots.telegram.chains import ReplyChains
 from threadsage.bots.telegram.drafting import Drafts
-from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query
-from threadsage.chat import Reply, ReplyKind
+from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query, place_after_click
+from threadsage.bots.telegram.texts import message_language
+from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
+from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn, run_shown
+from threadsage.i18n import Language, say
+from threadsage.settings.environment import Settings
+
+log = logging.getLogger(__name__)
+Context = ContextTypes.DEFAULT_TYPE
 
 
 class ClickShown(Drafts):
@@ -45,3 +59,84 @@ class ClickShown(Drafts):
         self.answered = True
         await answer_query(self.query, reply.text)
         return True
+
+
+class Clicks:
+    def __init__(
+        self, settings: Settings, chat: ChatService, send: TelegramSender, chains: ReplyChains, signer: Signer
+    ) -> None:
+        self.settings = settings
+        self.chat = chat
+        self.send = send
+        self.chains = chains
+        self.signer = signer
+
+    async def on_click(self, update: Update, _context: Context) -> None:
+        """The callback query is answered exactly once, before any slow work; what the toast says
+        is decided first (an invalid button, or a click the chat service would refuse)."""
+        query = update.callback_query
+        assert query is not None
+        message = query.message
+        language = message_language(message if isinstance(message, Message) else None, query.from_user)
+        invalid = say("tg_invalid_button", language)
+        if not isinstance(message, Message):  # gone (InaccessibleMessage) or an inline message
+            await answer_query(query, invalid)
+            return
+        key = await self.chains.session_of_bot_message(message)
+        try:
+            button = self.signer.verify(query.data or "", key)
+        except InvalidToken as exc:
+            log.info("rejected callback data in chat %s: %s", message.chat_id, exc)
+            await answer_query(query, invalid)
+            return
+        if button.kind is ButtonKind.FEEDBACK:
+            await answer_query(query, say("tg_thanks_up" if button.value else "tg_thanks_down", language))
+            await self.chat.record_feedback(key, button.ref, str(query.from_user.id), 1 if button.value else -1)
+            if not button.value:
+                await self._again_if_stale(query, message, key, button.ref)
+        elif button.kind is ButtonKind.VERIFY:
+            await self._save_verified(query, key, button.ref, language)
+        else:
+            await self._choose(query, message, key, button)
+
+    async def _choose(self, query: CallbackQuery, message: Message, key: str, button: Button) -> None:
+        """A clarification option (see `clicking`): the callback query answered once, then the
+        choice shown and the answer."""
+        answer = ClarificationAnswer(button.ref, button.value)
+        language = message_language(message, query.from_user)
+        turn = Turn("telegram", key, str(query.from_user.id), query.id, answer=answer, language=language)
+        place = place_after_click(message)
+        async with AsyncExitStack() as stack:
+            shown = ClickShown(self.send, query, message, place, turn.message_id, stack)
+            replies = await run_shown(self.chat, turn, shown)
+        if not shown.answered:  # a repeat delivery: nothing to say, but the query must be answered
+            await answer_query(query, None)
+        await self.send.deliver(replies, place, key, turn.message_id, replacing=await shown.finish())
+
+    async def _again_if_stale(self, query: CallbackQuery, message: Message, key: str, ref: str) -> None:
+        """A 👎 on an answer whose document changed since: its question asked again in the
+        thread, answered from the new version (once, however many 👎)."""
+        question = await self.chat.stale_question(key, ref)
+        if question is None:
+            return
+        categories = place_categories(self.settings, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
+        language = message_language(message, query.from_user)
+        turn = Turn(
+            "telegram", key, str(query.from_user.id), f"again-{ref}", question, categories=categories, language=language
+        )
+        place = place_after_click(message)
+        async with self.send.typing(place):
+            replies = await self.chat.handle(turn)
+        await self.send.deliver(replies, place, key, turn.message_id)
+
+    async def _save_verified(self, query: CallbackQuery, key: str, ref: str, language: Language) -> None:
+        """A curator's "Save as verified answer"; anyone else's click (a forged one: the button
+        shows only to curators) is refused. The toast says what became of it."""
+        user = query.from_user
+        if not self.settings.is_curator("telegram", str(user.id)):
+            log.warning("telegram user %s is not a curator: verified answer refused", user.id)
+            await answer_query(query, say("verify_not_curator", language))
+            return
+        by = user.full_name or user.username or str(user.id)
+        outcome = await self.chat.save_verified(key, ref, by)
+        await answer_query(query, say(f"verify_{outcome}", language, who=by))

@@ -74,17 +74,6 @@ class Pruner(Protocol):
         """Delete all but the latest checkpoint (and what it needs) of each namespace."""
 
 
-HEADS = """SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, h.n, {columns}
-FROM (
-    SELECT thread_id, checkpoint_ns, MAX(checkpoint_id) AS checkpoint_id, COUNT(*) AS n
-    FROM checkpoints GROUP BY thread_id, checkpoint_ns
-) AS h
-JOIN checkpoints AS c
-    ON c.thread_id = h.thread_id AND c.checkpoint_ns = h.checkpoint_ns AND c.checkpoint_id = h.checkpoint_id"""
-
-CURRENT_HEADS = "SELECT checkpoint_ns, MAX(checkpoint_id) FROM checkpoints WHERE thread_id = {p} GROUP BY checkpoint_ns"
-
-
 def head_of(namespace: str, checkpoint_id: str, parent: str | None, count: int, ts: Any, version: Any) -> Head:
     old_format = isinstance(version, int) and version < 4
     return Head(namespace, checkpoint_id, parent if old_format and parent else checkpoint_id, _parse_ts(ts), count)

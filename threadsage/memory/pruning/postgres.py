@@ -22,7 +22,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
-from threadsage.memory.pruning.base import CURRENT_HEADS, HEADS, Head, PruneReport, head_of, unchanged
+from threadsage.memory.langgraph_internals import CURRENT_HEADS, HEADS, POSTGRES_THREAD_ROWS, connection
+from threadsage.memory.pruning.base import Head, PruneReport, head_of, unchanged
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class PostgresPruner:
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Any]:
-        conn: Any = self.saver.conn  # type: ignore[attr-defined]
+        conn: Any = connection(self.saver)
         if isinstance(conn, AsyncConnectionPool):
             async with conn.connection() as pooled:
                 yield pooled
@@ -101,16 +102,10 @@ class PostgresPruner:
         transaction (as a savepoint), so it sees the same snapshot and rolls back with it. Returns
         the checkpoints, writes and blobs of the thread it deleted, counted in that snapshot (rows
         a turn adds meanwhile are neither deleted nor counted)."""
-        [before] = await _rows(conn, _TABLE_ROWS, {"t": thread_id})
+        [before] = await _rows(conn, POSTGRES_THREAD_ROWS, {"t": thread_id})
         await AsyncPostgresSaver(conn, serde=self.saver.serde).aprune([thread_id], strategy=strategy)
-        [after] = await _rows(conn, _TABLE_ROWS, {"t": thread_id})
+        [after] = await _rows(conn, POSTGRES_THREAD_ROWS, {"t": thread_id})
         return before[0] - after[0], before[1] - after[1], before[2] - after[2]
-
-
-_TABLE_ROWS = """SELECT
-    (SELECT COUNT(*) FROM checkpoints WHERE thread_id = %(t)s),
-    (SELECT COUNT(*) FROM checkpoint_writes WHERE thread_id = %(t)s),
-    (SELECT COUNT(*) FROM checkpoint_blobs WHERE thread_id = %(t)s)"""
 
 
 async def _rows(conn: Any, sql: str, params: Any) -> list[tuple[Any, ...]]:

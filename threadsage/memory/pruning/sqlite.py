@@ -19,7 +19,15 @@ from typing import Any
 import aiosqlite
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from threadsage.memory.pruning.base import CURRENT_HEADS, HEADS, Head, PruneReport, head_of, unchanged
+from threadsage.memory.langgraph_internals import (
+    CURRENT_HEADS,
+    HEADS,
+    SQLITE_CUT_PARENT,
+    SQLITE_DELETE_OLDER,
+    SQLITE_DELETE_THREAD,
+    connection,
+)
+from threadsage.memory.pruning.base import Head, PruneReport, head_of, unchanged
 
 
 class SQLitePruner:
@@ -34,7 +42,7 @@ class SQLitePruner:
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[None]:
-        shared: Any = self.saver.conn  # type: ignore[attr-defined]
+        shared: Any = connection(self.saver)
         async with shared.execute("PRAGMA database_list") as cursor:
             path = next((row[2] for row in await cursor.fetchall() if row[1] == "main"), "")
         if not path:
@@ -73,22 +81,17 @@ class SQLitePruner:
             if not unchanged(current, heads):
                 report.threads_kept += 1  # a new turn came in since the scan
                 return
-            report.writes_deleted += await self._rowcount("DELETE FROM writes WHERE thread_id = ?", (thread_id,))
-            report.checkpoints_deleted += await self._rowcount(
-                "DELETE FROM checkpoints WHERE thread_id = ?", (thread_id,)
-            )
+            writes, checkpoints = SQLITE_DELETE_THREAD
+            report.writes_deleted += await self._rowcount(writes, (thread_id,))
+            report.checkpoints_deleted += await self._rowcount(checkpoints, (thread_id,))
         report.threads_deleted += 1
         report.deleted_thread_ids.append(thread_id)
 
     async def keep_latest(self, thread_id: str, heads: dict[str, Head], report: PruneReport, dry_run: bool) -> None:
-        where = "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?"
+        writes, checkpoints = SQLITE_DELETE_OLDER
         async with self._transaction(dry_run):
             for ns, head in heads.items():
                 key = (thread_id, ns, head.keep_from)
-                report.writes_deleted += await self._rowcount(f"DELETE FROM writes WHERE {where}", key)
-                report.checkpoints_deleted += await self._rowcount(f"DELETE FROM checkpoints WHERE {where}", key)
-                await self._rowcount(
-                    "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = ? AND checkpoint_ns = ? "
-                    "AND checkpoint_id = ? AND parent_checkpoint_id < ?",
-                    (*key, head.keep_from),
-                )
+                report.writes_deleted += await self._rowcount(writes, key)
+                report.checkpoints_deleted += await self._rowcount(checkpoints, key)
+                await self._rowcount(SQLITE_CUT_PARENT, (*key, head.keep_from))
