@@ -11,7 +11,11 @@ from packaging.requirements import Requirement
 
 from threadsage.memory.langgraph_internals import TESTED, UntestedLangGraph, refuse_untested
 
-INSTALLED = {"langgraph-checkpoint": "4.3.2", "langgraph-checkpoint-postgres": "3.2.0"}
+INSTALLED = {
+    "langgraph-checkpoint": "4.3.2",
+    "langgraph-checkpoint-postgres": "3.2.0",
+    "langgraph-checkpoint-sqlite": "3.1.2",
+}
 
 
 def test_the_versions_it_was_tested_with_are_accepted() -> None:
@@ -19,7 +23,12 @@ def test_the_versions_it_was_tested_with_are_accepted() -> None:
 
 
 @pytest.mark.parametrize(
-    ("package", "found"), [("langgraph-checkpoint-postgres", "3.3.0"), ("langgraph-checkpoint", "4.2.0")]
+    ("package", "found"),
+    [
+        ("langgraph-checkpoint-postgres", "3.3.0"),
+        ("langgraph-checkpoint", "4.2.0"),
+        ("langgraph-checkpoint-sqlite", "4.0.0"),
+    ],
 )
 def test_another_version_is_refused_with_what_to_install(package: str, found: str) -> None:
     with pytest.raises(UntestedLangGraph) as refused:

@@ -6,7 +6,8 @@ or to the turn queue on a `threadsage serve` front-end (then `threadsage worker`
 People from another organisation (Slack Connect) stop at the listeners, see `access`.
 Entry points: mentions, DMs and thread follow-ups, their edits (`edits`), `/ask` and the "Ask
 threadsage" message shortcut, answered privately (`asking`, `private`), the App Home tab (`home`),
-and button clicks (`buttons`; sharing a private answer: `sharing`); a turn is shown by `answering`.
+and button clicks (`buttons`; sharing a private answer: `sharing`); a message's turn is `messages`,
+a turn is shown by `answering`, an apology for a turn nobody could finish is `apologies`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from threadsage.adapters.documents.attachments import MB
 from threadsage.bots.slack import assistant
 from threadsage.bots.slack.access import command_is_external, is_external, person_team
 from threadsage.bots.slack.answering import Answering
+from threadsage.bots.slack.apologies import Apologies, message_language
 from threadsage.bots.slack.asking import Asking, parse_ask
 from threadsage.bots.slack.bolt_internals import share_identity
 from threadsage.bots.slack.buttons import Buttons, click_language
@@ -41,7 +43,7 @@ from threadsage.bots.slack.curation import ACTION as CURATOR_ACTION
 from threadsage.bots.slack.curation import Curation
 from threadsage.bots.slack.edits import Question, edit_of
 from threadsage.bots.slack.files import SlackFiles
-from threadsage.bots.slack.home import Asked, Home, RecentQuestions
+from threadsage.bots.slack.home import Home, RecentQuestions
 from threadsage.bots.slack.intake import events_route, from_a_person, on_error, socket_mode
 from threadsage.bots.slack.jobs import (
     AssistantJob,
@@ -55,14 +57,15 @@ from threadsage.bots.slack.jobs import (
     VoteJob,
     handler,
 )
+from threadsage.bots.slack.messages import Messages
 from threadsage.bots.slack.notifier import SlackNotifier
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
 from threadsage.bots.slack.private import MOVE_ACTION, SHARE_ACTION, PrivateAnswers
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.sharing import Sharing
-from threadsage.bots.slack.texts import question_text, unescaped
+from threadsage.bots.slack.texts import unescaped
 from threadsage.bots.tokens import Signer
-from threadsage.chat import ChatService, Turn
+from threadsage.chat import ChatService
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Handlers, Job
 from threadsage.http.thread import MainLoopBridge
@@ -252,7 +255,7 @@ class SlackBot:
         if not from_a_person(event, context):
             return
         if self._outsider(body, event):
-            self._tell_outsider(place_of_mention(event, body), event["user"], _language(event))
+            self._tell_outsider(place_of_mention(event, body), event["user"], message_language(event))
             return
         await self._message_job(event, place_of_mention(event, body))
 
@@ -267,7 +270,7 @@ class SlackBot:
             return
         if self._outsider(body, event):
             if place.is_dm:  # a DM is addressed to the bot; thread replies are for the people there
-                self._tell_outsider(place, event["user"], _language(event))
+                self._tell_outsider(place, event["user"], message_language(event))
             return
         await self._message_job(event, place)
 
@@ -298,7 +301,7 @@ class SlackBot:
         await ack()
         if self._outsider(body):
             place = Place("", body["channel"]["id"], "", False)
-            self._tell_outsider(place, body["user"]["id"], _language(body["message"]))
+            self._tell_outsider(place, body["user"]["id"], message_language(body["message"]))
             return
         await self.dispatch(ShortcutJob(body=body).job(f"slack-shortcut:{body['trigger_id']}"))
 
@@ -349,20 +352,28 @@ class SlackBot:
     # --- work: one handler per kind of job (here, or on a worker of the turn queue) ----------
 
     @cached_property
+    def messages(self) -> Messages:
+        return Messages(self.chat, self.coordinator, self.send, self.files, self.panel, self.recent, self.answering)
+
+    @cached_property
+    def apologies(self) -> Apologies:
+        return Apologies(self.send)
+
+    @cached_property
     def jobs(self) -> Handlers:
         """Each kind's work and, where someone waits for an answer, the apology for a turn no
         worker could finish (each that tried died), in the language of its question."""
         return Handlers(
             "slack",
             [
-                handler(MessageJob, self._answer_message, self._apologise_for_message),
+                handler(MessageJob, self.messages.answer, self.apologies.for_message),
                 handler(EditJob, lambda edit: Question(self.coordinator, edit.channel, edit.ts).record(edit)),
-                handler(CommandJob, lambda job: self.asking.command(job.command), self._apologise_for_command),
-                handler(ShortcutJob, lambda job: self.asking.shortcut(job.body), self._apologise_for_shortcut),
+                handler(CommandJob, lambda job: self.asking.command(job.command), self.apologies.for_command),
+                handler(ShortcutJob, lambda job: self.asking.shortcut(job.body), self.apologies.for_shortcut),
                 handler(HomeJob, lambda job: self.home.publish(job.team, job.user, self.bot_user)),
-                handler(ClickJob, lambda job: self.buttons.answer(job.body, job.action), self._apologise_for_click),
+                handler(ClickJob, lambda job: self.buttons.answer(job.body, job.action), self.apologies.for_click),
                 handler(VoteJob, lambda job: self.buttons.vote(job.body, job.action)),
-                handler(ShareJob, lambda job: self.sharing.click(job.body, job.action), self._apologise_for_click),
+                handler(ShareJob, lambda job: self.sharing.click(job.body, job.action), self.apologies.for_click),
                 handler(AssistantJob, self.panel.handle),
             ],
         )
@@ -372,55 +383,3 @@ class SlackBot:
 
     async def give_up(self, job: Job) -> None:
         await self.jobs.give_up(job)
-
-    async def _apologise_for_message(self, job: MessageJob) -> None:
-        await self.send.post_quietly(job.place, say("apology", _language(job.event)))
-
-    async def _apologise_for_click(self, job: ClickJob) -> None:
-        """To the person who clicked: through the click's response_url on a private answer."""
-        body, apology = job.body, say("apology", click_language(job.body))
-        place = place_of_click(body)
-        if place.private_for:
-            await self.send.respond(body.get("response_url", ""), apology)
-        else:
-            await self.send.ephemeral(place, body["user"]["id"], apology)
-
-    async def _apologise_for_command(self, job: CommandJob) -> None:
-        await self.send.respond(job.command.get("response_url", ""), say("apology", _language(job.command)))
-
-    async def _apologise_for_shortcut(self, job: ShortcutJob) -> None:
-        language = _language(job.body["message"])  # the language of the message it was used on
-        await self.send.respond(job.body.get("response_url", ""), say("apology", language))
-
-    async def _answer_message(self, job: MessageJob) -> None:
-        event, place = job.event, job.place
-        is_thread_reply = event.get("type") == "message" and not place.is_dm
-        if is_thread_reply and not await self.chat.has_conversation(place.session):
-            return  # a thread the bot is not part of: there it speaks only when mentioned
-        # app_mention and message arrive both for a mention; Slack retries re-deliver: once only.
-        if not await self.coordinator.claim(f"slack-event:{event['channel']}:{event['ts']}", 24 * 3600):
-            return
-        text = question_text(event.get("text"))
-        if place.is_dm and text.lower() == "new":  # as /new does in Telegram
-            await self.chat.reset(place.session, "slack")
-            await self.send.post_quietly(place, say("new_started"))
-            return
-        message_id = f"{event['channel']}:{event['ts']}"
-        in_panel = await self.panel.of(place) is not None  # an assistant thread: its context decides the scope
-        categories = await self.panel.categories(place)
-        if text:
-            await self.recent.add(place.team, event["user"], Asked(unescaped(text), event["channel"], event["ts"]))
-            if in_panel:
-                await self.panel.title(place, unescaped(text))
-        async with self.send.eyes_on(place.channel, event["ts"]):
-            files = await self.files.fetch(event)
-            turn = Turn(
-                "slack", place.session, event["user"], message_id, text=text, categories=categories, attachments=files
-            )
-            question = Question(self.coordinator, event["channel"], event["ts"])
-            await self.answering.answer(place, turn, question, in_panel=in_panel)
-
-
-def _language(message: dict[str, Any]) -> Language:
-    """The language of a message's (or a command's) text, mentions aside."""
-    return language_of(question_text(message.get("text")))
