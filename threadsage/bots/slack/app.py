@@ -3,7 +3,8 @@ work behind them turns a job into a `Turn` for the chat service and its events i
 
 Listeners acknowledge first and hand the work on as a `Job`: to a background task in one process,
 or to the turn queue on a `threadsage serve` front-end (then `threadsage worker` calls `perform`).
-People from another organisation (Slack Connect) stop at the listeners, see `access`.
+People from another organisation (Slack Connect) stop before the listeners (`outsiders`, one
+middleware; who they are: `access`).
 Entry points: mentions, DMs and thread follow-ups, their edits (`edits`), `/ask` and the "Ask
 threadsage" message shortcut, answered privately (`asking`, `private`), the App Home tab (`home`),
 and button clicks (`buttons`; sharing a private answer: `sharing`); a message's turn is `messages`,
@@ -33,12 +34,11 @@ from starlette.routing import Route
 
 from threadsage.adapters.documents.attachments import MB
 from threadsage.bots.slack import assistant
-from threadsage.bots.slack.access import command_is_external, is_external, person_team
 from threadsage.bots.slack.answering import Answering
-from threadsage.bots.slack.apologies import Apologies, message_language
+from threadsage.bots.slack.apologies import Apologies
 from threadsage.bots.slack.asking import Asking, parse_ask
 from threadsage.bots.slack.bolt_internals import share_identity
-from threadsage.bots.slack.buttons import Buttons, click_language
+from threadsage.bots.slack.buttons import Buttons
 from threadsage.bots.slack.curation import ACTION as CURATOR_ACTION
 from threadsage.bots.slack.curation import Curation
 from threadsage.bots.slack.edits import Question, edit_of
@@ -59,6 +59,7 @@ from threadsage.bots.slack.jobs import (
 )
 from threadsage.bots.slack.messages import Messages
 from threadsage.bots.slack.notifier import SlackNotifier
+from threadsage.bots.slack.outsiders import stopping_outsiders
 from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
 from threadsage.bots.slack.private import MOVE_ACTION, SHARE_ACTION, PrivateAnswers
 from threadsage.bots.slack.sending import SlackSender
@@ -69,7 +70,7 @@ from threadsage.chat import ChatService
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Handlers, Job
 from threadsage.http.thread import MainLoopBridge
-from threadsage.i18n import Language, language_of, say
+from threadsage.i18n import language_of, say
 from threadsage.settings.environment import Settings
 from threadsage.support.background import BackgroundTasks
 
@@ -151,7 +152,9 @@ class SlackBot:
         self.app.action(re.compile(r"^feedback:(up|down|vote)$"))(self._on_feedback)
         self.app.action(CURATOR_ACTION)(self._on_verify)
         self.app.action(re.compile(rf"^({SHARE_ACTION}|{MOVE_ACTION})$"))(self._on_share)
-        assistant.register(self.app, self.dispatch, self._outsider)
+        assistant.register(self.app, self.dispatch)
+        if not settings.slack_allow_external:
+            self.app.use(stopping_outsiders(lambda: self.own_teams, self.send, self.tasks))
         self.app.error(on_error)
 
     @asynccontextmanager
@@ -252,12 +255,8 @@ class SlackBot:
     # --- listeners: acknowledge, then work in the background ---------------------------------
 
     async def _on_mention(self, event: dict[str, Any], body: dict[str, Any], context: Any) -> None:
-        if not from_a_person(event, context):
-            return
-        if self._outsider(body, event):
-            self._tell_outsider(place_of_mention(event, body), event["user"], message_language(event))
-            return
-        await self._message_job(event, place_of_mention(event, body))
+        if from_a_person(event, context):
+            await self._message_job(event, place_of_mention(event, body))
 
     async def _on_message(self, event: dict[str, Any], body: dict[str, Any], context: Any) -> None:
         if event.get("subtype") == "message_changed":
@@ -266,13 +265,8 @@ class SlackBot:
         if not from_a_person(event, context):
             return  # joins, bots (ourselves included), other non-user messages
         place = place_of_message(event, body)
-        if place is None:
-            return
-        if self._outsider(body, event):
-            if place.is_dm:  # a DM is addressed to the bot; thread replies are for the people there
-                self._tell_outsider(place, event["user"], message_language(event))
-            return
-        await self._message_job(event, place)
+        if place is not None:
+            await self._message_job(event, place)
 
     async def _edit_job(self, event: dict[str, Any], body: dict[str, Any], bot_user: str | None) -> None:
         edit = edit_of(event, body, bot_user)
@@ -287,10 +281,6 @@ class SlackBot:
 
     async def _on_ask(self, ack: Any, command: dict[str, Any]) -> None:
         request = parse_ask(unescaped(command.get("text", "")))
-        if not self.settings.slack_allow_external and command_is_external(command, self.own_teams):
-            log.info("not answering /ask of team %s: another organisation", command.get("team_id") or "unknown")
-            await ack(say("slack_external", language_of(request.question)))  # ephemeral, to them alone
-            return
         if request.kind == "usage":
             await ack(say("slack_ask_usage"))
             return
@@ -299,49 +289,24 @@ class SlackBot:
 
     async def _on_shortcut(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
-        if self._outsider(body):
-            place = Place("", body["channel"]["id"], "", False)
-            self._tell_outsider(place, body["user"]["id"], message_language(body["message"]))
-            return
         await self.dispatch(ShortcutJob(body=body).job(f"slack-shortcut:{body['trigger_id']}"))
 
     async def _on_clarify(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
-        if await self._acked_click(ack, body):
-            await self.dispatch(ClickJob(body=body, action=action).job(place_of_click(body).session))
+        await ack()
+        await self.dispatch(ClickJob(body=body, action=action).job(place_of_click(body).session))
 
     async def _on_feedback(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
-        if await self._acked_click(ack, body):
-            await self.dispatch(VoteJob(body=body, action=action).job(place_of_click(body).session))
+        await ack()
+        await self.dispatch(VoteJob(body=body, action=action).job(place_of_click(body).session))
 
     async def _on_share(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
-        if await self._acked_click(ack, body):
-            await self.dispatch(ShareJob(body=body, action=action).job(place_of_click(body).session))
+        await ack()
+        await self.dispatch(ShareJob(body=body, action=action).job(place_of_click(body).session))
 
     async def _on_verify(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         """A curator's "Save as verified answer": one write, done here after the acknowledgement."""
-        if await self._acked_click(ack, body):
-            self.tasks.spawn(self.curation.save(body, action), name="slack-verify")
-
-    async def _acked_click(self, ack: Any, body: dict[str, Any]) -> bool:
-        """Every button is acknowledged first; a click from another organisation is then told so
-        (False), anyone else's goes on (True)."""
         await ack()
-        if self._outsider(body):
-            self._tell_outsider(place_of_click(body), body["user"]["id"], click_language(body))
-            return False
-        return True
-
-    def _outsider(self, body: dict[str, Any], event: dict[str, Any] | None = None) -> bool:
-        """Someone from another organisation (see `access`), unless the operator allows them."""
-        if self.settings.slack_allow_external or not is_external(body, event, self.own_teams):
-            return False
-        log.info("not answering a person of team %s: another organisation", person_team(body, event) or "unknown")
-        return True
-
-    def _tell_outsider(self, place: Place, user: str, language: Language) -> None:
-        """An ephemeral notice, sent after the acknowledgement, in the language they wrote in."""
-        notice = say("slack_external", language)
-        self.tasks.spawn(self.send.ephemeral(place, user, notice), name="slack-external")
+        self.tasks.spawn(self.curation.save(body, action), name="slack-verify")
 
     async def _message_job(self, event: dict[str, Any], place: Place) -> None:
         await self.dispatch(MessageJob(event=event, place=place).job(place.session))

@@ -91,15 +91,13 @@ class PanelAssistant(AsyncAssistant):
         return await super().async_process(req=req, resp=resp, next=next)
 
 
-def register(app: AsyncApp, dispatch: Callable[[Job], Awaitable[object]], outsider: Callable[..., bool]) -> None:
+def register(app: AsyncApp, dispatch: Callable[[Job], Awaitable[object]]) -> None:
     """The panel's events as jobs, ordered with the thread's messages (their session). Messages in
     the thread need no listener of the Assistant's: they fall through to the app's `message` one."""
     assistant = PanelAssistant(logger=logging.getLogger("slack_bolt"))  # its loggers follow the app's level
 
     async def on_thread_event(event: dict[str, Any], body: dict[str, Any]) -> None:
         thread = event["assistant_thread"]
-        if outsider(body, event):
-            return
         place = Place(body.get("team_id", ""), thread["channel_id"], thread["thread_ts"], True)
         await dispatch(AssistantJob(event=event, team=place.team).job(place.session))
 
