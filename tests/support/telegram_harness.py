@@ -57,7 +57,7 @@ async def running(
         coordinator = await stack.enter_async_context(open_coordinator(settings))
         chat = await stack.enter_async_context(open_chat_service(settings, kb, coordinator))
         yield await stack.enter_async_context(
-            TelegramBot(settings, wrap(chat) if wrap else chat, coordinator, dispatch=dispatch)
+            TelegramBot(settings, wrap(chat) if wrap else chat, coordinator, dispatch=dispatch).running()
         )
 
 

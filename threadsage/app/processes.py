@@ -36,10 +36,8 @@ from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.app.follow_ups import send_waiting_follow_ups
 from threadsage.app.retention import prune_periodically
 from threadsage.app.runtime import Runtime, open_runtime
-from threadsage.bots.slack import SlackBot
-from threadsage.bots.slack.announcer import SlackAnnouncer
-from threadsage.bots.telegram import TelegramBot, TelegramWebhook
-from threadsage.bots.telegram.announcer import TelegramAnnouncer
+from threadsage.bots import slack, telegram
+from threadsage.bots.platform import Bot, Dispatch, Platform
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.chat.digest import Announcer
 from threadsage.console import console_routes
@@ -54,13 +52,15 @@ from threadsage.support.backoff import Backoff, wait_or_stop
 log = logging.getLogger(__name__)
 
 
+PLATFORMS: tuple[Platform, ...] = (slack.PLATFORM, telegram.PLATFORM)
+
+
 def configured_platforms(settings: Settings) -> list[str]:
-    platforms = []
-    if settings.slack_bot_token is not None:
-        platforms.append("slack")
-    if settings.telegram_bot_token is not None:
-        platforms.append("telegram")
-    return platforms
+    return [platform.name for platform in PLATFORMS if platform.configured(settings)]
+
+
+def chosen(names: list[str]) -> list[Platform]:
+    return [platform for platform in PLATFORMS if platform.name in names]
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,19 @@ class Process:
         following_up = send_waiting_follow_ups(runtime.chat, self.stop)
         self.stack.push_async_callback(self._until_stopped, asyncio.create_task(following_up))
         return runtime
+
+    async def bots(
+        self, runtime: Runtime, platforms: list[str], dispatch: Dispatch | None = None, receive: bool = True
+    ) -> dict[str, Bot]:
+        """The bot of each platform, running on the stack: answering through the runtime's chat
+        service, receiving deliveries itself when `receive`, handing them to `dispatch` when given."""
+        bots: dict[str, Bot] = {}
+        for platform in chosen(platforms):
+            bot = platform.bot(
+                self.settings, runtime.chat, runtime.coordinator, self.signer, dispatch=dispatch, receive=receive
+            )
+            bots[platform.name] = await self.stack.enter_async_context(bot.running())
+        return bots
 
     def post_digests(self, runtime: Runtime, announcers: dict[str, Announcer]) -> None:
         """The weekly digest's schedule (`THREADSAGE_DIGEST`) until the process stops, posted
@@ -122,20 +135,9 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
         stack, stop = process.stack, process.stop
         queue = await stack.enter_async_context(TurnQueue(settings)) if settings.redis_url else None
         dispatch = queue.put if queue else None
-        bots = BotsByPlatform()
-        announcers: dict[str, Announcer] = {}
-        routes: list[Route] = []  # served from the HTTP thread; each reaches this loop itself
-        if "slack" in platforms:
-            slack = SlackBot(settings, runtime.chat, process.signer, runtime.coordinator, dispatch=dispatch)
-            bots.add("slack", await stack.enter_async_context(slack.running(listen=True)))
-            announcers["slack"] = SlackAnnouncer(slack.client)
-            routes += slack.routes
-        if "telegram" in platforms:
-            telegram = TelegramBot(settings, runtime.chat, runtime.coordinator, process.signer, dispatch=dispatch)
-            bots.add("telegram", await stack.enter_async_context(telegram))
-            announcers["telegram"] = TelegramAnnouncer(telegram.send)
-            routes += telegram.routes
-        process.post_digests(runtime, announcers)
+        bots = await process.bots(runtime, platforms, dispatch=dispatch)
+        routes = [route for bot in bots.values() for route in bot.routes]  # served from the HTTP thread
+        process.post_digests(runtime, {name: bot.announcer() for name, bot in bots.items()})
         running = asyncio.Event()
 
         async def ready() -> bool:
@@ -143,7 +145,9 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
 
         routes += await console_routes(settings, stack, runtime.checkpointer, runtime.kb)  # refused when stopping too
         async with http_server(settings, _refusing_when_stopped(stop, routes), ready):
-            answering = asyncio.create_task(_run_queue(settings, bots, running, stop)) if queue else None
+            answering = (
+                asyncio.create_task(_run_queue(settings, BotsByPlatform(bots), running, stop)) if queue else None
+            )
             await stop.wait()
             log.info("stopping: finishing the turns in flight")
             if answering is not None:
@@ -155,24 +159,15 @@ async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
     """`threadsage serve`: the platforms' webhooks, each delivery recorded in the turn queue
     before it is acknowledged. No conversation state, no models: run as many as you like."""
     queue = TurnQueue(settings)
+    signer = Signer(load_secret(settings))
     # Configuration the receiving ends cannot work with fails here, before anything opens.
-    if "slack" in platforms and settings.slack_signing_secret is None:
-        raise ValueError("threadsage serve takes Slack's Events API: set SLACK_SIGNING_SECRET")
-    telegram = TelegramWebhook(settings, queue.put) if "telegram" in platforms else None
+    receiving = [platform.front_end(settings, signer, queue.put) for platform in chosen(platforms)]
     routes: list[Route] = []
     async with opened(settings) as process:
         stack = process.stack
         await stack.enter_async_context(queue)
-        if "slack" in platforms:
-            slack = await stack.enter_async_context(
-                SlackBot(settings, None, process.signer, dispatch=queue.put).running()
-            )
-            routes.append(slack.route())
-            log.info("Slack: Events API at POST /slack/events, into the turn queue")
-        if telegram is not None:
-            await stack.enter_async_context(telegram.registered())
-            routes.append(telegram.route())
-            log.info("Telegram: webhook at POST /telegram/webhook, into the turn queue")
+        for front_end in receiving:
+            routes += await stack.enter_async_context(front_end)
 
         async def ready() -> bool:
             return await _answers(queue.redis.ping())
@@ -190,34 +185,22 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
     the queue; a worker that dies instead has its turns taken over after THREADSAGE_TURN_TIMEOUT."""
     async with opened(settings) as process:
         runtime = await process.answering(kb, check_redis=False)
-        bots = BotsByPlatform()
-        announcers: dict[str, Announcer] = {}
-        if "slack" in platforms:
-            slack = SlackBot(settings, runtime.chat, process.signer, runtime.coordinator)
-            bots.add("slack", await process.stack.enter_async_context(slack.running()))
-            announcers["slack"] = SlackAnnouncer(slack.client)
-        if "telegram" in platforms:
-            telegram = TelegramBot(settings, runtime.chat, runtime.coordinator, process.signer, receive=False)
-            bots.add("telegram", await process.stack.enter_async_context(telegram))
-            announcers["telegram"] = TelegramAnnouncer(telegram.send)
-        process.post_digests(runtime, announcers)
+        bots = await process.bots(runtime, platforms, receive=False)
+        process.post_digests(runtime, {name: bot.announcer() for name, bot in bots.items()})
         running = asyncio.Event()
 
         async def ready() -> bool:
             return running.is_set() and not process.stop.is_set()
 
         async with http_server(settings, [], ready):
-            await _run_queue(settings, bots, running, process.stop)
+            await _run_queue(settings, BotsByPlatform(bots), running, process.stop)
 
 
 class BotsByPlatform:
     """A worker's performer: each job to the bot of its platform."""
 
-    def __init__(self) -> None:
-        self._bots: dict[str, Performer] = {}
-
-    def add(self, platform: str, bot: Performer) -> None:
-        self._bots[platform] = bot
+    def __init__(self, bots: dict[str, Bot]) -> None:
+        self._bots: dict[str, Performer] = dict(bots)
 
     async def perform(self, job: Job) -> None:
         if bot := self._bot(job):

@@ -122,7 +122,7 @@ def a_bot(tmp_path: Path) -> SlackBot:
     settings = Settings(
         THREADSAGE_DATA_DIR=tmp_path, SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="s", _env_file=None
     )
-    return SlackBot(settings, None, Signer(b"k" * 32), dispatch=lambda job: None)  # type: ignore[arg-type,return-value]
+    return SlackBot(settings, None, signer=Signer(b"k" * 32), dispatch=lambda job: None)  # type: ignore[arg-type,return-value]
 
 
 async def test_the_manifest_declares_what_the_bot_listens_to(tmp_path: Path) -> None:

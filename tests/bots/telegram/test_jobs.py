@@ -29,7 +29,7 @@ async def worker(tmp_path: Path, fake: FakeBotAPI, kb: KnowledgeBase) -> AsyncIt
     async with (
         open_coordinator(settings) as coordinator,
         open_chat_service(settings, kb, coordinator) as chat,
-        TelegramBot(settings, chat, coordinator, receive=False) as bot,
+        TelegramBot(settings, chat, coordinator, receive=False).running() as bot,
     ):
         yield bot
 

@@ -2,6 +2,9 @@
 read back (`sending`), button clicks (`buttons`), and where a message lives, which names its
 session (`places`)."""
 
-from threadsage.bots.slack.app import SlackBot
+from threadsage.bots.platform import Platform
+from threadsage.bots.slack.app import SlackBot, front_end
 
-__all__ = ["SlackBot"]
+PLATFORM = Platform("slack", lambda settings: settings.slack_bot_token is not None, SlackBot, front_end)
+
+__all__ = ["PLATFORM", "SlackBot"]

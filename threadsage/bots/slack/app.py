@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import cached_property
 from typing import Any
 
@@ -34,6 +34,7 @@ from starlette.routing import Route
 
 from threadsage.adapters.documents.attachments import MB
 from threadsage.bots.slack import assistant
+from threadsage.bots.slack.announcer import SlackAnnouncer
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.apologies import Apologies
 from threadsage.bots.slack.asking import Asking, parse_ask
@@ -65,7 +66,7 @@ from threadsage.bots.slack.private import MOVE_ACTION, SHARE_ACTION, PrivateAnsw
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.sharing import Sharing
 from threadsage.bots.slack.texts import unescaped
-from threadsage.bots.tokens import Signer
+from threadsage.bots.tokens import Signer, load_secret
 from threadsage.chat import ChatService
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Handlers, Job
@@ -89,10 +90,12 @@ class SlackBot:
         self,
         settings: Settings,
         chat: ChatService | None,
-        signer: Signer,
         coordinator: Coordinator | None = None,
-        client: AsyncWebClient | None = None,
+        signer: Signer | None = None,
+        *,
         dispatch: Callable[[Job], Awaitable[object]] | None = None,
+        receive: bool = True,
+        client: AsyncWebClient | None = None,
     ) -> None:
         if settings.slack_bot_token is None:
             raise ValueError("SLACK_BOT_TOKEN is not set")
@@ -107,12 +110,13 @@ class SlackBot:
         self._verifier = SignatureVerifier(signing_secret) if signing_secret else None
         self._chat = chat
         self._coordinator = coordinator
-        self.signer = signer
+        self.signer = signer or Signer(load_secret(settings))
+        self.receive = receive
         self.own_teams: frozenset[str] = frozenset()  # the bot's workspace and organisation, from auth.test
         self.bot_user = ""  # the bot's user id, from auth.test
         self.tasks = BackgroundTasks()
         self.loop: MainLoopBridge | None = None  # the loop it runs on, from `running`
-        self.routes: list[Route] = []  # what the process serves for it, from `running(listen=True)`
+        self.routes: list[Route] = []  # what the process serves for it, from `running()` when it receives
         self.dispatch = dispatch or self._work_here
         self._queueing = dispatch is not None
         # One HTTP session for every Web API call: slack_sdk otherwise opens a session (and builds
@@ -125,7 +129,7 @@ class SlackBot:
             # slack_sdk's default (one retry of a connection refused or reset) and Slack's 429s
             retry_handlers=[AsyncConnectionErrorRetryHandler(), AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
         )
-        self.send = SlackSender(self.client, signer, settings.handoff_mention)
+        self.send = SlackSender(self.client, self.signer, settings.handoff_mention)
         self.files = SlackFiles(
             self.client,
             self._session,
@@ -158,9 +162,9 @@ class SlackBot:
         self.app.error(on_error)
 
     @asynccontextmanager
-    async def running(self, listen: bool = False) -> AsyncIterator[SlackBot]:
+    async def running(self) -> AsyncIterator[SlackBot]:
         """Check the token once at start-up (a refused one fails here, clearly), and on the way
-        out finish the turns in flight and close the HTTP session. With `listen`, Slack's
+        out finish the turns in flight and close the HTTP session. When it `receive`s, Slack's
         deliveries come in as the settings say: Socket Mode with SLACK_APP_TOKEN, else the
         Events API, whose route is then in `routes`."""
         self.loop = MainLoopBridge()
@@ -171,11 +175,11 @@ class SlackBot:
             share_identity(self.app, identity)
             if self._chat is not None:
                 self._chat.register("slack", SlackNotifier(self.settings, self.send))
-            if listen and self.settings.slack_app_token is not None:
+            if self.receive and self.settings.slack_app_token is not None:
                 async with socket_mode(self.app, self.client, self.settings.slack_app_token.get_secret_value()):
                     yield self
                 return
-            if listen:
+            if self.receive:
                 self.routes = [self.route()]
                 log.info("Slack: Events API at POST /slack/events")
             yield self
@@ -183,6 +187,9 @@ class SlackBot:
             self.loop.start_waiting()
             await self.tasks.drain(30)
             await self._session.close()
+
+    def announcer(self) -> SlackAnnouncer:
+        return SlackAnnouncer(self.client)
 
     async def _identity(self) -> AsyncSlackResponse:
         try:
@@ -348,3 +355,21 @@ class SlackBot:
 
     async def give_up(self, job: Job) -> None:
         await self.jobs.give_up(job)
+
+
+def front_end(
+    settings: Settings, signer: Signer, put: Callable[[Job], Awaitable[object]]
+) -> AbstractAsyncContextManager[list[Route]]:
+    """`threadsage serve`'s Slack: the Events API, each delivery put in the turn queue (`put`)."""
+    if settings.slack_signing_secret is None:
+        raise ValueError("threadsage serve takes Slack's Events API: set SLACK_SIGNING_SECRET")
+    return _front_end(settings, signer, put)
+
+
+@asynccontextmanager
+async def _front_end(
+    settings: Settings, signer: Signer, put: Callable[[Job], Awaitable[object]]
+) -> AsyncIterator[list[Route]]:
+    async with SlackBot(settings, None, signer=signer, dispatch=put, receive=False).running() as bot:
+        log.info("Slack: Events API at POST /slack/events, into the turn queue")
+        yield [bot.route()]

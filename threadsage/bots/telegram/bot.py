@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
-from typing import Any, Self
+from typing import Any
 
 from starlette.routing import Route
 from telegram import Message, Update
@@ -37,6 +37,7 @@ from threadsage.adapters.documents.attachments import MB
 from threadsage.bots.coverage import coverage_lines
 from threadsage.bots.replies import place_categories
 from threadsage.bots.telegram.access import StopDisallowedChats, TelegramAccess
+from threadsage.bots.telegram.announcer import TelegramAnnouncer
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, build_application
 from threadsage.bots.telegram.chains import ReplyChains, private_key
 from threadsage.bots.telegram.clicking import Clicks
@@ -70,8 +71,8 @@ class _FromPerson(filters.MessageFilter):
 
 
 class TelegramBot:
-    """One bot: a PTB `Application` wired to a `ChatService`. Start and stop it with
-    `async with TelegramBot(...)` (or `start()` / `stop()`); the loop stays ours.
+    """One bot: a PTB `Application` wired to a `ChatService`. Run it with
+    `async with TelegramBot(...).running()`; the loop stays ours.
 
     It receives updates by the webhook when `TELEGRAM_WEBHOOK_URL` is set (its route is then in
     `routes`), otherwise by long polling. With `dispatch` (the turn queue's `put`) each update is
@@ -85,8 +86,9 @@ class TelegramBot:
         chat: ChatService,
         coordinator: Coordinator,
         signer: Signer | None = None,
-        receive: bool = True,
+        *,
         dispatch: Callable[[Job], Awaitable[object]] | None = None,
+        receive: bool = True,
     ) -> None:
         self.access = TelegramAccess.from_settings(settings)
         ptb_polls = receive and dispatch is None and not settings.telegram_webhook_url
@@ -112,7 +114,20 @@ class TelegramBot:
 
     # --- lifecycle -------------------------------------------------------------------------
 
-    async def start(self) -> None:
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[TelegramBot]:
+        """Started (getMe, then the update loop: the webhook registered or long polling) on entry;
+        on exit, fetching stops and the updates in flight finish."""
+        await self._start()
+        try:
+            yield self
+        finally:
+            await self._stop()
+
+    def announcer(self) -> TelegramAnnouncer:
+        return TelegramAnnouncer(self.send)
+
+    async def _start(self) -> None:
         """getMe, then the update loop; registers the webhook or starts long polling."""
         await self.app.initialize()
         await self.app.start()
@@ -133,7 +148,7 @@ class TelegramBot:
         level = logging.INFO if self.access.answers_someone else logging.WARNING
         log.log(level, "telegram bot @%s started (%s); answers %s", self.app.bot.username, mode, self.access.describe())
 
-    async def stop(self) -> None:
+    async def _stop(self) -> None:
         """Stop fetching, finish the updates in flight, close the HTTP clients."""
         if self._polling is not None:
             self._polling.cancel()
@@ -143,13 +158,6 @@ class TelegramBot:
         if self.app.running:
             await self.app.stop()
         await self.app.shutdown()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *_exc: object) -> None:
-        await self.stop()
 
     async def ready(self) -> bool:
         return self.app.running

@@ -8,9 +8,10 @@ the route (where the bot and the turn queue live)."""
 from __future__ import annotations
 
 import hmac
+import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -20,9 +21,12 @@ from starlette.routing import Route
 from telegram import Bot, Update
 
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfigError, build_application
+from threadsage.bots.tokens import Signer
 from threadsage.delivery.jobs import Job
 from threadsage.http.thread import MainLoopBridge, on_main_loop
 from threadsage.settings.environment import Settings
+
+log = logging.getLogger(__name__)
 
 UPDATE = "update"  # the one kind of Telegram job: the payload is the update's JSON, as Telegram sent it
 WEBHOOK_PATH = "/telegram/webhook"
@@ -100,3 +104,18 @@ def webhook_secret(settings: Settings) -> str | None:
     if not _WEBHOOK_SECRET.fullmatch(secret):
         raise TelegramConfigError("TELEGRAM_WEBHOOK_SECRET must be 1–256 characters of A–Z, a–z, 0–9, _ and -")
     return secret
+
+
+def front_end(
+    settings: Settings, _signer: Signer, put: Callable[[Job], Awaitable[object]]
+) -> AbstractAsyncContextManager[list[Route]]:
+    """`threadsage serve`'s Telegram: the webhook, each update put in the turn queue (`put`); its
+    settings are checked here (`TelegramWebhook`)."""
+    return _front_end(TelegramWebhook(settings, put))
+
+
+@asynccontextmanager
+async def _front_end(webhook: TelegramWebhook) -> AsyncIterator[list[Route]]:
+    async with webhook.registered():
+        log.info("Telegram: webhook at POST /telegram/webhook, into the turn queue")
+        yield [webhook.route()]
