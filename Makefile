@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-HANDBOOK := examples/handbook
+HANDBOOK := demo/handbook
 # The tests run with Python's bytecode caches written even where the environment turns them off
 # (PYTHONDONTWRITEBYTECODE): otherwise each pytest worker compiles the package and rewrites the
 # asserts of every test module and plugin package (hypothesis, anyio, langsmith) anew, about 6 s of

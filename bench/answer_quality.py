@@ -7,8 +7,8 @@ Every question is a first turn in a new session through `ChatService.handle` (BM
 knowledge base and SQLite checkpoints in a temporary directory); scoring: `threadsage/evaluation/conversations.py`.
 
 - GitLab handbook (../shared/eval/gitlab-handbook): each question subset.
-- The demo handbook: examples/handbook-questions.jsonl (clear questions; the ambiguous ones,
-  where clarifying is the right reply) and examples/handbook-paraphrases.jsonl (questions that
+- The demo handbook: demo/handbook-questions.jsonl (clear questions; the ambiguous ones,
+  where clarifying is the right reply) and demo/handbook-paraphrases.jsonl (questions that
   avoid the documents' words).
 - Northwind (../shared/eval/northwind, six PDFs): the answerable questions (page recall@5 over
   their gold pages), the "don't know" questions — the clean subset its README names, where
@@ -61,7 +61,7 @@ CMRC = EVAL / "cmrc2018"
 # The "don't know" questions the documents really do not answer (northwind/README.md).
 CLEAN_REFUSALS = {f"nw-dk-{n:03d}" for n in [*range(1, 8), 10, 12, *range(25, 46)]}
 SUBSETS = ["single_text", "negation_exclusion", "temporal_reference", "contextual_anaphora", "multi-hop_reasoning"]
-HANDBOOK = REPO / "examples" / "handbook"
+HANDBOOK = REPO / "demo" / "handbook"
 
 
 def scripted_route(request: dict[str, Any]) -> dict[str, Any]:
@@ -169,11 +169,11 @@ def report(backend: str, tallies: list[Tally], seconds: float, misses: bool) -> 
 
 def public_corpora(limit: int | None = None, cmrc: int = 100) -> dict[str, Corpus]:
     """Every public question set by corpus: the GitLab handbook, the demo handbook, Northwind, CMRC."""
-    questions = handbook_items(REPO / "examples" / "handbook-questions.jsonl")
+    questions = handbook_items(REPO / "demo" / "handbook-questions.jsonl")
     handbook_sets = [
         ("handbook clear", [q for q in questions if not q.ambiguous][:limit]),
         ("handbook ambiguous", [q for q in questions if q.ambiguous][:limit]),
-        ("handbook paraphrases", handbook_items(REPO / "examples" / "handbook-paraphrases.jsonl")[:limit]),
+        ("handbook paraphrases", handbook_items(REPO / "demo" / "handbook-paraphrases.jsonl")[:limit]),
     ]
     gitlab_sets = [(f"gitlab {s}", gitlab_items(GITLAB / "questions" / f"{s}.jsonl")[:limit]) for s in SUBSETS]
     nw = NORTHWIND / "questions"

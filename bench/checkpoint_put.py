@@ -46,7 +46,7 @@ from threadsage.memory.checkpoints import PostgresSaver, postgres_checkpointer  
 from threadsage.memory.langgraph_internals import OneStatementPut, split_channel_values  # noqa: E402
 from threadsage.settings.environment import Settings  # noqa: E402
 
-HANDBOOK = REPO / "examples" / "handbook"
+HANDBOOK = REPO / "demo" / "handbook"
 DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/test"
 APP = "bench-checkpoint-put"
 ROUTES = {

@@ -34,7 +34,7 @@ import psycopg  # noqa: E402
 from starlette.datastructures import QueryParams  # noqa: E402
 
 from threadsage.console.filters import Filters  # noqa: E402
-from threadsage.console.loop import LoopData  # noqa: E402
+from threadsage.console.knowledge_loop import LoopData  # noqa: E402
 from threadsage.console.queries import ConsoleData  # noqa: E402
 from threadsage.memory.checkpoints import open_checkpointer  # noqa: E402
 from threadsage.records.digest import DigestRecords  # noqa: E402

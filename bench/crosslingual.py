@@ -5,7 +5,7 @@
 
 Each configuration is `THREADSAGE_EMBEDDINGS[:THREADSAGE_DENSE_SEARCH]` (`all` when not given).
 
-examples/handbook-questions-crosslingual.jsonl (self-written): 21 demo-handbook questions asked in
+demo/handbook-questions-crosslingual.jsonl (self-written): 21 demo-handbook questions asked in
 Chinese about English pages (`zh→en`), and 3 asked in English about the Chinese pages, searched
 in the handbook without their English counterparts (`en→zh`). Each row also carries the question
 in the documents' language: searching with it (`translated`) is what a perfect query-translation
@@ -18,7 +18,7 @@ per set and configuration, and the time each corpus took to ingest.
 
 Then the replies, offline, through the chat service (`ChatService.handle`, each question a new
 session, scored as `bench/answer_quality.py` scores them): the zh→en questions, whose answers are
-those of the same questions in English (examples/handbook-questions.jsonl), and the first
+those of the same questions in English (demo/handbook-questions.jsonl), and the first
 `--cmrc-answers` CMRC questions over the corpus ingested above; with the time per question.
 """
 
@@ -42,9 +42,9 @@ from threadsage.evaluation.retrieval import RetrievalQuestion, evaluate, evaluat
 from threadsage.settings.environment import Settings
 
 REPO = Path(__file__).resolve().parents[1]
-HANDBOOK = REPO / "examples" / "handbook"
-QUESTIONS = REPO / "examples" / "handbook-questions-crosslingual.jsonl"
-ENGLISH = REPO / "examples" / "handbook-questions.jsonl"  # the same questions in English, with their answers
+HANDBOOK = REPO / "demo" / "handbook"
+QUESTIONS = REPO / "demo" / "handbook-questions-crosslingual.jsonl"
+ENGLISH = REPO / "demo" / "handbook-questions.jsonl"  # the same questions in English, with their answers
 CMRC = REPO.parent / "shared" / "eval" / "cmrc2018"
 # The English pages that have a Chinese version: left out for the en→zh questions.
 COUNTERPARTS = ["people/onboarding.md", "it/security.md", "finance/travel.md"]

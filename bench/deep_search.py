@@ -83,7 +83,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Settings(THREADSAGE_DATA_DIR=Path(tmp), THREADSAGE_EMBEDDINGS="none", DATABASE_URL=None, _env_file=None)
         kb = open_knowledge_base(base)
-        Ingestor(kb, base.chunk_chars, base.chunk_overlap).ingest_paths([REPO / "examples" / "handbook"])
+        Ingestor(kb, base.chunk_chars, base.chunk_overlap).ingest_paths([REPO / "demo" / "handbook"])
         rows = [await run(base.model_copy(update={"openai_api_key": None}), kb, None)]
         llm = FakeOpenAI().start()
         try:

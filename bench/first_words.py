@@ -49,7 +49,7 @@ from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
 
 REPO = Path(__file__).resolve().parents[1]
-HANDBOOK = REPO / "examples" / "handbook"
+HANDBOOK = REPO / "demo" / "handbook"
 ROUTES = {"standard": "HOW_TO", "fast": "FACT_LOOKUP"}
 QUESTIONS = [  # none that the ambiguity backstop asks back
     "Which cabin class may I book for a flight of 6 hours or more?",

@@ -151,7 +151,7 @@ async def main(runs: int, first_token: float, tokens_per_second: float) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         settings = Settings(THREADSAGE_DATA_DIR=Path(scratch) / "kb", THREADSAGE_EMBEDDINGS="none", _env_file=None)
         kb = open_knowledge_base(settings)
-        Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([ROOT / "examples" / "handbook"])
+        Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([ROOT / "demo" / "handbook"])
         times = await slack(kb, Path(scratch), runs, llm) | await telegram(kb, Path(scratch), runs, llm)
         kb.close()
     llm.stop()

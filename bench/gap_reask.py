@@ -1,4 +1,4 @@
-"""The cost of re-asking the open gaps after a sync (`threadsage.chat.loop`): time, searches and
+"""The cost of re-asking the open gaps after a sync (`threadsage.chat.knowledge_loop`): time, searches and
 answerer calls for N open gaps when D documents are new or changed, and the follow-ups sent or
 held back by the per-place limit.
 
@@ -43,7 +43,7 @@ from threadsage.adapters.knowledge import open_knowledge_base  # noqa: E402
 from threadsage.adapters.reasoner import Reasoner  # noqa: E402
 from threadsage.adapters.reasoning.llm.back_end import LLMReasoner  # noqa: E402
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner  # noqa: E402
-from threadsage.chat.loop import KnowledgeLoop, LoopReport  # noqa: E402
+from threadsage.chat.knowledge_loop import KnowledgeLoop, LoopReport  # noqa: E402
 from threadsage.chat.notify import Notice  # noqa: E402
 from threadsage.delivery.coordination import LocalCoordinator  # noqa: E402
 from threadsage.ingestion.pipeline import Ingestor  # noqa: E402

@@ -5,7 +5,7 @@ them, offline (the embedded default of `make run`), through the chat as a person
 
 - publiccode: ../shared/eval/publiccode-handbook (40 pages, 80 questions of eight kinds; only its
   activities/, organization/ and contributor-guides/ folders are the corpus, as its README says);
-- handbook: the demo handbook (examples/handbook) with examples/handbook-questions-typed.jsonl,
+- handbook: the demo handbook (demo/handbook) with demo/handbook-questions-typed.jsonl,
   questions in a new user's own words.
 
 Scoring: `threadsage/evaluation/kinds.py`. Prints one row per set (right / asked per kind), the
@@ -35,7 +35,7 @@ SETS: dict[str, tuple[Path, tuple[str, ...], Path]] = {
         ("activities", "organization", "contributor-guides"),
         PUBLICCODE / "questions.jsonl",
     ),
-    "handbook": (REPO / "examples" / "handbook", (), REPO / "examples" / "handbook-questions-typed.jsonl"),
+    "handbook": (REPO / "demo" / "handbook", (), REPO / "demo" / "handbook-questions-typed.jsonl"),
 }
 
 

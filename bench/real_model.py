@@ -35,7 +35,7 @@ from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, 
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
 
-HANDBOOK = Path(__file__).resolve().parents[1] / "examples" / "handbook"
+HANDBOOK = Path(__file__).resolve().parents[1] / "demo" / "handbook"
 # (session, what is said); "CLICK" answers the session's pending clarification with its first option.
 SCRIPT = [
     ("a", "How many days of annual leave do employees get?"),

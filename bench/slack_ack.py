@@ -63,7 +63,7 @@ async def main(conversations: int, events: int, latency: float, one_loop: bool) 
             _env_file=None,
         )
         kb = open_knowledge_base(settings)
-        Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([ROOT / "examples" / "handbook"])
+        Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([ROOT / "demo" / "handbook"])
         coordinator = LocalCoordinator()
         async with (
             open_chat_service(settings, kb, coordinator) as chat,

@@ -4,7 +4,7 @@
 
 The language-model back-end talks over HTTP to the fake OpenAI-compatible server of the tests
 (tests/fakes/openai_server.py), which answers every chat completion after `--latency` seconds;
-the router's decision is scripted to force each route. The demo handbook (examples/handbook) is
+the router's decision is scripted to force each route. The demo handbook (demo/handbook) is
 ingested into a temporary Milvus Lite knowledge base (BM25) and checkpoints go to Postgres
 (`DATABASE_URL`, default postgresql://postgres@127.0.0.1:5432/test) in a schema of the run's own,
 dropped at the end. Every turn is a first question in a new session, from a person of its own.
@@ -41,7 +41,7 @@ from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, 
 from threadsage.ingestion.pipeline import Ingestor  # noqa: E402
 from threadsage.settings.environment import Settings  # noqa: E402
 
-HANDBOOK = REPO / "examples" / "handbook"
+HANDBOOK = REPO / "demo" / "handbook"
 DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/test"
 
 # route → (intent the scripted router returns, a question that suits the route)

@@ -259,7 +259,7 @@ async def main(
 ) -> None:
     with (
         tempfile.TemporaryDirectory() as scratch,
-        milvus_server(Path(scratch) / "milvus", ROOT / "examples" / "handbook") as milvus_uri,
+        milvus_server(Path(scratch) / "milvus", ROOT / "demo" / "handbook") as milvus_uri,
     ):
         rows = [await run(n, sessions, latency, rate, concurrency, milvus_uri, Path(scratch), settings) for n in counts]
     print(

@@ -26,7 +26,7 @@ from threadsage.app.processes import configured_platforms, serve, serve_front_en
 from threadsage.app.runtime import open_chat_service, open_coordinator, set_reading_budget
 from threadsage.bots.telegram.access import TelegramAccess
 from threadsage.bots.terminal import TerminalChat
-from threadsage.chat.loop import LoopReport
+from threadsage.chat.knowledge_loop import LoopReport
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.evaluation.retrieval import evaluate, evaluation_corpus, load_questions
 from threadsage.ingestion.inbox import HandOverFailed, IngestInbox, hand_over
@@ -139,7 +139,7 @@ def ingest(
 
 
 def _knowledge_loop(settings: Settings, kb: KnowledgeBase, changes: list[DocumentChange]) -> None:
-    """What the ingest changed, put to use as after a sync (`threadsage.chat.loop`): answers
+    """What the ingest changed, put to use as after a sync (`threadsage.chat.knowledge_loop`): answers
     marked stale, open gaps asked again. No bot runs here: a gap closed now gets its follow-up
     from the next bot of its platform that starts (docs/console.md, "The knowledge loop")."""
 

@@ -15,7 +15,7 @@ import pytest
 from tests.support.recorded import turn_row, write_turns
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
-from threadsage.chat.loop import KnowledgeLoop
+from threadsage.chat.knowledge_loop import KnowledgeLoop
 from threadsage.delivery.coordination import LocalCoordinator
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.memory.checkpoints import open_checkpointer

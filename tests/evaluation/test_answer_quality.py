@@ -40,8 +40,8 @@ async def test_gitlab_negation_recall_and_answers_through_the_graph(tmp_path: Pa
 
 
 async def test_demo_handbook_answers_and_clarifications_through_the_graph(tmp_path: Path, handbook_kb) -> None:
-    questions = handbook_items(REPO / "examples" / "handbook-questions.jsonl")
-    paraphrases = handbook_items(REPO / "examples" / "handbook-paraphrases.jsonl")
+    questions = handbook_items(REPO / "demo" / "handbook-questions.jsonl")
+    paraphrases = handbook_items(REPO / "demo" / "handbook-paraphrases.jsonl")
     async with open_chat_service(offline(tmp_path), kb=handbook_kb) as chat:
         clear = await run_set(chat, "clear", [q for q in questions if not q.ambiguous] + paraphrases)
         ambiguous = await run_set(chat, "ambiguous", [q for q in questions if q.ambiguous])

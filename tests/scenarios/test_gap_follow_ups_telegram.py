@@ -15,7 +15,7 @@ from tests.fakes.telegram_api import FakeBotAPI
 from tests.support.library import GAP, LEAVE, Library, library
 from tests.support.telegram_harness import ANN, BOB, FORUM, GROUP, bot_settings, exchange, mention, private, running
 from threadsage.bots.telegram import TelegramBot
-from threadsage.console.loop import LoopData
+from threadsage.console.knowledge_loop import LoopData
 
 LEAVE_ZH = "# 育儿假\n\n申请育儿假，请在假期开始前八周把育儿假申请表交给人事团队。育儿假共十六周。\n"
 GAP_ZH = "怎么申请育儿假？"

@@ -13,7 +13,7 @@ from tests.support.telegram_harness import ANN, BOB, GROUP, bot_settings, exchan
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.app.follow_ups import send_waiting_follow_ups
 from threadsage.chat import ChatService
-from threadsage.console.loop import LoopData
+from threadsage.console.knowledge_loop import LoopData
 from threadsage.ingestion.service import knowledge_upkeep
 
 

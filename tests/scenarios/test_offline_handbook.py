@@ -1,4 +1,4 @@
-"""The offline back-end on the demo handbook's own graded questions (examples/handbook-questions.jsonl)."""
+"""The offline back-end on the demo handbook's own graded questions (demo/handbook-questions.jsonl)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ from threadsage.chat import ReplyKind, Turn
 from threadsage.settings.environment import Settings
 
 QUESTIONS = [
-    json.loads(line)
-    for line in (REPO / "examples" / "handbook-questions.jsonl").read_text().splitlines()
-    if line.strip()
+    json.loads(line) for line in (REPO / "demo" / "handbook-questions.jsonl").read_text().splitlines() if line.strip()
 ]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-HANDBOOK = REPO / "examples" / "handbook"
+HANDBOOK = REPO / "demo" / "handbook"
 # Real corpora live beside the repository (../shared/eval), in CI as in development.
 EVAL = REPO.parent / "shared" / "eval"
 POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"

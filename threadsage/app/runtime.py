@@ -31,7 +31,7 @@ from threadsage.adapters.reasoning.rerank import make_reranker
 from threadsage.adapters.reasoning.research import Researcher
 from threadsage.chat import ChatService
 from threadsage.chat.digest import Digest
-from threadsage.chat.loop import KnowledgeLoop
+from threadsage.chat.knowledge_loop import KnowledgeLoop
 from threadsage.chat.recording import Recording
 from threadsage.delivery.coordination import Coordinator, LocalCoordinator
 from threadsage.delivery.redis_coordination import RedisCoordinator, connect

@@ -1,5 +1,5 @@
 """The seam through which the core speaks first: a message nobody asked for just now (a gap that
-closed, `threadsage.chat.loop`). The core knows no platform: each bot registers a `Notifier` for
+closed, `threadsage.chat.knowledge_loop`). The core knows no platform: each bot registers a `Notifier` for
 its platform with the chat service (`ChatService.notifiers`), which knows how to reach a place of
 its session keys and what that place may read today."""
 

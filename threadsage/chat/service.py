@@ -31,8 +31,8 @@ from langgraph.types import Command, Interrupt
 from threadsage.adapters.documents.attachments import AttachmentReader, display_name, files_read
 from threadsage.adapters.reasoner import ModelBusy, Passage
 from threadsage.chat.events import reported, reporters
+from threadsage.chat.knowledge_loop import KnowledgeLoop
 from threadsage.chat.limits import allowed
-from threadsage.chat.loop import KnowledgeLoop
 from threadsage.chat.notify import Notifier
 from threadsage.chat.recording import Recording
 from threadsage.chat.redelivery import replies_already_given

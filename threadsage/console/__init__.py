@@ -13,7 +13,7 @@ from starlette.routing import Route
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.console.auth import ConsoleAuth, checked_token
 from threadsage.console.knowledge import knowledge_info
-from threadsage.console.loop import LoopData
+from threadsage.console.knowledge_loop import LoopData
 from threadsage.console.queries import ConsoleData
 from threadsage.console.routes import Console
 from threadsage.console.sessions import Sessions

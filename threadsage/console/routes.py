@@ -19,8 +19,8 @@ from threadsage.console.auth import ConsoleAuth, TooManyAttempts
 from threadsage.console.exports import QUESTION_FIELDS, csv_text, turn_cells
 from threadsage.console.filters import RANGES, BadFilter, Filters
 from threadsage.console.knowledge import KnowledgeInfo
+from threadsage.console.knowledge_loop import LoopData
 from threadsage.console.layout import SECURITY_HEADERS, VIEWS, html
-from threadsage.console.loop import LoopData
 from threadsage.console.queries import EXPORT_LIMIT, LIST_LIMIT, ConsoleData
 from threadsage.records.turns import OUTCOMES, TABLE
 

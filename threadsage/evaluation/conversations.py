@@ -11,7 +11,7 @@ anaphora question after its `context` turn, in the same session). Scored per que
 - clarified: the reply asks back.
 
 The GitLab question sets (`../shared/eval/gitlab-handbook/questions`) and the demo handbook's
-(`examples/handbook-*.jsonl`) are read as they are; for GitLab negation and anaphora questions
+(`demo/handbook-*.jsonl`) are read as they are; for GitLab negation and anaphora questions
 the first retrieval entry is a deliberate wrong hit (see `evaluation.DECOY_FIRST`).
 """
 

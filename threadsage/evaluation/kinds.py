@@ -2,7 +2,7 @@
 
 The question files follow `../shared/eval/publiccode-handbook/README.md` (one JSON object a line:
 `id`, `type`, `question`, `context`, `gold_files`, `answer`, `readings`); the demo handbook's
-`examples/handbook-questions-typed.jsonl` is written the same way. Scored through the chat as a
+`demo/handbook-questions-typed.jsonl` is written the same way. Scored through the chat as a
 person would meet it (`ChatService.handle`, one new session per question), by the README's rules:
 
 - fact, paraphrase, multi, followup, zh: the reply is an answer that contains the expected string

@@ -20,7 +20,7 @@ from threadsage.ingestion.state import SourceStatus, StateStore
 
 log = logging.getLogger(__name__)
 
-# Told what a sync or an ingest added, changed and removed (the knowledge loop: `threadsage.chat.loop`).
+# Told what a sync or an ingest added, changed and removed (the knowledge loop: `threadsage.chat.knowledge_loop`).
 KnowledgeChanged = Callable[[list[DocumentChange]], Awaitable[None]]
 
 

@@ -28,7 +28,7 @@ VERSION_CHARS = 8  # of the fingerprint: what a chunk's id carries of its docume
 @dataclass(frozen=True)
 class DocumentChange:
     """A document an ingest or sync added, changed or removed: what the knowledge loop
-    (`threadsage.chat.loop`) needs to mark the answers that cited it stale and to re-ask the open
+    (`threadsage.chat.knowledge_loop`) needs to mark the answers that cited it stale and to re-ask the open
     gaps. `version` is the start of the new fingerprint (as in chunk ids), "" when removed."""
 
     doc_id: str

@@ -5,7 +5,7 @@
 - the gaps closed by a new or changed document (`threadsage_gap_closes`): which document, when,
   the answer found, and what became of the follow-up (one row per question: at most one);
 - the verified answers an operator kept (`threadsage_verified`), used first for a question that
-  matches one closely (`threadsage.chat.loop`), stale like any answer when a cited document changes.
+  matches one closely (`threadsage.chat.knowledge_loop`), stale like any answer when a cited document changes.
 """
 
 from __future__ import annotations

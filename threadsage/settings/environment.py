@@ -20,8 +20,8 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from threadsage.i18n import DEFAULT, Language
+from threadsage.settings.knowledge_loop import KnowledgeLoopSettings
 from threadsage.settings.language_model import LanguageModelSettings
-from threadsage.settings.loop import KnowledgeLoopSettings
 from threadsage.settings.sections import (
     AccessSettings,
     DocumentSettings,

@@ -1,6 +1,6 @@
 """The offline back-end's understanding through the graph, on the demo handbook: questions that
 exclude something, small talk, asking back on sibling policies, and questions that avoid the
-documents' words. (None of these questions is in examples/handbook-*.jsonl.)"""
+documents' words. (None of these questions is in demo/handbook-*.jsonl.)"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the console shows of the knowledge loop (`threadsage.chat.loop`): the answers gone stale,
+"""What the console shows of the knowledge loop (`threadsage.chat.knowledge_loop`): the answers gone stale,
 grouped by the document that changed, with how many people saw them; the gaps a new or changed
 document closed, and what became of each follow-up; the verified answers with their use counts.
 Each bounded (LIMIT), on the indexes of `threadsage.records.knowledge`."""

@@ -1,4 +1,4 @@
-"""The settings of the knowledge loop (`threadsage.chat.loop`): gaps re-asked after each sync,
+"""The settings of the knowledge loop (`threadsage.chat.knowledge_loop`): gaps re-asked after each sync,
 the follow-ups to the people who asked, verified answers, the weekly digest (`threadsage.chat.digest`). A mixin of
 `threadsage.settings.environment.Settings`, as those of `sections.py`."""
 
