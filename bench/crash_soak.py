@@ -6,7 +6,7 @@ Real processes as deployed: `threadsage serve` and --workers `threadsage worker`
 Postgres of this machine, the demo handbook in a Milvus Lite server, a fake Slack and a fake
 model (0.4–1.4 s a call) in this process. Each round posts --questions new questions, kills every
 worker while the model is being asked, starts them again, kills them all again right after an
-answer is posted, and starts them again (tests/support/crash_soak.py). Then every question must have
+answer is posted, and starts them again (tests/helpers/crash_soak.py). Then every question must have
 exactly one answer, with the model's text in it. The goal is 0/0/0 over at least 50 kills.
 """
 
@@ -24,10 +24,10 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.crash_soak import soak  # noqa: E402
-from tests.support.deployment import deployed  # noqa: E402
-from tests.support.locations import HANDBOOK, POSTGRES_URL  # noqa: E402
-from tests.support.served import milvus_server  # noqa: E402
+from tests.helpers.crash_soak import soak  # noqa: E402
+from tests.helpers.deployment import deployed  # noqa: E402
+from tests.helpers.locations import HANDBOOK, POSTGRES_URL  # noqa: E402
+from tests.helpers.served import milvus_server  # noqa: E402
 
 
 async def main(rounds: int, questions: int, workers: int) -> None:

@@ -11,7 +11,7 @@ against the sum of its model calls' own times.
   (`--first-token 1 --rate 30`: one second to the first token, 30 tokens a second); the own times
   are the fake's.
 - `--model real`: llama-cpp-python's server with SmolLM2-135M (`make model-server`), behind the
-  recording proxy of tests/support/model_server.py, which times each request (to its first token
+  recording proxy of tests/helpers/model_server.py, which times each request (to its first token
   when streamed).
 
     .venv/bin/python bench/first_words.py [--model fake|real] [--turns 3]
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.support.model_server import MODEL_NAME, running_model_server
+from tests.helpers.model_server import MODEL_NAME, running_model_server
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.app.runtime import open_chat_service
 from threadsage.bots.terminal import TerminalChat

@@ -33,9 +33,9 @@ sys.path.insert(0, str(ROOT))
 from tests.fakes.openai_server import FakeOpenAI, kind_of  # noqa: E402
 from tests.fakes.slack_api import FakeSlack, assistant_thread  # noqa: E402
 from tests.fakes.telegram_api import FakeBotAPI  # noqa: E402
-from tests.support import slack_harness, telegram_harness  # noqa: E402
-from tests.support.conversation import route_to  # noqa: E402
-from tests.support.telegram_harness import ANN, GROUP, TOKEN, TRAVEL, bot_settings, mention, private  # noqa: E402
+from tests.helpers import slack_harness, telegram_harness  # noqa: E402
+from tests.helpers.conversation import route_to  # noqa: E402
+from tests.helpers.telegram_harness import ANN, GROUP, TOKEN, TRAVEL, bot_settings, mention, private  # noqa: E402
 from threadsage.adapters.knowledge import open_knowledge_base  # noqa: E402
 from threadsage.bots.slack.texts import STEPS  # noqa: E402
 from threadsage.i18n import say  # noqa: E402

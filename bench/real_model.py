@@ -1,7 +1,7 @@
 """The bot against a real model server: twelve turns over the demo handbook, of every kind.
 
 llama-cpp-python's OpenAI-compatible server with SmolLM2-135M-Instruct (`bash scripts/model-server.sh`
-installs it), behind the recording proxy of `tests/support/model_server.py`. The tiny model's answers
+installs it), behind the recording proxy of `tests/helpers/model_server.py`. The tiny model's answers
 are often wrong; what this counts is how the bot behaves on a real server: apologies, turns over
 60 s, requests without a token limit the server honours, requests that ran to the limit (runaways),
 requests the bot abandoned, and answers that cite the documents. And where a turn's time goes: its
@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.model_server import MODEL_NAME, Exchange, running_model_server
+from tests.helpers.model_server import MODEL_NAME, Exchange, running_model_server
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn

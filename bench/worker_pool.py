@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
-from tests.support.served import Served, milvus_server, post_mention, serve  # noqa: E402
+from tests.helpers.served import Served, milvus_server, post_mention, serve  # noqa: E402
 from threadsage.bots.slack.sending import REPLY_EVENT  # noqa: E402
 
 SECRET = "bench-signing-secret-0123456789ab"

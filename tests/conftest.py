@@ -1,4 +1,4 @@
-"""The fixtures (tests/support/fixtures.py, loaded where tests run) and the guard of the test tiers."""
+"""The fixtures (tests/helpers/fixtures.py, loaded where tests run) and the guard of the test tiers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.locations import EVAL, REPO
+from tests.helpers.locations import EVAL, REPO
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -20,7 +20,7 @@ def pytest_configure(config: pytest.Config) -> None:
     controller = not hasattr(config, "workerinput") and config.getoption("numprocesses", None)
     if not controller:
         gc.disable()
-        config.pluginmanager.import_plugin("tests.support.fixtures")
+        config.pluginmanager.import_plugin("tests.helpers.fixtures")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.locations import HANDBOOK
+from tests.helpers.locations import HANDBOOK
 
 BUTTON_SECRET = "buttons-0123456789abcdef"
 

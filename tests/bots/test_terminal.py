@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
-from tests.support.conversation import QUESTION, llm_chat, route_to
-from tests.support.locations import HANDBOOK
+from tests.helpers.conversation import QUESTION, llm_chat, route_to
+from tests.helpers.locations import HANDBOOK
 from threadsage.bots.terminal import TerminalChat
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.conversation import QUESTION, service
+from tests.helpers.conversation import QUESTION, service
 from threadsage.chat import ReplyKind, Turn, session_config
 
 

@@ -20,8 +20,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.deployment import drop_keys
-from tests.support.recorded import turn_row, write_turns
+from tests.helpers.deployment import drop_keys
+from tests.helpers.recorded import turn_row, write_turns
 from threadsage.bots.slack.announcer import SlackAnnouncer
 from threadsage.bots.telegram import TelegramBot
 from threadsage.bots.telegram.announcer import TelegramAnnouncer

@@ -9,7 +9,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from tests.fakes.openai_server import DiesMidway, FakeOpenAI, kind_of
-from tests.support.conversation import AMBIGUOUS, QUESTION, llm_chat, route_to
+from tests.helpers.conversation import AMBIGUOUS, QUESTION, llm_chat, route_to
 from threadsage.chat import (
     ACCEPTED,
     APOLOGY,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.support.conversation import QUESTION, llm_chat, route_to
+from tests.helpers.conversation import QUESTION, llm_chat, route_to
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ACCEPTED, ClarificationAnswer, Draft, Progress, Reply, ReplyKind, Step, Turn
 from threadsage.settings.environment import Settings

@@ -13,7 +13,7 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.support.conversation import QUESTION, delivering, llm_chat, route_to
+from tests.helpers.conversation import QUESTION, delivering, llm_chat, route_to
 from threadsage.chat import APOLOGY, RATE_LIMITED, ReplyKind, Turn
 from threadsage.delivery.current import Delivery
 from threadsage.delivery.outages import ServiceUnavailable

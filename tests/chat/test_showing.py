@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.conversation import AMBIGUOUS, Conversation, only, service
+from tests.helpers.conversation import AMBIGUOUS, Conversation, only, service
 from threadsage.chat import (
     ACCEPTED,
     NOT_YOURS,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.recorded import turn_row, write_turns
+from tests.helpers.recorded import turn_row, write_turns
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.chat.knowledge_loop import KnowledgeLoop

@@ -1,5 +1,5 @@
 """The console served by the Slack bot's own ASGI app (the Slack fake harness), with a token; the
-console alone on its database is `tests.support.console.console_served`."""
+console alone on its database is `tests.helpers.console.console_served`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.slack_api import FakeSlack
-from tests.support.console import TOKEN
-from tests.support.slack_harness import Harness, running
+from tests.helpers.console import TOKEN
+from tests.helpers.slack_harness import Harness, running
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ import aiohttp
 import pytest
 
 from tests.fakes.slack_api import FakeSlack
-from tests.support.console import GAP, TOKEN, TRAVEL, ask_and_vote_down
-from tests.support.locations import HANDBOOK
-from tests.support.slack_harness import Harness, running
+from tests.helpers.console import GAP, TOKEN, TRAVEL, ask_and_vote_down
+from tests.helpers.locations import HANDBOOK
+from tests.helpers.slack_harness import Harness, running
 from threadsage.ingestion.state import SourceStatus, StateStore
 from threadsage.records.ingestions import IngestionLog
 

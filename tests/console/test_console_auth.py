@@ -13,7 +13,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.support.console import TOKEN, Served, console_served, console_settings
+from tests.helpers.console import TOKEN, Served, console_served, console_settings
 from threadsage.console import console_routes
 from threadsage.console.auth import COOKIE
 from threadsage.console.sessions import Sessions

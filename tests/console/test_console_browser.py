@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
-from tests.support.console import GAP, TOKEN, TRAVEL, ask_and_vote_down
-from tests.support.slack_harness import Harness
+from tests.helpers.console import GAP, TOKEN, TRAVEL, ask_and_vote_down
+from tests.helpers.slack_harness import Harness
 
 pytestmark = pytest.mark.slow  # a real Chromium
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.console import TOKEN, console_served, console_settings
-from tests.support.hostile import assert_strict, record_hostile_turns
+from tests.helpers.console import TOKEN, console_served, console_settings
+from tests.helpers.hostile import assert_strict, record_hostile_turns
 from threadsage.console.filters import RANGES
 from threadsage.records.turns import OUTCOMES
 

@@ -8,8 +8,8 @@ import csv
 import io
 from pathlib import Path
 
-from tests.support.console import TOKEN, console_served, console_settings
-from tests.support.hostile import FORMULA, HOSTILE, assert_inert, assert_strict, record_hostile_turns
+from tests.helpers.console import TOKEN, console_served, console_settings
+from tests.helpers.hostile import FORMULA, HOSTILE, assert_inert, assert_strict, record_hostile_turns
 from threadsage import console
 
 BEARER = {"Authorization": f"Bearer {TOKEN}"}

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis.asyncio import Redis
 
-from tests.support.queue import REDIS_URL, Performer
+from tests.helpers.queue import REDIS_URL, Performer
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest
 from threadsage.delivery.jobs import Job
 from threadsage.delivery.queue import TurnQueue

@@ -13,7 +13,7 @@ import pytest
 import redis.exceptions
 from redis.asyncio import Redis
 
-from tests.support.queue import REDIS_URL, Performer, worker_running
+from tests.helpers.queue import REDIS_URL, Performer, worker_running
 from threadsage.delivery import queue
 from threadsage.delivery.current import current_delivery
 from threadsage.delivery.jobs import Job

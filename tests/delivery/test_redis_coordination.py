@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from tests.support.conversation import AMBIGUOUS, Conversation, only
+from tests.helpers.conversation import AMBIGUOUS, Conversation, only
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ReplyKind
 from threadsage.delivery.coordination import LocalCoordinator

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.locations import REPO
+from tests.helpers.locations import REPO
 from threadsage.app.runtime import open_chat_service
 from threadsage.evaluation.conversations import gitlab_items, handbook_items, northwind_items, run_set
 from threadsage.evaluation.retrieval import evaluation_corpus

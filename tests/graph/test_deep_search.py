@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
-from tests.support.conversation import Conversation, llm_chat, only, route_to, service
+from tests.helpers.conversation import Conversation, llm_chat, only, route_to, service
 from threadsage.chat import ReplyKind
 from threadsage.i18n import say
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from tests.fakes.openai_server import FakeOpenAI, ToolCalls, excerpt_count, kind_of, user_text
-from tests.support.conversation import Conversation, llm_chat, only, route_to
+from tests.helpers.conversation import Conversation, llm_chat, only, route_to
 from threadsage.chat import ReplyKind
 
 HOW_TO = "How do I request a security exception?"

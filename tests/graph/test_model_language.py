@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tests.fakes.openai_server import FakeOpenAI, kind_of
-from tests.support.conversation import Conversation, llm_chat, only, route_to
+from tests.helpers.conversation import Conversation, llm_chat, only, route_to
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.chat import Draft, Progress, ReplyKind, Turn
 from threadsage.i18n import say

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.conversation import Conversation, only, service
+from tests.helpers.conversation import Conversation, only, service
 from threadsage.adapters.questions.ambiguity import alternatives
 from threadsage.adapters.questions.small_talk import is_small_talk, reply_key
 from threadsage.adapters.reasoner import Passage

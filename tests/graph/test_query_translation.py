@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
-from tests.support.conversation import Conversation, llm_chat, only, route_to
+from tests.helpers.conversation import Conversation, llm_chat, only, route_to
 from threadsage.chat import ReplyKind
 
 LOST_LAPTOP_ZH = "笔记本电脑丢了怎么办？"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fakes.openai_server import Failure, FakeOpenAI, response_format
-from tests.support.conversation import QUESTION, Conversation, llm_chat, only, route_to
+from tests.helpers.conversation import QUESTION, Conversation, llm_chat, only, route_to
 from threadsage.chat import APOLOGY, ReplyKind
 from threadsage.i18n import say
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from tests.fakes.openai_server import Failure, FakeOpenAI, kind_of, user_text
-from tests.support.conversation import Conversation, llm_chat, only, route_to
+from tests.helpers.conversation import Conversation, llm_chat, only, route_to
 from threadsage.chat import ReplyKind
 
 QUESTION = "How do I get my travel expenses reimbursed after a trip?"

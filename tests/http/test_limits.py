@@ -17,7 +17,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from tests.fakes.slack_api import FakeSlack
-from tests.support.served import serve
+from tests.helpers.served import serve
 from threadsage.http.limits import MAX_BODY_BYTES
 from threadsage.http.server import ReadinessCheck, create_app
 

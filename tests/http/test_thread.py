@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers
-from tests.support.slack_harness import CHANNEL, SECRET, TRAVEL, next_ts
+from tests.helpers.slack_harness import CHANNEL, SECRET, TRAVEL, next_ts
 from threadsage.app.runtime import open_chat_service
 from threadsage.bots.slack import SlackBot
 from threadsage.bots.tokens import Signer, load_secret

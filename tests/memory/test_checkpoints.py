@@ -25,7 +25,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import dict_row
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.support.conversation import QUESTION, llm_chat, route_to
+from tests.helpers.conversation import QUESTION, llm_chat, route_to
 from threadsage.chat import ClarificationAnswer, ReplyKind, Turn
 from threadsage.graph.build import build_graph
 from threadsage.memory import checkpoints

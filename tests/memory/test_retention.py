@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.locations import HANDBOOK
+from tests.helpers.locations import HANDBOOK
 from threadsage.app.retention import parse_age, prune, prune_periodically
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn

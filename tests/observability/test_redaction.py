@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.served import serve
+from tests.helpers.served import serve
 from threadsage.observability.redaction import redact_url
 
 PASSWORD = "s3cr3t-hunter2-pw"

@@ -19,9 +19,9 @@ from prometheus_client import REGISTRY
 from tests.fakes.http import JsonServer
 from tests.fakes.openai_server import Failure, FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
-from tests.support.conversation import AMBIGUOUS, Conversation, llm_chat, only, route_to, service
-from tests.support.locations import HANDBOOK
-from tests.support.served import serve
+from tests.helpers.conversation import AMBIGUOUS, Conversation, llm_chat, only, route_to, service
+from tests.helpers.locations import HANDBOOK
+from tests.helpers.served import serve
 from threadsage.chat import ACCEPTED, APOLOGY, STALE, ClarificationAnswer, ReplyKind, Turn
 from threadsage.delivery.coordination import LocalCoordinator
 from threadsage.http.server import create_app
@@ -378,7 +378,7 @@ def test_traces_go_to_an_opentelemetry_collector_when_asked(tmp_path: Path) -> N
 
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    from tests.support.served import OURS
+    from tests.helpers.served import OURS
 
     exports: list[bytes] = []
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.conversation import service
-from tests.support.made_files import docx_bytes, pdf_bytes
-from tests.support.slack_harness import Harness, as_text, file_share
-from tests.support.telegram_harness import ANN, new_messages, private
+from tests.helpers.conversation import service
+from tests.helpers.made_files import docx_bytes, pdf_bytes
+from tests.helpers.slack_harness import Harness, as_text, file_share
+from tests.helpers.telegram_harness import ANN, new_messages, private
 from threadsage.adapters.documents.attachments import Attachment
 from threadsage.chat import ReplyKind, Turn
 from threadsage.i18n import say

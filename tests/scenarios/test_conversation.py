@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.conversation import AMBIGUOUS, Conversation, only, service, settings_for
-from tests.support.locations import HANDBOOK
+from tests.helpers.conversation import AMBIGUOUS, Conversation, only, service, settings_for
+from tests.helpers.locations import HANDBOOK
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.chat import (
     APOLOGY,

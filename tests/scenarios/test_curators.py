@@ -16,10 +16,10 @@ import pytest
 
 from tests.fakes.slack_api import TEAM, action_body
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.library import COVERED, TRAVEL_2, library
-from tests.support.slack_harness import CHANNEL, Harness, as_text, next_ts, thread_messages
-from tests.support.slack_harness import running as slack_running
-from tests.support.telegram_harness import ANN, BOB, GROUP, bot_settings, exchange, mention, private, running
+from tests.helpers.library import COVERED, TRAVEL_2, library
+from tests.helpers.slack_harness import CHANNEL, Harness, as_text, next_ts, thread_messages
+from tests.helpers.slack_harness import running as slack_running
+from tests.helpers.telegram_harness import ANN, BOB, GROUP, bot_settings, exchange, mention, private, running
 from threadsage.bots.slack.places import Place
 from threadsage.bots.telegram.chains import private_key
 from threadsage.bots.tokens import Button, ButtonKind, Signer, load_secret, session_digest

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.library import GAP, LEAVE, Library, library
-from tests.support.telegram_harness import ANN, BOB, FORUM, GROUP, bot_settings, exchange, mention, private, running
+from tests.helpers.library import GAP, LEAVE, Library, library
+from tests.helpers.telegram_harness import ANN, BOB, FORUM, GROUP, bot_settings, exchange, mention, private, running
 from threadsage.bots.telegram import TelegramBot
 from threadsage.console.knowledge_loop import LoopData
 

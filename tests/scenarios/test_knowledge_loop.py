@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.library import COVERED, GAP, LEAVE, TRAVEL, TRAVEL_2
-from tests.support.slack_harness import Harness, as_text, mention_event, running, thread_messages
+from tests.helpers.library import COVERED, GAP, LEAVE, TRAVEL, TRAVEL_2
+from tests.helpers.slack_harness import Harness, as_text, mention_event, running, thread_messages
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.engine import SyncEngine

@@ -8,8 +8,8 @@ import asyncio
 from pathlib import Path
 
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.library import COVERED, GAP, LEAVE, TRAVEL_2, library
-from tests.support.telegram_harness import ANN, BOB, GROUP, bot_settings, exchange, mention, running
+from tests.helpers.library import COVERED, GAP, LEAVE, TRAVEL_2, library
+from tests.helpers.telegram_harness import ANN, BOB, GROUP, bot_settings, exchange, mention, running
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.app.follow_ups import send_waiting_follow_ups
 from threadsage.chat import ChatService

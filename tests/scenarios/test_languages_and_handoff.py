@@ -12,10 +12,10 @@ import pytest
 
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support import telegram_harness
-from tests.support.locations import HANDBOOK_SITE
-from tests.support.slack_harness import CHANNEL, Harness, dm_message, running
-from tests.support.telegram_harness import exchange, private
+from tests.helpers import telegram_harness
+from tests.helpers.locations import HANDBOOK_SITE
+from tests.helpers.slack_harness import CHANNEL, Harness, dm_message, running
+from tests.helpers.telegram_harness import exchange, private
 from threadsage.delivery.jobs import Job
 from threadsage.i18n import say
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.locations import REPO
+from tests.helpers.locations import REPO
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ReplyKind, Turn
 from threadsage.settings.environment import Settings

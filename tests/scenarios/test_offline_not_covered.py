@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.conversation import Conversation, only, service
+from tests.helpers.conversation import Conversation, only, service
 from threadsage.chat.replies import handoff_contact
 from threadsage.i18n import opens_as, say
 from threadsage.support.handoff import Contact, parse_handoff

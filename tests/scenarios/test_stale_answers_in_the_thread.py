@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.conversation import Conversation, only, service
-from tests.support.library import COVERED, TRAVEL_2, library
-from tests.support.slack_harness import as_text, thread_messages
-from tests.support.slack_harness import running as slack_running
-from tests.support.telegram_harness import ANN, BOB, GROUP, bot_settings, exchange, mention, new_messages, running
+from tests.helpers.conversation import Conversation, only, service
+from tests.helpers.library import COVERED, TRAVEL_2, library
+from tests.helpers.slack_harness import as_text, thread_messages
+from tests.helpers.slack_harness import running as slack_running
+from tests.helpers.telegram_harness import ANN, BOB, GROUP, bot_settings, exchange, mention, new_messages, running
 from threadsage.chat import turn_ref
 from threadsage.i18n import say
 from threadsage.settings.environment import Settings

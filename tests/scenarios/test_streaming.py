@@ -12,10 +12,10 @@ from pathlib import Path
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support import telegram_harness
-from tests.support.conversation import QUESTION, route_to
-from tests.support.slack_harness import CHANNEL, Harness, running
-from tests.support.telegram_harness import ANN, GROUP, bot_settings, mention, new_messages, private
+from tests.helpers import telegram_harness
+from tests.helpers.conversation import QUESTION, route_to
+from tests.helpers.slack_harness import CHANNEL, Harness, running
+from tests.helpers.telegram_harness import ANN, GROUP, bot_settings, mention, new_messages, private
 from threadsage.bots.telegram import TelegramBot
 from threadsage.chat import readable
 

@@ -21,9 +21,9 @@ from redis.asyncio import Redis
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_api import BOT, FakeBotAPI
-from tests.support.locations import HANDBOOK
-from tests.support.served import free_port
-from tests.support.telegram_harness import (
+from tests.helpers.locations import HANDBOOK
+from tests.helpers.served import free_port
+from tests.helpers.telegram_harness import (
     ANN,
     BOB,
     FORUM,

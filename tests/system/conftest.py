@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.deployment import Stack, deployed
-from tests.support.locations import HANDBOOK
-from tests.support.served import milvus_server
+from tests.helpers.deployment import Stack, deployed
+from tests.helpers.locations import HANDBOOK
+from tests.helpers.served import milvus_server
 
 HERE = Path(__file__).parent
 

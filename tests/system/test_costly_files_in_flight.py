@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.conversation import service
-from tests.support.made_files import empty_text_pdf, many_paragraphs_docx
+from tests.helpers.conversation import service
+from tests.helpers.made_files import empty_text_pdf, many_paragraphs_docx
 from threadsage.adapters.documents.attachments import Attachment, AttachmentReader
 from threadsage.adapters.documents.reading import Budget, shared_pool
 from threadsage.chat import ReplyKind, Turn

@@ -6,7 +6,7 @@
 - a worker loop stopped with a turn running past the grace period hands it back to the queue,
   and another worker answers it;
 - `threadsage run` with REDIS_URL killed with SIGKILL mid-turn answers the turn once restarted;
-- workers killed again and again mid-turn lose, double and blank no answer (tests/support/crash_soak.py).
+- workers killed again and again mid-turn lose, double and blank no answer (tests/helpers/crash_soak.py).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import aiohttp
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
-from tests.support.crash_soak import soak
-from tests.support.deployment import QUESTION, SECRET, Stack, drop_keys
-from tests.support.locations import HANDBOOK
-from tests.support.served import Served, serve, slack_with_model
+from tests.helpers.crash_soak import soak
+from tests.helpers.deployment import QUESTION, SECRET, Stack, drop_keys
+from tests.helpers.locations import HANDBOOK
+from tests.helpers.served import Served, serve, slack_with_model
 from threadsage.delivery.jobs import Job
 from threadsage.delivery.queue import TurnQueue
 from threadsage.settings.environment import Settings
@@ -171,7 +171,7 @@ async def test_workers_killed_again_and_again_lose_double_and_blank_no_answer(st
 
 async def test_run_with_redis_polls_telegram_into_the_queue_and_answers_after_a_kill(stack: Stack) -> None:
     from tests.fakes.telegram_api import FakeBotAPI
-    from tests.support.telegram_harness import ANN, TOKEN
+    from tests.helpers.telegram_harness import ANN, TOKEN
 
     fake = await FakeBotAPI(TOKEN).start()
     del stack.env["SLACK_BOT_TOKEN"]

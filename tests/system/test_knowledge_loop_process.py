@@ -28,10 +28,10 @@ import psycopg
 from tests.fakes.sites import FakeSite
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.deployment import drop_keys
-from tests.support.served import Served, post_mention, serve
-from tests.support.telegram_harness import ANN, GROUP, mention
-from tests.support.telegram_harness import TOKEN as TELEGRAM_TOKEN
+from tests.helpers.deployment import drop_keys
+from tests.helpers.served import Served, post_mention, serve
+from tests.helpers.telegram_harness import ANN, GROUP, mention
+from tests.helpers.telegram_harness import TOKEN as TELEGRAM_TOKEN
 
 SECRET = "knowledge-loop-signing-secret"
 TOKEN = "console-token-of-the-loop-test-4b1d"

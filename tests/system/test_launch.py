@@ -8,8 +8,8 @@ from pathlib import Path
 import aiohttp
 
 from tests.fakes.slack_api import FakeSlack
-from tests.support.locations import HANDBOOK
-from tests.support.served import serve
+from tests.helpers.locations import HANDBOOK
+from tests.helpers.served import serve
 
 SECRET = "0123456789abcdef0123456789abcdef"
 

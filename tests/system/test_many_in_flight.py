@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.support.locations import HANDBOOK
+from tests.helpers.locations import HANDBOOK
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ReplyKind, Turn

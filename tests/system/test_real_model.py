@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.conversation import AMBIGUOUS
-from tests.support.model_server import MODEL_NAME, running_model_server
+from tests.helpers.conversation import AMBIGUOUS
+from tests.helpers.model_server import MODEL_NAME, running_model_server
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ClarificationAnswer, Draft, Reply, ReplyKind, Turn
 from threadsage.settings.environment import Settings

@@ -13,7 +13,7 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
-from tests.support.served import Served, serve, slack_with_model
+from tests.helpers.served import Served, serve, slack_with_model
 
 pytestmark = pytest.mark.timed  # a saved file answered from within 10 s
 

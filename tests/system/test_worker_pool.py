@@ -17,8 +17,8 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.support.deployment import QUESTION, SECRET, Stack
-from tests.support.served import Served, free_port, wait_for_port
+from tests.helpers.deployment import QUESTION, SECRET, Stack
+from tests.helpers.served import Served, free_port, wait_for_port
 
 
 def niceness(served: Served) -> int:
@@ -202,7 +202,7 @@ async def test_telegram_reply_chains_continue_across_workers(stack: Stack) -> No
     """Telegram's webhook on `serve`, updates answered by workers; which session a bot message
     belongs to is shared through Redis, so a reply chain continues on whichever worker."""
     from tests.fakes.telegram_api import FakeBotAPI
-    from tests.support.telegram_harness import ANN, BOB, GROUP, TOKEN, WEBHOOK_SECRET, mention
+    from tests.helpers.telegram_harness import ANN, BOB, GROUP, TOKEN, WEBHOOK_SECRET, mention
     from threadsage.bots.tokens import Signer
     from threadsage.memory.sessions import session_key
 

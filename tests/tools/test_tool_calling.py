@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, forced_function, kind_of, user_text
-from tests.support.conversation import QUESTION as PLAIN_QUESTION
-from tests.support.conversation import Conversation, llm_chat, only, route_to
+from tests.helpers.conversation import QUESTION as PLAIN_QUESTION
+from tests.helpers.conversation import Conversation, llm_chat, only, route_to
 from threadsage.chat import ReplyKind
 
 QUESTION = "What is 15% of the Lisbon hotel limit for other European cities?"

@@ -9,7 +9,7 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, user_text
 from tests.fakes.web_search import FakeWebSearch
-from tests.support.conversation import Conversation, llm_chat, only, route_to
+from tests.helpers.conversation import Conversation, llm_chat, only, route_to
 from threadsage.app.runtime import open_chat_service
 from threadsage.chat import ReplyKind
 from threadsage.graph.nodes.tools import WEB_LABEL

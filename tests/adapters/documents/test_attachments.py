@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, kind_of, user_text
-from tests.support.conversation import llm_chat, route_to, service
-from tests.support.made_files import docx_bytes, pdf_bytes
+from tests.helpers.conversation import llm_chat, route_to, service
+from tests.helpers.made_files import docx_bytes, pdf_bytes
 from threadsage.adapters.documents.attachments import (
     MB,
     Attachment,

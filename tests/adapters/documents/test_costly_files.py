@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.conversation import service
-from tests.support.made_files import empty_text_pdf
-from tests.support.served import free_port
+from tests.helpers.conversation import service
+from tests.helpers.made_files import empty_text_pdf
+from tests.helpers.served import free_port
 from threadsage.adapters.documents.attachments import Attachment, AttachmentReader
 from threadsage.adapters.documents.reading import Budget, TooCostly, shared_pool, use_budget
 from threadsage.chat import ReplyKind, Turn

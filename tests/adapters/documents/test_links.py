@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pymilvus import MilvusClient
 
-from tests.support.locations import HANDBOOK
+from tests.helpers.locations import HANDBOOK
 from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.schema import URL_FIELD, collection_schema
 from threadsage.ingestion.pipeline import Ingestor

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.locations import HANDBOOK
-from tests.support.made_files import pdf_file, write
+from tests.helpers.locations import HANDBOOK
+from tests.helpers.made_files import pdf_file, write
 from threadsage.adapters.documents.loaders import discover_files, load_file, load_jsonl_corpus
 from threadsage.adapters.documents.sections import UnreadableDocument
 

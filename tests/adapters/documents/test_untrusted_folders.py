@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.support.made_files import write
+from tests.helpers.made_files import write
 from threadsage.adapters.documents.loaders import load_file
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.ingestion.pipeline import Ingestor

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.served import milvus_server
+from tests.helpers.served import milvus_server
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.support.locations import HANDBOOK
+from tests.helpers.locations import HANDBOOK
 from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
 from threadsage.i18n.glossing import can_gloss, glossed
 from threadsage.ingestion.pipeline import Ingestor

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.support.locations import HANDBOOK
+from tests.helpers.locations import HANDBOOK
 from threadsage.adapters.knowledge import Hit, KnowledgeBase, KnowledgeBaseError, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import LocalEmbedder, OpenAIEmbedder
 from threadsage.ingestion.pipeline import Ingestor
@@ -182,7 +182,7 @@ def test_a_second_process_on_the_same_lite_file_is_told_why(settings: Settings, 
 
 
 async def test_no_categories_means_no_documents_not_all(kb) -> None:
-    from tests.support.locations import HANDBOOK
+    from tests.helpers.locations import HANDBOOK
     from threadsage.ingestion.pipeline import Ingestor
 
     assert Ingestor(kb, 1200, 200).ingest_paths([HANDBOOK]).ok

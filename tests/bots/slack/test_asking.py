@@ -8,8 +8,8 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 from tests.fakes.slack_api import BOT_USER, FakeSlack, command_body
-from tests.support.conversation import delivering
-from tests.support.slack_harness import (
+from tests.helpers.conversation import delivering
+from tests.helpers.slack_harness import (
     AMBIGUOUS,
     CHANNEL,
     OTHER_ORG,

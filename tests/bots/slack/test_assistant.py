@@ -13,7 +13,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from tests.fakes.slack_api import TEAM, FakeSlack, assistant_thread, message_changed
-from tests.support.slack_harness import AMBIGUOUS, OTHER_ORG, Harness, as_text, dm_message, next_ts, running
+from tests.helpers.slack_harness import AMBIGUOUS, OTHER_ORG, Harness, as_text, dm_message, next_ts, running
 from threadsage.bots.slack.sending import PLACEHOLDER_EVENT
 from threadsage.bots.slack.texts import STEPS
 from threadsage.chat import Step

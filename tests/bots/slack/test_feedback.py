@@ -4,7 +4,7 @@ sends the click (docs.slack.dev/reference/block-kit/block-elements/feedback-butt
 from __future__ import annotations
 
 from tests.fakes.slack_api import action_body
-from tests.support.slack_harness import CHANNEL, TRAVEL, Harness, next_ts, thread_messages
+from tests.helpers.slack_harness import CHANNEL, TRAVEL, Harness, next_ts, thread_messages
 from threadsage.bots.slack.places import Place
 from threadsage.bots.tokens import Button, ButtonKind, session_digest
 from threadsage.chat import turn_ref

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes.slack_api import BOT_USER
-from tests.support.made_files import docx_bytes, pdf_bytes
-from tests.support.slack_harness import DM, Harness, as_text, file_share
+from tests.helpers.made_files import docx_bytes, pdf_bytes
+from tests.helpers.slack_harness import DM, Harness, as_text, file_share
 
 HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
 QUESTION = "What is the Heron pilot budget?"

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from tests.fakes.slack_api import BOT_USER, FakeSlack, home_opened
-from tests.support.locations import HANDBOOK
-from tests.support.slack_harness import CHANNEL, Harness, running, user_message
+from tests.helpers.locations import HANDBOOK
+from tests.helpers.slack_harness import CHANNEL, Harness, running, user_message
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings

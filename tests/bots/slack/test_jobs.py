@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tests.support.slack_harness import Harness
+from tests.helpers.slack_harness import Harness
 from threadsage.bots.slack.jobs import ClickJob, CommandJob, EditJob, HomeJob, MessageJob, ShortcutJob, VoteJob
 from threadsage.delivery.jobs import Job
 

@@ -14,8 +14,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 
 from tests.fakes.slack_api import BOT_USER, assistant_thread, home_opened
-from tests.support.locations import REPO
-from tests.support.slack_harness import (
+from tests.helpers.locations import REPO
+from tests.helpers.slack_harness import (
     AMBIGUOUS,
     CHANNEL,
     Harness,

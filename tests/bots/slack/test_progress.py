@@ -12,8 +12,8 @@ from pathlib import Path
 
 from tests.fakes.openai_server import FakeOpenAI, user_text
 from tests.fakes.slack_api import BOT_USER, FakeSlack, message_changed
-from tests.support.conversation import delivering, route_to
-from tests.support.slack_harness import CHANNEL, Harness, as_text, mention_event, running, thread_messages
+from tests.helpers.conversation import delivering, route_to
+from tests.helpers.slack_harness import CHANNEL, Harness, as_text, mention_event, running, thread_messages
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.progress import Placeholder
 from threadsage.bots.slack.sending import PLACEHOLDER_EVENT, REPLY_EVENT

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.slack_api import BOT_USER, FakeSlack, event_body, signed_headers
-from tests.support.slack_harness import CHANNEL, SECRET, Harness, as_text, dm_message, next_ts, running, thread_messages
+from tests.helpers.slack_harness import CHANNEL, SECRET, Harness, as_text, dm_message, next_ts, running, thread_messages
 
 QUESTION = "What is the rate limit per API key?"
 DM = "D024BE91L"

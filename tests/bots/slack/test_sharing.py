@@ -7,8 +7,8 @@ import json
 import urllib.parse
 
 from tests.fakes.slack_api import BOT_USER, ephemeral_action_body
-from tests.support.conversation import delivering
-from tests.support.slack_harness import (
+from tests.helpers.conversation import delivering
+from tests.helpers.slack_harness import (
     CHANNEL,
     Harness,
     as_text,

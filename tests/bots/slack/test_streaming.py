@@ -2,7 +2,7 @@
 DM's, the AI panel's), the placeholder's text at the top of a DM, the final message with its
 sources, buttons and metadata — through the real bolt app and slack_sdk's `chat_stream`, against
 the fake Slack's streaming methods. The chat service's answers come as drafts first
-(tests/support/drafting.py)."""
+(tests/helpers/drafting.py)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from tests.fakes.slack_api import FakeSlack, assistant_thread
-from tests.support.conversation import delivering
-from tests.support.drafting import Drafting
-from tests.support.slack_harness import CHANNEL, TRAVEL, Harness, dm_message, next_ts, running
+from tests.helpers.conversation import delivering
+from tests.helpers.drafting import Drafting
+from tests.helpers.slack_harness import CHANNEL, TRAVEL, Harness, dm_message, next_ts, running
 from threadsage.bots.slack.jobs import MessageJob
 from threadsage.bots.slack.places import place_of_mention
 from threadsage.bots.slack.streaming import APPEND_EVERY

@@ -8,7 +8,7 @@ from pathlib import Path
 from telegram import MenuButtonCommands
 
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.telegram_harness import bot_settings, running
+from tests.helpers.telegram_harness import bot_settings, running
 from threadsage.bots.telegram import TelegramBot
 from threadsage.delivery.jobs import Job
 from threadsage.i18n import say

@@ -1,7 +1,7 @@
 """The answer's words as they are written, in Telegram: `sendMessageDraft` in private chats, a
 message edited with the newest words elsewhere, then the reply with its keyboard — through the real
 python-telegram-bot against the fake Bot API; the chat service's answers come as drafts first
-(tests/support/drafting.py)."""
+(tests/helpers/drafting.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from telegram import Bot
 from telegram.error import BadRequest, Forbidden
 
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.drafting import Drafting
-from tests.support.telegram_harness import (
+from tests.helpers.drafting import Drafting
+from tests.helpers.telegram_harness import (
     ANN,
     BOB,
     FORUM,

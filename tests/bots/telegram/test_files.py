@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.locations import HANDBOOK
-from tests.support.made_files import docx_bytes, pdf_bytes
-from tests.support.telegram_harness import (
+from tests.helpers.locations import HANDBOOK
+from tests.helpers.made_files import docx_bytes, pdf_bytes
+from tests.helpers.telegram_harness import (
     ANN,
     BOB,
     GROUP,

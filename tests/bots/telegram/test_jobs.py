@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.telegram_harness import bot_settings
+from tests.helpers.telegram_harness import bot_settings
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.app.runtime import open_chat_service, open_coordinator
 from threadsage.bots.telegram import TelegramBot

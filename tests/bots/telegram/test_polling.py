@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.telegram_harness import ANN, GROUP, TOKEN, mention
+from tests.helpers.telegram_harness import ANN, GROUP, TOKEN, mention
 from threadsage.bots.telegram import build_application
 from threadsage.bots.telegram.polling import poll_into
 from threadsage.delivery.jobs import Job

@@ -4,7 +4,7 @@ bot), the group told where — through the real python-telegram-bot against the 
 from __future__ import annotations
 
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support.telegram_harness import ANN, BOB, GROUP, TRAVEL, new_messages, private
+from tests.helpers.telegram_harness import ANN, BOB, GROUP, TRAVEL, new_messages, private
 from threadsage.bots.telegram import TelegramBot
 from threadsage.i18n import say
 

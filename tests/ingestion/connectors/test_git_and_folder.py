@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repositories import commit, git
+from tests.helpers.repositories import commit, git
 from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.engine import SyncEngine
 from threadsage.ingestion.spec import SourcesFileError, load_sources

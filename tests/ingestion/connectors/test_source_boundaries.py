@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from tests.fakes.http import JsonServer
 from tests.fakes.sites import FakeConfluence, FakeSite, WikiPage
-from tests.support.repositories import commit, git
-from tests.support.syncing import sync, wiki_settings
+from tests.helpers.repositories import commit, git
+from tests.helpers.syncing import sync, wiki_settings
 from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.connectors.http import FetchFailed, Site
 from threadsage.ingestion.engine import SyncEngine

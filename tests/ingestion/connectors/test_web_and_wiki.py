@@ -11,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from tests.fakes.sites import FakeConfluence, FakeSite, WikiPage
-from tests.support.syncing import sync, wiki_settings
+from tests.helpers.syncing import sync, wiki_settings
 from threadsage.settings.environment import Settings
 
 pytestmark = pytest.mark.slow  # fake servers, Retry-After waits

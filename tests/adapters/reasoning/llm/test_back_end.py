@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.openai_server import Failure, FakeOpenAI, kind_of, user_text
-from tests.support.conversation import QUESTION, Conversation, llm_chat, only, route_to
+from tests.helpers.conversation import QUESTION, Conversation, llm_chat, only, route_to
 from threadsage.chat import APOLOGY, BUSY, NO_DOCUMENTS, ReplyKind, Turn
 from threadsage.i18n import say
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.conversation import Conversation, only, service
+from tests.helpers.conversation import Conversation, only, service
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.chat import ReplyKind
 

@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import FakeSlack
-from tests.support.served import Served, serve, slack_with_model
+from tests.helpers.served import Served, serve, slack_with_model
 
 SECRET = "0123456789abcdef0123456789abcdef"
 QUESTION = "What is the rate limit per API key?"

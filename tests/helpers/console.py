@@ -13,8 +13,8 @@ from typing import Any
 import aiohttp
 import uvicorn
 
-from tests.support.app_server import Server
-from tests.support.slack_harness import Harness, thread_messages
+from tests.helpers.app_server import Server
+from tests.helpers.slack_harness import Harness, thread_messages
 from threadsage.console import console_routes
 from threadsage.http.server import create_app
 from threadsage.memory.checkpoints import open_checkpointer

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import aiohttp
 
 from tests.fakes.openai_server import DEFAULTS
-from tests.support.deployment import SECRET, Stack
-from tests.support.served import Served
+from tests.helpers.deployment import SECRET, Stack
+from tests.helpers.served import Served
 
 QUESTIONS = [
     "What is the rate limit per API key?",

@@ -29,7 +29,7 @@ from tests.fakes.slack_api import (
     shortcut_body,
     signed_headers,
 )
-from tests.support.app_server import Server
+from tests.helpers.app_server import Server
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.app.runtime import open_chat_service
 from threadsage.bots.slack import SlackBot

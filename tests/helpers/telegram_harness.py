@@ -1,6 +1,6 @@
 """The Telegram bot for tests: the real python-telegram-bot against the fake Bot API
 (tests/fakes/telegram_api.py), on a real chat service. The `fake` and `bot` fixtures in
-tests/support/fixtures.py are built from it."""
+tests/helpers/fixtures.py are built from it."""
 
 from __future__ import annotations
 

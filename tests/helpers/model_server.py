@@ -22,7 +22,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.support.served import free_port
+from tests.helpers.served import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL_VENV = REPO / ".venv-model"

@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeBotAPI
-from tests.support import telegram_harness
-from tests.support.locations import EVAL, HANDBOOK, HANDBOOK_SITE, POSTGRES_URL
-from tests.support.slack_harness import Harness, running
+from tests.helpers import telegram_harness
+from tests.helpers.locations import EVAL, HANDBOOK, HANDBOOK_SITE, POSTGRES_URL
+from tests.helpers.slack_harness import Harness, running
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.bots.telegram import TelegramBot
 from threadsage.cli import app
@@ -166,7 +166,7 @@ def llm():
     server.stop()
 
 
-# --- the bots on the platforms' fakes (tests/support/*_harness.py) ------------------------------
+# --- the bots on the platforms' fakes (tests/helpers/*_harness.py) ------------------------------
 
 
 @pytest.fixture
