@@ -190,7 +190,7 @@ def chat(
 
 
 async def _chat(settings: Settings, kb: KnowledgeBase, name: str) -> None:
-    async with open_chat_service(settings, kb=kb) as service, knowledge_upkeep(settings, kb, service.knowledge_changed):
+    async with open_chat_service(settings, kb=kb) as service, knowledge_upkeep(settings, kb, service.knowledge.changed):
         errors.print(
             f"threadsage — {service.description}; session {name} (resume with --session {name}). /help for commands.",
             highlight=False,

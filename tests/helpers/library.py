@@ -1,6 +1,6 @@
 """A small library of documents for the knowledge loop's tests: two folders (categories `docs`
 and `hr`) ingested into a real knowledge base, and the changes each write makes — what a sync or
-`threadsage ingest` hands to the loop (`ChatService.knowledge_changed`)."""
+`threadsage ingest` hands to the loop (`ChatService.knowledge.changed`)."""
 
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ async def test_a_curator_saves_an_answer_on_telegram_and_it_is_reused_until_its_
 
             _q, older = await exchange(fake, private(ANN), ANN, COVERED)  # reused: no button to save it again
             assert labels(older) == ["👍", "👎"]
-            await bot.chat.knowledge_changed(shelf.write("docs", "travel.md", TRAVEL_2))
+            await bot.chat.knowledge.changed(shelf.write("docs", "travel.md", TRAVEL_2))
             _q, fresh = await exchange(fake, private(BOB), BOB, PARAPHRASE)
             assert "Verified answer" not in fresh["text"] and "economy" in fresh["text"]  # stale: not given
             assert await toast(fake, fake.click(answer, ANN, option=2)) == say("verify_stale")

@@ -43,7 +43,7 @@ async def test_a_closed_gap_is_followed_up_once_in_reply_to_the_question_in_its_
     async with loop_bot(tmp_path, fake) as (bot, shelf):
         question, reply = await exchange(fake, FORUM, ANN, mention(GAP), topic=9001)
         assert "now covered" not in reply["text"]
-        await bot.chat.knowledge_changed(shelf.write("hr", "parental-leave.md", LEAVE))
+        await bot.chat.knowledge.changed(shelf.write("hr", "parental-leave.md", LEAVE))
         [note] = follow_ups(fake, FORUM)
         assert note["reply_to_message"]["message_id"] == question["message_id"]
         assert note["message_thread_id"] == 9001 and note["is_topic_message"]  # Telegram's topic of the reply
@@ -51,7 +51,7 @@ async def test_a_closed_gap_is_followed_up_once_in_reply_to_the_question_in_its_
         assert GAP in note["text"]
         assert await closed(bot) == {f"{FORUM['id']} {GAP}": "sent"}
 
-        await bot.chat.knowledge_changed(shelf.write("hr", "parental-leave.md", LEAVE + "\nAsk the people team.\n"))
+        await bot.chat.knowledge.changed(shelf.write("hr", "parental-leave.md", LEAVE + "\nAsk the people team.\n"))
         await fake.quiet(0.1)
         assert len(follow_ups(fake, FORUM)) == 1  # never a second follow-up for one question
 
@@ -63,7 +63,7 @@ async def test_a_closed_gap_is_followed_up_once_in_reply_to_the_question_in_its_
 async def test_in_the_language_of_the_question_and_in_private(tmp_path, fake) -> None:
     async with loop_bot(tmp_path, fake) as (bot, shelf):
         question, _ = await exchange(fake, private(BOB), BOB, GAP_ZH)
-        await bot.chat.knowledge_changed(shelf.write("hr", "leave-zh.md", LEAVE_ZH))
+        await bot.chat.knowledge.changed(shelf.write("hr", "leave-zh.md", LEAVE_ZH))
         [note] = follow_ups(fake, private(BOB), "现在文档里有答案了")
         assert note["reply_to_message"]["message_id"] == question["message_id"]
         assert "八周" in note["text"]
@@ -78,7 +78,7 @@ async def test_no_follow_up_where_the_place_may_not_read_the_page_nor_beyond_the
         await exchange(fake, GROUP, ANN, mention(GAP))  # the group may not read hr
         await exchange(fake, FORUM, ANN, mention(GAP))
         await exchange(fake, FORUM, BOB, mention("How long does parental leave last?"))
-        await bot.chat.knowledge_changed(shelf.write("hr", "parental-leave.md", LEAVE))
+        await bot.chat.knowledge.changed(shelf.write("hr", "parental-leave.md", LEAVE))
         outcomes = await closed(bot)
         assert outcomes[f"{GROUP['id']} {GAP}"] == "scope" and follow_ups(fake, GROUP) == []
         assert sorted(outcomes.values()) == ["limit", "scope", "sent"]
@@ -93,7 +93,7 @@ async def test_a_chat_no_longer_allowed_hears_nothing(tmp_path, fake) -> None:
         bot,
         shelf,
     ):
-        await bot.chat.knowledge_changed(shelf.write("hr", "parental-leave.md", LEAVE))
+        await bot.chat.knowledge.changed(shelf.write("hr", "parental-leave.md", LEAVE))
         assert await closed(bot) == {f"{GROUP['id']} {GAP}": "scope"}
         assert follow_ups(fake, GROUP) == []
 
@@ -102,13 +102,13 @@ async def test_dm_follows_up_in_the_private_chat_and_off_only_in_the_console(tmp
     async with loop_bot(tmp_path / "dm", fake, THREADSAGE_GAP_FOLLOW_UP="dm") as (bot, shelf):
         await exchange(fake, private(ANN), ANN, "Hello")  # Ann has a private chat with the bot
         await exchange(fake, GROUP, ANN, mention(GAP))
-        await bot.chat.knowledge_changed(shelf.write("hr", "parental-leave.md", LEAVE))
+        await bot.chat.knowledge.changed(shelf.write("hr", "parental-leave.md", LEAVE))
         assert follow_ups(fake, GROUP) == []
         [note] = follow_ups(fake, private(ANN))
         assert "eight weeks" in note["text"]
     async with loop_bot(tmp_path / "off", fake, THREADSAGE_GAP_FOLLOW_UP="off") as (bot, shelf):
         await exchange(fake, GROUP, BOB, mention(GAP))
-        await bot.chat.knowledge_changed(shelf.write("hr", "parental-leave.md", LEAVE))
+        await bot.chat.knowledge.changed(shelf.write("hr", "parental-leave.md", LEAVE))
         assert await closed(bot) == {f"{GROUP['id']} {GAP}": "off"}
         assert follow_ups(fake, GROUP) == []
 
@@ -117,7 +117,7 @@ async def test_a_deleted_question_is_followed_up_in_its_chat(tmp_path, fake) -> 
     async with loop_bot(tmp_path, fake) as (bot, shelf):
         question, _ = await exchange(fake, GROUP, ANN, mention(GAP))
         del fake.messages[(GROUP["id"], question["message_id"])]  # the person deleted it
-        await bot.chat.knowledge_changed(shelf.write("hr", "parental-leave.md", LEAVE))
+        await bot.chat.knowledge.changed(shelf.write("hr", "parental-leave.md", LEAVE))
         [note] = follow_ups(fake, GROUP)
         assert "reply_to_message" not in note
         assert await closed(bot) == {f"{GROUP['id']} {GAP}": "sent"}

@@ -79,7 +79,7 @@ async def loop_on(tmp_path: Path, database_url: str, **overrides: object) -> Asy
     try:
         async with running(tmp_path, kb, database_url, THREADSAGE_CONSOLE_TOKEN=TOKEN, **overrides) as slack:
             engine = SyncEngine(
-                kb, StateStore(tmp_path / "state"), 1200, 200, asyncio.Lock(), slack.chat.knowledge_changed
+                kb, StateStore(tmp_path / "state"), 1200, 200, asyncio.Lock(), slack.chat.knowledge.changed
             )
             loop = Loop(slack, folder, engine, settings)
             await loop.sync()

@@ -32,7 +32,7 @@ async def test_an_ingest_handed_to_the_running_bot_closes_gaps_and_marks_stale_a
 ) -> None:
     settings = bot_settings(tmp_path, fake)
     with library(tmp_path / "library", settings) as shelf:
-        async with running(settings, shelf.kb) as bot, knowledge_upkeep(settings, shelf.kb, bot.chat.knowledge_changed):
+        async with running(settings, shelf.kb) as bot, knowledge_upkeep(settings, shelf.kb, bot.chat.knowledge.changed):
             await exchange(fake, GROUP, BOB, mention(COVERED))
             question, _ = await exchange(fake, GROUP, ANN, mention(GAP))
             await asyncio.sleep(0.3)  # the bot has opened its inbox
@@ -81,7 +81,7 @@ async def test_an_ingest_on_its_own_runs_the_loop_and_the_next_bot_sends_the_fol
             stop.set()
             await sending
             assert note["reply_to_message"]["message_id"] == question["message_id"] and "eight weeks" in note["text"]
-            await bot.chat.send_waiting_follow_ups()  # claimed: never a second
+            await bot.chat.knowledge.send_waiting()  # claimed: never a second
             _, closed = await loop_views(bot.chat)
             assert [c["follow_up"] for c in closed] == ["sent"] and len(covered_notes(fake)) == 1
     finally:

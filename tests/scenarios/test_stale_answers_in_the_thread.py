@@ -40,15 +40,15 @@ async def test_a_re_ask_in_the_thread_is_answered_from_the_new_version_and_says_
             thread = Conversation(chat, "test:-:C1:t1")
             first = only(await thread.say(COVERED))
             assert "business class" in first.text and CHANGED_EN not in first.text
-            assert await chat.stale_question(thread.key, turn_ref("m1")) is None  # nothing changed yet
+            assert await chat.knowledge.stale_question(thread.key, turn_ref("m1")) is None  # nothing changed yet
 
-            await chat.knowledge_changed(shelf.write("docs", "travel.md", TRAVEL_2))
-            assert await chat.stale_question(thread.key, turn_ref("m1")) == COVERED  # what a 👎 asks again
+            await chat.knowledge.changed(shelf.write("docs", "travel.md", TRAVEL_2))
+            assert await chat.knowledge.stale_question(thread.key, turn_ref("m1")) == COVERED  # what a 👎 asks again
             again = only(await thread.say(COVERED))
             assert again.text.startswith(CHANGED_EN) and "economy" in again.text
             assert "business" not in again.text
             assert CHANGED_EN not in only(await thread.say(COVERED)).text  # told once
-            assert await chat.stale_question(thread.key, turn_ref("m2")) is None  # the new answer is current
+            assert await chat.knowledge.stale_question(thread.key, turn_ref("m2")) is None  # the new answer is current
 
             other = only(await Conversation(chat, "test:-:C1:t3").say(COVERED))
             assert CHANGED_EN not in other.text  # a thread that never saw the old version
@@ -61,7 +61,7 @@ async def test_in_the_language_of_the_question(tmp_path: Path) -> None:
         async with service(tmp_path, "", shelf.kb) as chat:
             thread = Conversation(chat, "test:-:C1:zh")
             assert "商务舱" in only(await thread.say(COVERED_ZH)).text
-            await chat.knowledge_changed(shelf.write("docs", "travel-zh.md", TRAVEL_ZH_2))
+            await chat.knowledge.changed(shelf.write("docs", "travel-zh.md", TRAVEL_ZH_2))
             again = only(await thread.say(COVERED_ZH))
             assert again.text.startswith(CHANGED_ZH) and "经济舱" in again.text
 
@@ -79,7 +79,7 @@ async def test_a_thumbs_down_on_a_stale_answer_on_telegram_is_answered_again_onc
             await fake.quiet(0.1)
             assert len(fake.sent(GROUP["id"])) == since
 
-            await bot.chat.knowledge_changed(shelf.write("docs", "travel.md", TRAVEL_2))
+            await bot.chat.knowledge.changed(shelf.write("docs", "travel.md", TRAVEL_2))
             fake.click(stale, BOB, option=1)  # 👎 on an answer whose page changed since
             [again] = await new_messages(fake, GROUP, since)
             assert again["text"].startswith(CHANGED_EN) and "economy" in again["text"]
@@ -101,7 +101,7 @@ async def test_a_thumbs_down_on_a_stale_answer_in_slack_is_answered_again_in_its
             ts = await slack.mention(COVERED)
             await slack.settle()
             [answer] = thread_messages(slack.fake, ts)
-            await slack.chat.knowledge_changed(shelf.write("docs", "travel.md", TRAVEL_2))
+            await slack.chat.knowledge.changed(shelf.write("docs", "travel.md", TRAVEL_2))
             await slack.click(answer, 1)  # 👎
             await slack.click(answer, 1, user="U333")  # another 👎: not answered again
             await slack.settle()

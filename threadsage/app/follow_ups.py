@@ -26,7 +26,7 @@ async def send_waiting_follow_ups(chat: ChatService, stop: asyncio.Event, first:
         if stop.is_set():
             return
         try:
-            await chat.send_waiting_follow_ups()
+            await chat.knowledge.send_waiting()
         except Exception:
             log.exception("could not send the follow-ups waiting for a bot")
         wait = EVERY

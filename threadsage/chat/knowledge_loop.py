@@ -318,3 +318,39 @@ def _citation(kept: dict[str, Any]) -> Citation:
 def _short(question: str) -> str:
     flat = " ".join(question.split())
     return flat if len(flat) <= QUESTION_CHARS else flat[: QUESTION_CHARS - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """The knowledge loop as the bots and the processes meet it, apart from the turns of
+    `ChatService` (`ChatService.knowledge`): nothing happens without a loop (no database for its
+    records)."""
+
+    loop: KnowledgeLoop | None
+
+    def register(self, platform: str, notifier: Notifier) -> None:
+        """How the bot of `platform` reaches its places unasked (a gap that closed)."""
+        if self.loop is not None:
+            self.loop.notifiers[platform] = notifier
+
+    async def changed(self, changes: list[DocumentChange]) -> None:
+        """A sync or an ingest changed the documents: the loop's turn."""
+        if self.loop is not None:
+            await self.loop.changed(changes)
+
+    async def stale_question(self, session_key: str, answer_ref: str) -> str | None:
+        """After a 👎: the question of the answer `answer_ref`, when that answer cited a document
+        that changed since — the bots ask it again in the thread (`told_of_changes` says why)."""
+        return await self.loop.records.stale_question(session_key, answer_ref) if self.loop is not None else None
+
+    async def save_verified(self, session_key: str, answer_ref: str, by: str) -> str:
+        """A curator's "Save as verified answer" (the bot checked who clicked): "saved", or why
+        not — "stale" (a cited document changed since), "gone" (no such answer recorded)."""
+        if self.loop is None:
+            return "gone"
+        return await self.loop.records.verify_answer(session_key, answer_ref, by, int(time.time() * 1000))
+
+    async def send_waiting(self) -> None:
+        """The follow-ups of gaps an ingest closed where no bot ran, through the bots registered here."""
+        if self.loop is not None:
+            await self.loop.send_waiting()

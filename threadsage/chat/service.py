@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,9 +30,8 @@ from langgraph.types import Command, Interrupt
 from threadsage.adapters.documents.attachments import AttachmentReader, display_name, files_read
 from threadsage.adapters.reasoner import ModelBusy, Passage
 from threadsage.chat.events import reported, reporters
-from threadsage.chat.knowledge_loop import KnowledgeLoop
+from threadsage.chat.knowledge_loop import Knowledge, KnowledgeLoop
 from threadsage.chat.limits import allowed
-from threadsage.chat.notify import Notifier
 from threadsage.chat.recording import Recording
 from threadsage.chat.redelivery import replies_already_given
 from threadsage.chat.replies import answered, clarification_reply, outcome_of, pending_of, request_of
@@ -54,7 +52,6 @@ from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState, TurnInput
 from threadsage.graph.steps import run_reporting
 from threadsage.i18n import DEFAULT, Language, language_of, say
-from threadsage.ingestion.pipeline import DocumentChange
 from threadsage.memory.checkpoints import caching_latest_checkpoints
 from threadsage.memory.sessions import thread_id
 from threadsage.observability.telemetry import CLARIFICATIONS, ERRORS, TurnScope, turn_scope
@@ -284,32 +281,10 @@ class ChatService:
             await self.feedback.record(session_key, answer_ref, user_id, vote)
             await self.recording.voted(session_key, answer_ref)
 
-    def register(self, platform: str, notifier: Notifier) -> None:
-        """How the bot of `platform` reaches its places unasked (a gap that closed)."""
-        if self.loop is not None:
-            self.loop.notifiers[platform] = notifier
-
-    async def knowledge_changed(self, changes: list[DocumentChange]) -> None:
-        """A sync or an ingest changed the documents: the knowledge loop's turn."""
-        if self.loop is not None:
-            await self.loop.changed(changes)
-
-    async def stale_question(self, session_key: str, answer_ref: str) -> str | None:
-        """After a 👎: the question of the answer `answer_ref`, when that answer cited a document
-        that changed since — the bots ask it again in the thread (`told_of_changes` says why)."""
-        return await self.loop.records.stale_question(session_key, answer_ref) if self.loop is not None else None
-
-    async def save_verified(self, session_key: str, answer_ref: str, by: str) -> str:
-        """A curator's "Save as verified answer" (the bot checked who clicked): "saved", or why
-        not — "stale" (a cited document changed since), "gone" (no such answer recorded)."""
-        if self.loop is None:
-            return "gone"
-        return await self.loop.records.verify_answer(session_key, answer_ref, by, int(time.time() * 1000))
-
-    async def send_waiting_follow_ups(self) -> None:
-        """The follow-ups of gaps an ingest closed where no bot ran, through the bots registered here."""
-        if self.loop is not None:
-            await self.loop.send_waiting()
+    @property
+    def knowledge(self) -> Knowledge:
+        """The knowledge loop's side (stale answers, verified answers, follow-ups), apart from turns."""
+        return Knowledge(self.loop)
 
     async def reset(self, session_key: str, platform: str) -> None:
         """Forget a session's conversation (the `/new` command)."""

@@ -174,7 +174,7 @@ class SlackBot:
             self.bot_user = str(identity.get("user_id", ""))
             share_identity(self.app, identity)
             if self._chat is not None:
-                self._chat.register("slack", SlackNotifier(self.settings, self.send))
+                self._chat.knowledge.register("slack", SlackNotifier(self.settings, self.send))
             if self.receive and self.settings.slack_app_token is not None:
                 async with socket_mode(self.app, self.client, self.settings.slack_app_token.get_secret_value()):
                     yield self

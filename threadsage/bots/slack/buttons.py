@@ -89,7 +89,7 @@ class Buttons:
     async def _again_if_stale(self, place: Place, user: str, ref: str, language: Language) -> None:
         """A 👎 on an answer whose document changed since: its question asked again in the
         thread, answered from the new version (once, however many 👎)."""
-        question = await self.chat.stale_question(place.session, ref)
+        question = await self.chat.knowledge.stale_question(place.session, ref)
         if question is None:
             return
         categories = await self.panel.categories(place)

@@ -69,5 +69,5 @@ class Curation:
             await self.send.ephemeral(place, user["id"], say("verify_not_curator", language))
             return
         by = str(user.get("name") or user.get("username") or user["id"])
-        outcome = await self.chat.save_verified(place.session, button.ref, by)
+        outcome = await self.chat.knowledge.save_verified(place.session, button.ref, by)
         await self.send.ephemeral(place, user["id"], say(f"verify_{outcome}", language, who=by))

@@ -110,7 +110,7 @@ class TelegramBot:
         self.clicks = Clicks(settings, chat, self.send, self.chains, self.signer)
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
-        chat.register("telegram", TelegramNotifier(settings, self.access, self.send))  # gaps that closed
+        chat.knowledge.register("telegram", TelegramNotifier(settings, self.access, self.send))  # gaps that closed
 
     # --- lifecycle -------------------------------------------------------------------------
 

@@ -116,7 +116,7 @@ class Clicks:
     async def _again_if_stale(self, query: CallbackQuery, message: Message, key: str, ref: str) -> None:
         """A 👎 on an answer whose document changed since: its question asked again in the
         thread, answered from the new version (once, however many 👎)."""
-        question = await self.chat.stale_question(key, ref)
+        question = await self.chat.knowledge.stale_question(key, ref)
         if question is None:
             return
         categories = place_categories(self.settings, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
@@ -138,5 +138,5 @@ class Clicks:
             await answer_query(query, say("verify_not_curator", language))
             return
         by = user.full_name or user.username or str(user.id)
-        outcome = await self.chat.save_verified(key, ref, by)
+        outcome = await self.chat.knowledge.save_verified(key, ref, by)
         await answer_query(query, say(f"verify_{outcome}", language, who=by))
