@@ -1,15 +1,15 @@
-"""The `threadsage` command: run the bot, chat in the terminal, ingest, search, evaluate."""
+"""The `threadsage` command: run the bot, chat in the terminal, ingest, search, evaluate. It parses
+the command line, calls `threadsage.app.commands`, and prints what comes back (an import contract
+keeps it to that)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -17,27 +17,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from threadsage.adapters.documents.links import base_url_error
-from threadsage.adapters.knowledge import KnowledgeBase, KnowledgeBaseError, open_knowledge_base
-from threadsage.adapters.knowledge.embeddings import EmbeddingsUnavailable, make_embedder
-from threadsage.app import retention
+from threadsage.app import commands
+from threadsage.app.commands import CommandError
 from threadsage.app.hits import print_hits
-from threadsage.app.processes import configured_platforms, serve, serve_front_end, work
-from threadsage.app.runtime import open_chat_service, open_coordinator, set_reading_budget
-from threadsage.bots.telegram.access import TelegramAccess
-from threadsage.bots.terminal import TerminalChat
-from threadsage.chat.knowledge_loop import LoopReport
-from threadsage.delivery.outages import ServiceUnavailable
-from threadsage.evaluation.retrieval import evaluate, evaluation_corpus, load_questions
-from threadsage.ingestion.inbox import HandOverFailed, IngestInbox, hand_over
-from threadsage.ingestion.pipeline import DocumentChange, Ingestor, IngestReport
-from threadsage.ingestion.service import knowledge_upkeep
-from threadsage.memory.checkpoints import open_checkpointer
-from threadsage.memory.pruning.base import PruneReport
-from threadsage.observability.redaction import redact
-from threadsage.observability.telemetry import configure_console_logging, configure_logging
-from threadsage.records.ingestions import record_run
-from threadsage.settings.environment import EmbeddingsKind, Settings, get_settings
+from threadsage.settings.environment import get_settings
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -56,33 +39,32 @@ DemoOption = Annotated[Path | None, typer.Option(help="Ingest this folder first 
 
 @app.callback()
 def _console_logging() -> None:
-    configure_console_logging()
+    commands.console_logging()
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """One line on stderr, scrubbed like the log lines (messages quote URLs and library errors)."""
-    errors.print(f"[bold red]error:[/] {escape(redact(message))}", highlight=False)
+    errors.print(f"[bold red]error:[/] {escape(commands.scrubbed(message))}", highlight=False)
     return typer.Exit(code)
 
 
+def say(line: str) -> None:
+    """A command's side note, on stderr (what it prints as its result goes to stdout)."""
+    errors.print(line, highlight=False, markup=False)
+
+
 @contextmanager
-def knowledge_base(settings: Settings) -> Iterator[KnowledgeBase]:
-    """Open the configured knowledge base; operator-facing failures become one clear line."""
+def failing() -> Iterator[None]:
+    """A command's failure an operator can act on, as one line (and exit code 2)."""
     try:
-        kb = open_knowledge_base(settings, make_embedder(settings))
-    except (KnowledgeBaseError, EmbeddingsUnavailable) as exc:
+        yield
+    except CommandError as exc:
         raise fail(str(exc)) from None
-    try:
-        yield kb
-    except (KnowledgeBaseError, EmbeddingsUnavailable) as exc:
-        raise fail(str(exc)) from None
-    finally:
-        kb.close()
 
 
-def run_ingest(
-    kb: KnowledgeBase, settings: Settings, paths: list[Path], category: str, prune: bool, base_url: str = ""
-) -> IngestReport:
+@contextmanager
+def progress_bar() -> Iterator[Callable[[str, int], None]]:
+    """The files an ingest reads, as a bar on stderr that goes when it is done."""
     with Progress(
         TextColumn("[bold]ingesting"),
         BarColumn(),
@@ -97,9 +79,7 @@ def run_ingest(
         def advance(name: str, total: int) -> None:
             progress.update(task, advance=1, total=total or None, description=name)
 
-        set_reading_budget(settings)
-        ingestor = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap, on_progress=advance)
-        return ingestor.ingest_paths(paths, category=category, prune=prune, base_url=base_url)
+        yield advance
 
 
 @app.command()
@@ -111,52 +91,13 @@ def ingest(
     base_url: Annotated[str, typer.Option(help="Where the files are published: sources link to it + their path.")] = "",
 ) -> None:
     """Add documents to the knowledge base: unchanged files write nothing, changed ones are replaced."""
-    missing = [str(p) for p in paths if not p.exists()]
-    if bad_url := base_url_error(base_url):
-        raise fail(bad_url)
-    if missing:
-        raise fail(f"no such file or folder: {', '.join(missing)}")
-    settings = get_settings()
-    if not settings.milvus_uri and (pid := IngestInbox(settings.data_dir).running_bot()):
-        errors.print(f"a threadsage bot (pid {pid}) runs on {settings.data_dir}: the ingest is handed to it")
-        try:
-            report = hand_over(settings.data_dir, paths, category, prune, rebuild, base_url)
-        except HandOverFailed as exc:
-            raise fail(str(exc)) from None
-    else:
-        with knowledge_base(settings) as kb:
-            if rebuild:
-                kb.drop()
-            report = run_ingest(kb, settings, paths, category, prune, base_url)
-            if report.changes and not rebuild:  # a rebuild re-ingests everything: nothing to learn from it
-                _knowledge_loop(settings, kb, report.changes)
-    record_run(settings, report)  # for the operator console
+    with failing(), progress_bar() as advance:
+        report = commands.ingest(get_settings(), paths, say, advance, category, prune, rebuild, base_url)
     for path, reason in report.skipped:
         errors.print(f"[yellow]skipped[/] {path}: {reason}", highlight=False)
     console.print(report.summary(), highlight=False)
     if not report.ok:
         raise typer.Exit(1)
-
-
-def _knowledge_loop(settings: Settings, kb: KnowledgeBase, changes: list[DocumentChange]) -> None:
-    """What the ingest changed, put to use as after a sync (`threadsage.chat.knowledge_loop`): answers
-    marked stale, open gaps asked again. No bot runs here: a gap closed now gets its follow-up
-    from the next bot of its platform that starts (docs/console.md, "The knowledge loop")."""
-
-    async def run() -> LoopReport | None:
-        async with (
-            open_coordinator(settings, check=False) as coordinator,
-            open_chat_service(settings, kb, coordinator) as service,
-        ):
-            return await service.loop.changed(changes) if service.loop is not None else None
-
-    try:
-        report = asyncio.run(run())
-    except Exception as exc:  # noqa: BLE001 - the ingest stands; the loop runs again at the next one
-        errors.print(f"[yellow]knowledge loop skipped:[/] {escape(redact(str(exc)))}", highlight=False)
-        return
-    if report is not None:
-        errors.print(f"knowledge loop: {report.summary()}", highlight=False)
 
 
 @app.command()
@@ -166,11 +107,8 @@ def search(
     category: CategoryOption = None,
 ) -> None:
     """Show the chunks a question retrieves, with source, heading path and score."""
-    settings = get_settings()
-    with knowledge_base(settings) as kb:
-        if not kb.exists:
-            raise fail("the knowledge base is empty: run `threadsage ingest PATH...` first")
-        hits = kb.search_blocking(query, k, [category] if category else None)
+    with failing():
+        hits = commands.search(get_settings(), query, k, category)
     print_hits(hits)
 
 
@@ -180,22 +118,8 @@ def chat(
     demo: DemoOption = None,
 ) -> None:
     """Chat in the terminal: numbered clarification options, /new, /help; piped input works too."""
-    settings = get_settings()
-    name = session or uuid.uuid4().hex[:8]
-    with knowledge_base(settings) as kb:
-        if demo is not None and kb.count() == 0:
-            report = run_ingest(kb, settings, [demo], category="", prune=False)
-            errors.print(f"knowledge base was empty; ingested {demo}: {report.summary()}", highlight=False)
-        asyncio.run(_chat(settings, kb, name))
-
-
-async def _chat(settings: Settings, kb: KnowledgeBase, name: str) -> None:
-    async with open_chat_service(settings, kb=kb) as service, knowledge_upkeep(settings, kb, service.knowledge.changed):
-        errors.print(
-            f"threadsage — {service.description}; session {name} (resume with --session {name}). /help for commands.",
-            highlight=False,
-        )
-        await TerminalChat(service, name, console).run()
+    with failing():
+        commands.chat(get_settings(), session or uuid.uuid4().hex[:8], console, say, demo, progress_bar)
 
 
 @app.command()
@@ -205,9 +129,10 @@ def run(
 ) -> None:
     """Run the bot: Slack and/or Telegram when their tokens are set, else the terminal chat. With
     REDIS_URL every delivery goes through the durable turn queue: a crash loses no turn."""
-    platforms = configured_platforms(get_settings())
-    if platforms:
-        _serve(platforms, demo)
+    settings = get_settings()
+    if platforms := commands.platforms(settings):
+        with failing():
+            commands.run_platforms(settings, platforms, say, demo, progress_bar)
     else:
         chat(session=session, demo=demo)
 
@@ -215,82 +140,37 @@ def run(
 @app.command()
 def slack() -> None:
     """Run the Slack bot: Socket Mode with SLACK_APP_TOKEN, else the Events API over HTTP."""
-    if get_settings().slack_bot_token is None:
+    settings = get_settings()
+    if settings.slack_bot_token is None:
         raise fail("SLACK_BOT_TOKEN is not set (see docs/slack.md)")
-    _serve(["slack"], None)
+    with failing():
+        commands.run_platforms(settings, ["slack"], say)
 
 
 @app.command()
 def telegram() -> None:
     """Run the Telegram bot: long polling, or a webhook with TELEGRAM_WEBHOOK_URL."""
-    if get_settings().telegram_bot_token is None:
+    settings = get_settings()
+    if settings.telegram_bot_token is None:
         raise fail("TELEGRAM_BOT_TOKEN is not set (see docs/telegram.md)")
-    _serve(["telegram"], None)
+    with failing():
+        commands.run_platforms(settings, ["telegram"], say)
 
 
 @app.command("serve")
 def serve_command() -> None:
     """Front-end of a scaled deployment: Slack's Events API and Telegram's webhook, each delivery
     put in the Redis turn queue before it is acknowledged (needs REDIS_URL)."""
-    settings = _queue_settings()
-    configure_logging(settings)
-    try:
-        asyncio.run(serve_front_end(settings, configured_platforms(settings)))
-    except (ValueError, ServiceUnavailable) as exc:
-        raise fail(str(exc)) from None
+    with failing():
+        commands.front_end(get_settings())
 
 
 @app.command()
 def worker() -> None:
     """Worker of a scaled deployment: answers the turns of the Redis queue and posts the replies
     (needs REDIS_URL; run as many as you need)."""
-    settings = _queue_settings()
-    configure_logging(settings)
-    # the front-end's acks go first (docs/performance.md, "The worker pool after issue 16")
-    os.nice(settings.worker_niceness)
-    with knowledge_base(settings) as kb:
-        try:
-            asyncio.run(work(settings, configured_platforms(settings), kb=kb))
-        except ValueError as exc:
-            raise fail(str(exc)) from None
-
-
-def _queue_settings() -> Settings:
-    settings = get_settings()
-    if not settings.redis_url:
-        raise fail("REDIS_URL is not set: serve and worker share their turns through Redis")
-    if not configured_platforms(settings):
-        raise fail("neither SLACK_BOT_TOKEN nor TELEGRAM_BOT_TOKEN is set")
-    if settings.secret is None:  # a secret generated per host would fail the buttons of the others
-        raise fail(
-            "THREADSAGE_SECRET is not set: every serve and worker must sign buttons with the same secret "
-            "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
-        )
-    return settings
-
-
-def _serve(platforms: list[str], demo: Path | None) -> None:
-    settings = get_settings()
-    configure_logging(settings)
-    if "telegram" in platforms:
-        _telegram_banner(settings)
-    with knowledge_base(settings) as kb:
-        if demo is not None and kb.count() == 0:
-            report = run_ingest(kb, settings, [demo], category="", prune=False)
-            errors.print(f"knowledge base was empty; ingested {demo}: {report.summary()}", highlight=False)
-        try:
-            asyncio.run(serve(settings, platforms, kb=kb))
-        except (ValueError, ServiceUnavailable) as exc:  # a platform's configuration is incomplete, Redis away
-            raise fail(str(exc)) from None
-
-
-def _telegram_banner(settings: Settings) -> None:
-    """Whom the Telegram bot answers, said before it starts: unset, that is no one."""
-    try:
-        access = TelegramAccess.from_settings(settings)
-    except ValueError as exc:
-        raise fail(str(exc)) from None
-    errors.print(f"Telegram: answers {access.describe()}", highlight=False)
+    with failing():
+        commands.worker(get_settings())
 
 
 @app.command("prune")
@@ -301,16 +181,9 @@ def prune_checkpoints(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would go; delete nothing.")] = False,
 ) -> None:
     """Delete abandoned sessions and all but the latest checkpoint of live ones (feedback is kept)."""
-    try:
-        age = retention.parse_age(older_than)
-    except ValueError as exc:
-        raise fail(f"--older-than: {exc}") from None
-
-    async def _prune() -> PruneReport:
-        async with open_checkpointer(get_settings()) as checkpointer:
-            return await retention.prune(checkpointer, age, dry_run=dry_run)
-
-    console.print(asyncio.run(_prune()).summary(), highlight=False)
+    with failing():
+        report = commands.prune(get_settings(), older_than, dry_run)
+    console.print(report.summary(), highlight=False)
 
 
 @eval_app.command("retrieval")
@@ -327,22 +200,11 @@ def eval_retrieval(
     ] = None,
 ) -> None:
     """Recall@1, recall@k and MRR of retrieval on graded questions."""
-    if not corpus.exists() or not questions.is_file():
-        raise fail(f"no such corpus or questions file: {corpus}, {questions}")
-    try:
-        graded = load_questions(questions, sample=sample, seed=seed)
-    except (ValueError, KeyError) as exc:
-        raise fail(f"cannot read questions from {questions}: {exc}") from None
-    settings = get_settings()
-    if embeddings:
-        settings = settings.model_copy(update={"embeddings": _embeddings_kind(embeddings)})
-    try:
-        with evaluation_corpus(settings, corpus, data_dir) as evaluated:
-            if not as_json:
-                errors.print(f"corpus: {evaluated.report.summary()}", highlight=False)
-            scores = evaluate(graded, evaluated.kb.search_blocking, k, evaluated.text_of)
-    except (KnowledgeBaseError, EmbeddingsUnavailable) as exc:
-        raise fail(str(exc)) from None
+    quiet: Callable[[str], None] = lambda _line: None  # noqa: E731 - only the JSON goes out
+    with failing():
+        scores: dict[str, Any] = commands.eval_retrieval(
+            get_settings(), corpus, questions, k, quiet if as_json else say, data_dir, sample, seed, embeddings
+        )
     if as_json:
         print(json.dumps(scores))
         return
@@ -354,12 +216,6 @@ def eval_retrieval(
     for kind, row in [*scores["by_type"].items(), ("all", scores)]:
         table.add_row(kind, *(str(row.get(c, "–")) for c in columns))
     console.print(table)
-
-
-def _embeddings_kind(value: str) -> EmbeddingsKind:
-    if value not in ("none", "local", "openai"):
-        raise fail(f"--embeddings must be none, local or openai, not {value!r}")
-    return value  # type: ignore[return-value]
 
 
 if __name__ == "__main__":
