@@ -214,7 +214,7 @@ def worker(settings: Settings) -> None:
     """`threadsage worker`: the turns of the queue, answered and posted."""
     settings = _queue_settings(settings)
     configure_logging(settings)
-    # the front-end's acks go first (docs/performance.md, "The worker pool after issue 16")
+    # the front-end's acks go first (docs/performance.md, "Acks beside busy workers")
     os.nice(settings.worker_niceness)
     with knowledge_base(settings) as kb:
         try:

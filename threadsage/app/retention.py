@@ -37,7 +37,7 @@ from threadsage.memory.pruning.base import Pruner, PruneReport
 from threadsage.memory.pruning.postgres import PostgresPruner
 from threadsage.memory.pruning.sqlite import SQLitePruner
 from threadsage.records.turns import QuestionStore
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import StorageSettings
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ async def prune(
 
 async def prune_periodically(
     checkpointer: BaseCheckpointSaver[Any],
-    settings: Settings,
+    settings: StorageSettings,
     stop: asyncio.Event,
     questions: QuestionStore | None = None,
 ) -> None:

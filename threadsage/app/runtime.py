@@ -213,7 +213,7 @@ def warm_up(kb: KnowledgeBase) -> None:
 def _freeze_what_lives_on() -> None:
     """Once a process (`functools.cache`): asking `gc.get_freeze_count()` instead walks every
     frozen object, 40-80 ms of CPU for each chat service opened (docs/performance.md, "The fast
-    tier's CPU, third step")."""
+    tier")."""
     gc.collect()
     gc.freeze()
 

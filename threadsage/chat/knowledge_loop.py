@@ -41,7 +41,7 @@ from threadsage.graph.state import Citation
 from threadsage.i18n import Language, language_of, say
 from threadsage.ingestion.pipeline import DocumentChange
 from threadsage.records.knowledge import Gap, KnowledgeRecords, Verified
-from threadsage.settings.environment import Settings
+from threadsage.settings.knowledge_loop import KnowledgeLoopSettings
 from threadsage.support.text import term_set
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,7 @@ class KnowledgeLoop:
     @classmethod
     def from_settings(
         cls,
-        settings: Settings,
+        settings: KnowledgeLoopSettings,
         records: KnowledgeRecords,
         kb: KnowledgeBase,
         reasoner: Reasoner,

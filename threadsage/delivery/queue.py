@@ -26,8 +26,7 @@ in their message metadata) while the Telegram bot records each reply before send
 
 Why not a task-queue library: streaq did this with job dependencies for the order, at ~35 Redis
 commands a turn between front-end and worker; here a turn costs four round trips (the CPU of
-each: docs/performance.md, "Issue 16, further: a turn queue of our own, three checkpoints a
-standard turn").
+each: docs/performance.md, "Checkpoints and round trips a turn").
 """
 
 from __future__ import annotations

@@ -62,8 +62,8 @@ R = TypeVar("R")
 def async_edge(function: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     """A conditional edge's function as a coroutine function. LangGraph runs a plain function of a
     graph run with `ainvoke` in a thread: a hop per call, for work that never waits, and the hops
-    showed in a worker's profile (docs/performance.md, "Issue 16, continued: fewer steps, fewer
-    round trips, fewer thread hops", "No thread per plain function")."""
+    showed in a worker's profile (docs/performance.md, "Checkpoints and round trips a turn",
+    "No thread per plain function")."""
 
     @wraps(function)
     async def run(*args: P.args, **kwargs: P.kwargs) -> R:

@@ -27,7 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from threadsage.http.server import ReadinessCheck, create_app
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import PlatformSettings
 from threadsage.support.background import BackgroundTasks
 
 log = logging.getLogger(__name__)
@@ -120,7 +120,7 @@ async def threads_answer(within: float) -> bool:
 
 @asynccontextmanager
 async def http_server(
-    settings: Settings, routes: list[Route], ready: ReadinessCheck | None = None
+    settings: PlatformSettings, routes: list[Route], ready: ReadinessCheck | None = None
 ) -> AsyncIterator[None]:
     """/healthz, /readyz, /metrics and the given routes on THREADSAGE_HTTP_PORT while inside,
     served from a thread of their own; `ready` is asked on the caller's loop."""

@@ -5,8 +5,8 @@ any process with the same database can resume it. A step's own writes are saved 
 checkpoint, not before it in a transaction of their own (`StepWrites`). In Postgres a checkpoint
 and its blobs are one statement, not one a row (`PostgresSaver`, by `OneStatementPut` in
 langgraph_internals.py, the one module that uses LangGraph's private API): seven saves a turn made
-the saver's statements a large share of a worker's CPU (docs/performance.md, "The worker pool
-after issue 16"). Either way the rows are LangGraph's, as its own
+the saver's statements a large share of a worker's CPU (docs/performance.md, "Checkpoints and
+round trips a turn"). Either way the rows are LangGraph's, as its own
 saver writes them. Under a session's lock a turn reads its thread's latest checkpoint once
 (`caching_latest_checkpoints`), not once for the chat service and again for LangGraph.
 """
@@ -35,7 +35,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from threadsage.memory.langgraph_internals import OneStatementPut, saved_as
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import StorageSettings
 from threadsage.support.private_files import private_dir, private_file
 
 POOL_SIZE = 10
@@ -54,7 +54,7 @@ class StepWrites(BaseCheckpointSaver[str]):
     LangGraph saves each finished task's writes at once so that, in a step of several tasks run in
     parallel, a crash does not lose the finished ones; every step of this graph has one task, and
     its checkpoint follows at once: about half the transactions of a turn (docs/performance.md,
-    "A cheaper turn (issue 16)"). A process killed between a node's end and its checkpoint's commit runs
+    "Checkpoints and round trips a turn"). A process killed between a node's end and its checkpoint's commit runs
     that node again, a window the size of one commit, as before: then it was between the node's
     end and its writes' commit. Writes that no checkpoint holds (an interrupt, a resume value, an
     error, a Send) are saved at once as before. Channels that rebuild their value from saved writes
@@ -154,7 +154,7 @@ class SqliteSaver(StepWrites, AsyncSqliteSaver):
 
 
 @asynccontextmanager
-async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointSaver[str]]:
+async def open_checkpointer(settings: StorageSettings) -> AsyncIterator[BaseCheckpointSaver[str]]:
     if settings.database_url:
         async with postgres_checkpointer(settings.database_url) as saver:
             yield saver

@@ -113,8 +113,7 @@ class OneStatementPut(AsyncPostgresSaver):
     their checkpoint still commit together. A put's blobs (a few KB) serialise in less CPU than
     their hop to a thread and back would cost, so no thread. The client's and the Postgres
     backend's CPU a put, before and after, measured by bench/checkpoint_put.py: see
-    docs/performance.md, "Issue 16, continued: fewer steps, fewer round trips, fewer thread hops",
-    "One checkpoint statement".
+    docs/performance.md, "Checkpoints and round trips a turn", "One checkpoint statement".
     """
 
     async def aput(

@@ -114,8 +114,8 @@ _INSERT = (
     "ON CONFLICT (session_key, message_id) DO NOTHING"
 )
 # ... then added to its day's counts: one row more, not a recount of the day (which grew with the
-# day's turns: docs/performance.md, "Issue 16, continued: fewer steps, fewer round trips, fewer
-# thread hops", "The console's record of a turn").
+# day's turns: docs/performance.md, "Checkpoints and round trips a turn", "The console's record of a
+# turn").
 _ADD = """INSERT INTO {days} (day, platform, channel, outcome, choice, turns, latency_ms, up, down)
 SELECT at / {day_ms}, platform, channel, outcome, '', 1, latency_ms, up, down FROM {rows}
 ON CONFLICT (day, platform, channel, outcome, choice) DO UPDATE SET turns = {days}.turns + 1,

@@ -12,6 +12,6 @@ import httpx
 def tls_context() -> ssl.SSLContext:
     """httpx's own default (certifi's CA bundle, or `SSL_CERT_FILE` / `SSL_CERT_DIR`), made once: a
     client given none loads the CA store anew, about 20 ms of CPU each (docs/performance.md, "The
-    fast tier's CPU, third step"). For clients that speak HTTP/1.1 only: httpcore sets the
+    fast tier"). For clients that speak HTTP/1.1 only: httpcore sets the
     context's ALPN protocols on each connection it opens."""
     return httpx.create_ssl_context()

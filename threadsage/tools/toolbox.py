@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from threadsage.i18n import DEFAULT, Language
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import RetrievalSettings
 from threadsage.tools.calculator import CalculationError, calculate, formatted
 from threadsage.tools.dates import Calendar, DateError, answer_date_question
 from threadsage.tools.web import SearXNG, Tavily, WebSearch
@@ -45,7 +45,7 @@ class Toolbox:
     web: WebSearch | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Toolbox:
+    def from_settings(cls, settings: RetrievalSettings) -> Toolbox:
         return cls(calendar=Calendar(settings.timezone), web=web_search(settings))
 
     def direct(self, question: str, language: Language = DEFAULT) -> ToolAnswer | None:
@@ -74,7 +74,7 @@ def explicit_expression(question: str) -> str | None:
     return None
 
 
-def web_search(settings: Settings) -> WebSearch | None:
+def web_search(settings: RetrievalSettings) -> WebSearch | None:
     """The configured web search service, if any. One named without what it needs is a ValueError,
     which the commands report as a configuration error at start-up."""
     if settings.web_search == "tavily":

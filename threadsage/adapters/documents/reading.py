@@ -36,7 +36,7 @@ from threadsage.adapters.documents.loaders import DocumentTooLong
 from threadsage.adapters.documents.sections import Section, UnreadableDocument
 
 if TYPE_CHECKING:
-    from threadsage.settings.environment import Settings
+    from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,7 +59,7 @@ class Budget:
     readers: int = 2
 
     @classmethod
-    def of(cls, settings: Settings) -> Budget:
+    def of(cls, settings: AccessSettings) -> Budget:
         return cls(settings.file_read_seconds, settings.file_read_memory_mb, settings.file_readers)
 
 

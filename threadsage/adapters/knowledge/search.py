@@ -127,7 +127,7 @@ def places_known(hits: Sequence[Hit], asked: int, k: int) -> bool:
 
     Why ask in two steps: sending and reading each hit's text is most of a search's cost, and
     asking for `CANDIDATES_PER_RETRIEVER` hits every time multiplied it for the few that fill k
-    places (docs/performance.md, the worker pool under issue 23)."""
+    places (docs/performance.md, "Checkpoints and round trips a turn")."""
     if len(hits) < asked:
         return True
     return len({(hit.doc_id, hit.heading) for hit in hits}) > k

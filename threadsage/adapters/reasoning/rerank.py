@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import httpx
 
 from threadsage.adapters.reasoner import Passage
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import RetrievalSettings
 from threadsage.support.text import term_set
 
 log = logging.getLogger(__name__)
@@ -187,7 +187,7 @@ class RerankUnavailable(ValueError):
     """THREADSAGE_RERANK asks for something this configuration cannot give."""
 
 
-def make_reranker(settings: Settings, reasoner: object) -> Reranker | None:
+def make_reranker(settings: RetrievalSettings, reasoner: object) -> Reranker | None:
     """The reranker `THREADSAGE_RERANK` names. `auto` picks the endpoint when one is configured and
     otherwise none: the listwise model call and the lexical signal are opt-in (measured in
     docs/performance.md, reasons in docs/decisions.md)."""

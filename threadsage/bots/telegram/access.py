@@ -27,7 +27,7 @@ from threadsage.bots.telegram.sending import TelegramSender, answer_query, place
 from threadsage.bots.telegram.texts import message_language
 from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import say
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import PlatformSettings
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class TelegramAccess:
         self.allowed = allowed
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> TelegramAccess:
+    def from_settings(cls, settings: PlatformSettings) -> TelegramAccess:
         entries = [entry.strip() for entry in (settings.telegram_allowed or "").split(",") if entry.strip()]
         return cls(None if ANYONE in entries else frozenset(_chat_id(entry) for entry in entries))
 

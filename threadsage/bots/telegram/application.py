@@ -9,7 +9,7 @@ from telegram import LinkPreviewOptions, Update
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes, Defaults, ExtBot, JobQueue
 from telegram.request import HTTPXRequest
 
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import PlatformSettings
 from threadsage.support.tls import tls_context
 
 ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
@@ -30,7 +30,7 @@ class TelegramConfigError(ValueError):
     """The Telegram settings cannot work; the message says which variable to fix."""
 
 
-def build_application(settings: Settings, polling: bool) -> TelegramApplication:
+def build_application(settings: PlatformSettings, polling: bool) -> TelegramApplication:
     """Rate-limited (Telegram's flood limits are retried), concurrent updates, no link previews;
     pointed at `TELEGRAM_API_URL` when set. Without polling it has no updater."""
     if settings.telegram_bot_token is None:

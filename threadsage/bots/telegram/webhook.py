@@ -24,7 +24,7 @@ from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfig
 from threadsage.bots.tokens import Signer
 from threadsage.delivery.jobs import Job
 from threadsage.http.thread import MainLoopBridge, on_main_loop
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import PlatformSettings
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ _WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
 class TelegramWebhook:
-    def __init__(self, settings: Settings, dispatch: Callable[[Job], Awaitable[object]]) -> None:
+    def __init__(self, settings: PlatformSettings, dispatch: Callable[[Job], Awaitable[object]]) -> None:
         secret = webhook_secret(settings)
         if secret is None or settings.telegram_webhook_url is None:
             raise TelegramConfigError("the webhook needs TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET")
@@ -94,7 +94,7 @@ def queued(update: Update, data: dict[str, Any]) -> Job:
     return Job("telegram", UPDATE, data, order_key=f"telegram:{chat}")
 
 
-def webhook_secret(settings: Settings) -> str | None:
+def webhook_secret(settings: PlatformSettings) -> str | None:
     """The secret Telegram must send with each update; None without a webhook URL."""
     if not settings.telegram_webhook_url:
         return None
@@ -107,7 +107,7 @@ def webhook_secret(settings: Settings) -> str | None:
 
 
 def front_end(
-    settings: Settings, _signer: Signer, put: Callable[[Job], Awaitable[object]]
+    settings: PlatformSettings, _signer: Signer, put: Callable[[Job], Awaitable[object]]
 ) -> AbstractAsyncContextManager[list[Route]]:
     """`threadsage serve`'s Telegram: the webhook, each update put in the turn queue (`put`); its
     settings are checked here (`TelegramWebhook`)."""

@@ -39,7 +39,7 @@ from threadsage.adapters.reasoner import ModelBusy
 from threadsage.adapters.reasoning.llm.chat_models import Method, chat_model, structured_method
 from threadsage.adapters.reasoning.llm.salvage import first_json_object, reply_text, salvaged
 from threadsage.observability.telemetry import ERRORS, LLM_CALLS, count_tokens
-from threadsage.settings.environment import Settings
+from threadsage.settings.language_model import LanguageModelSettings
 from threadsage.support.retry_after import server_wait
 from threadsage.support.tls import tls_context
 
@@ -70,7 +70,7 @@ class ModelCalls:
     """`budget`, when given, is asked before every call: may one more be made this minute?"""
 
     def __init__(
-        self, settings: Settings, budget: Callable[[], Awaitable[bool]] | None = None, backoff: float = 0.5
+        self, settings: LanguageModelSettings, budget: Callable[[], Awaitable[bool]] | None = None, backoff: float = 0.5
     ) -> None:
         self._settings = settings
         self._budget = budget

@@ -22,8 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_openai import AzureChatOpenAI, ChatOpenAI
 from openai import DefaultAioHttpClient
 
-from threadsage.settings.environment import Settings
-from threadsage.settings.language_model import provider_of
+from threadsage.settings.language_model import LanguageModelSettings, provider_of
 
 Method = Literal["function_calling", "json_schema", "json_mode"]
 METHODS: dict[str, Method] = {"tools": "function_calling", "json_schema": "json_schema", "json_mode": "json_mode"}
@@ -38,7 +37,7 @@ class ModelUnavailable(RuntimeError):
     what it needs is not configured): a configuration error, said at start."""
 
 
-def structured_method(settings: Settings, model: str) -> Method:
+def structured_method(settings: LanguageModelSettings, model: str) -> Method:
     """How structured replies are asked of `model` (THREADSAGE_STRUCTURED_OUTPUT)."""
     if settings.structured_output != "auto":
         return METHODS[settings.structured_output]
@@ -46,7 +45,7 @@ def structured_method(settings: Settings, model: str) -> Method:
 
 
 def chat_model(
-    settings: Settings, model: str, max_tokens: int, http: DefaultAioHttpClient, streams: bool = False
+    settings: LanguageModelSettings, model: str, max_tokens: int, http: DefaultAioHttpClient, streams: bool = False
 ) -> BaseChatModel:
     """`model` (a name from the settings) answering at most `max_tokens` tokens, at temperature 0.
     The OpenAI and Azure models send through `http`, the back-end's own connection pool (it reads
