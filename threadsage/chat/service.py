@@ -150,11 +150,8 @@ class ChatService:
                 yield refusal
                 return
             yield ACCEPTED
-        attached, problems = await self._read_files(turn, language) if turn.attachments else ([], [])
-        async for event in self._reporting(self._locked(turn, text, config, attached), drafts):
+        async for event in self._reporting(self._locked(turn, text, config), drafts):
             yield event
-        for problem in problems:  # what could not be read, after the answer
-            yield notice(problem, language)
 
     async def _read_files(self, turn: Turn, language: Language) -> tuple[list[Passage], list[str]]:
         """The turn's files read, one turn's files at a time per person (in this process): a
@@ -168,12 +165,19 @@ class ChatService:
         finally:
             self._reading.discard(reader)
 
-    async def _locked(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
+    async def _locked(self, turn: Turn, text: str, config: RunnableConfig) -> list[Reply]:
+        """The turn under its session's lock, its files read first: a question sent while an
+        earlier message's file is still being read waits for it, as for any earlier turn, and is
+        answered from it. What could not be read is said after the answer."""
         async with self.coordinator.session_lock(turn.session_key):
+            language = turn.reply_language
+            attached, problems = await self._read_files(turn, language) if turn.attachments else ([], [])
             with caching_latest_checkpoints():
                 if text or turn.answer is not None:
-                    return await self._under_lock(turn, text, config, attached)
-                return await self._keep_files(turn, config, attached)  # only files: kept for the questions that follow
+                    replies = await self._under_lock(turn, text, config, attached)
+                else:
+                    replies = await self._keep_files(turn, config, attached)  # kept for the questions that follow
+            return [*replies, *(notice(problem, language) for problem in problems)]
 
     async def _reporting(self, work: Coroutine[Any, Any, list[Reply]], drafts: bool) -> AsyncIterator[TurnEvent]:
         """The replies of `work`, preceded (when the service reports progress) by the steps its run

@@ -126,3 +126,23 @@ async def test_readiness_says_so_when_the_threads_or_the_loop_are_held(tmp_path:
         time.sleep(3)  # noqa: ASYNC251 - the point: the turns' loop is held
         thread.join()
         assert codes == [503]
+
+
+async def test_a_question_sent_while_its_file_is_read_waits_for_it_and_is_answered_from_it(
+    tmp_path: Path, handbook_kb
+) -> None:
+    """As in Telegram: a document, then a question about it while it is still being read. The
+    question waits for the file's turn (the same order as any two messages of a conversation) and is
+    answered from the file: no "still reading, send it again", no answer without it."""
+    filler = "".join(f"Row {n} of the appendix: a plain filler line.\n\n" for n in range(8_000))
+    note = Attachment("heron.md", f"# Heron\n\nThe Heron budget is 48,000 euros.\n\n## Appendix\n\n{filler}".encode())
+    async with service(tmp_path, "", handbook_kb) as chat:
+        sent = asyncio.create_task(chat.handle(turn(1, "", note)))
+        async with asyncio.timeout(30):  # until the file is being read
+            while not chat._reading:  # noqa: ASYNC110 - a set the service keeps, it has no event to wait on
+                await asyncio.sleep(0.005)
+        asked = await chat.handle(turn(2, "What does the note I sent say the Heron budget is?"))
+        got = await sent
+    assert [r.kind for r in got] == [ReplyKind.NOTICE]  # "I've read heron.md…"
+    assert len(asked) == 1 and "48,000" in asked[0].text, asked
+    assert say("file_reading_yours", "en", name="heron.md") not in [r.text for r in asked]

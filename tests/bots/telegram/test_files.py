@@ -122,3 +122,21 @@ async def test_a_document_of_a_type_not_read_is_not_downloaded(bot, fake: FakeBo
     answer, problem = await new_messages(fake, chat, 0, count=2)
     assert "premium economy" in answer["text"].lower() and problem["text"].startswith("I can't read “budget.xlsx”")
     assert not fake.calls_of("getFile", ok_only=False)
+
+
+async def test_a_question_replying_to_a_document_still_being_read_waits_for_it(bot, fake: FakeBotAPI) -> None:
+    """The document and the reply that asks about it arrive together: the question waits for the
+    document's turn (one turn at a time per conversation) and is answered from it — never "I'm still
+    reading the file you sent before", never an answer without it."""
+    chat = private(ANN)
+    filler = "".join(f"Row {n} of the appendix: a plain filler line.\n\n" for n in range(4_000))
+    document = fake.upload(
+        "heron.md", f"# Project Heron\n\n{HERON}\n\n## Appendix\n\n{filler}".encode(), "text/markdown"
+    )
+    sent = fake.send_file(chat, ANN, "", document)
+    fake.say(chat, ANN, QUESTION, reply_to=sent)
+    replies = await new_messages(fake, chat, 0, count=2)
+    texts = [m["text"] for m in replies]
+    still_reading = say("file_reading_yours", "en", name="heron.md")
+    assert not any(still_reading in text for text in texts), texts
+    assert any("48,000 euros" in text for text in texts), texts
