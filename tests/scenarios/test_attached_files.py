@@ -84,3 +84,15 @@ async def test_telegram_a_document_asked_about_naturally(bot, fake: FakeBotAPI, 
     [plain] = await new_messages(fake, chat, 1)
     assert "48,000 euros" in summary["text"] and "48,000 euros" in plain["text"], (summary["text"], plain["text"])
     assert name in summary["text"] and name in plain["text"] and not plain["text"].startswith(HEDGES)
+
+
+async def test_slack_a_question_right_after_a_file_waits_for_it(slack: Harness) -> None:
+    """A file sent alone, then at once a question about it: the question is answered from the file
+    (its turn waits for the file's, downloaded and read, as for any earlier message of the DM)."""
+    media_type, make = FILES["note.md"]
+    file = slack.fake.upload("note.md", make(), media_type)
+    assert await slack.event(file_share("", [file])) == 200
+    assert await slack.event(file_share("What is the Heron budget?", [])) == 200
+    await slack.settle()
+    texts = [as_text(m) for m in slack.fake.posted()]
+    assert any("48,000 euros" in text for text in texts), texts

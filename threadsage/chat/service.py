@@ -129,7 +129,7 @@ class ChatService:
             return
         text = (turn.text or "").strip()
         language = turn.reply_language
-        if turn.answer is None and not text and not turn.attachments:
+        if turn.answer is None and not text and not turn.attachments and turn.fetch_files is None:
             yield fixed_notice("empty", language)
             return
         if turn.answer is None and turn.categories == ():
@@ -154,14 +154,18 @@ class ChatService:
             yield event
 
     async def _read_files(self, turn: Turn, language: Language) -> tuple[list[Passage], list[str]]:
-        """The turn's files read, one turn's files at a time per person (in this process): a
-        person who sends file after file waits for none of them, and holds at most one reader."""
+        """The turn's files (downloaded now when the front-end left that to the turn) read, one
+        turn's files at a time per person (in this process): a person who sends file after file in
+        different conversations waits for none of them, and holds at most one reader."""
+        files = (*turn.attachments, *(await turn.fetch_files() if turn.fetch_files is not None else ()))
+        if not files:
+            return [], []
         reader = f"{turn.platform}:{turn.user_id}"
         if reader in self._reading:
-            return [], [say("file_reading_yours", language, name=display_name(a.name)) for a in turn.attachments]
+            return [], [say("file_reading_yours", language, name=display_name(a.name)) for a in files]
         self._reading.add(reader)
         try:
-            return await self.attachments.read(turn.attachments, language)
+            return await self.attachments.read(files, language)
         finally:
             self._reading.discard(reader)
 
@@ -171,7 +175,9 @@ class ChatService:
         answered from it. What could not be read is said after the answer."""
         async with self.coordinator.session_lock(turn.session_key):
             language = turn.reply_language
-            attached, problems = await self._read_files(turn, language) if turn.attachments else ([], [])
+            attached, problems = await self._read_files(turn, language)
+            if not (text or turn.answer or attached or problems):
+                return [fixed_notice("empty", language)]  # its files were none we read (images)
             with caching_latest_checkpoints():
                 if text or turn.answer is not None:
                     replies = await self._under_lock(turn, text, config, attached)

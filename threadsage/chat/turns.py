@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
@@ -37,6 +38,9 @@ class Turn:
     answer: ClarificationAnswer | None = None
     categories: tuple[str, ...] | None = None  # what this place may read: None = every category, () = none
     attachments: tuple[Attachment, ...] = ()  # files sent with the message: context for this session only
+    # Files the front-end downloads when the turn's time comes (under its conversation's lock), so
+    # that a message sent right after waits for their download as for their reading.
+    fetch_files: Callable[[], Awaitable[tuple[Attachment, ...]]] | None = None
     # The language a front-end knows for a turn whose text tells none (Telegram's language_code of
     # the person, the message a clicked button belongs to); None: English.
     language: Language | None = None

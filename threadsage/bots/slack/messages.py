@@ -51,9 +51,9 @@ class Messages:
             if in_panel:
                 await self.panel.title(place, unescaped(text))
         async with self.send.eyes_on(place.channel, event["ts"]):
-            files = await self.files.fetch(event)
+            files = (lambda: self.files.fetch(event)) if event.get("files") else None  # downloaded in its turn
             turn = Turn(
-                "slack", place.session, event["user"], message_id, text=text, categories=categories, attachments=files
+                "slack", place.session, event["user"], message_id, text=text, categories=categories, fetch_files=files
             )
             question = Question(self.coordinator, event["channel"], event["ts"])
             await self.answering.answer(place, turn, question, in_panel=in_panel)

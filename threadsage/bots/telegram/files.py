@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 import httpx
-from telegram import File, Message
+from telegram import Document, File, Message
 from telegram.error import BadRequest, TelegramError
 
 from threadsage.adapters.documents.attachments import MB, Attachment, not_fetched, readable_as, too_big, unsupported
@@ -26,10 +26,18 @@ class TelegramFiles:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = min(max_bytes, BOT_API_DOWNLOAD_LIMIT)
 
+    @staticmethod
+    def document_of(message: Message) -> Document | None:
+        """The document of the message, or of the message it replies to."""
+        replied = message.reply_to_message
+        return message.document or (replied.document if replied is not None else None)
+
+    def has_document(self, message: Message) -> bool:
+        return self.document_of(message) is not None
+
     async def fetch(self, message: Message) -> tuple[Attachment, ...]:
         """The document of the message, or of the message it replies to; none if neither has one."""
-        replied = message.reply_to_message
-        document = message.document or (replied.document if replied is not None else None)
+        document = self.document_of(message)
         if document is None:
             return ()
         name = document.file_name or f"document-{document.file_unique_id}"
