@@ -84,7 +84,7 @@ class Recording:
         except Exception:
             log.exception("could not count a vote into the console's record")
 
-    async def abandoned(self, session_key: str, pending: Interrupt) -> None:
+    async def abandoned(self, platform: str, session_key: str, pending: Interrupt) -> None:
         """A pending clarification was dropped unanswered."""
         if self.store is None:
             return

@@ -32,6 +32,7 @@ from threadsage.adapters.reasoner import ModelBusy, Passage
 from threadsage.chat.events import reported, reporters
 from threadsage.chat.knowledge_loop import Knowledge, KnowledgeLoop
 from threadsage.chat.limits import allowed
+from threadsage.chat.observing import ClarificationCounts, TurnObserver
 from threadsage.chat.recording import Recording
 from threadsage.chat.redelivery import replies_already_given
 from threadsage.chat.replies import answered, clarification_reply, outcome_of, pending_of, request_of
@@ -54,7 +55,7 @@ from threadsage.graph.steps import run_reporting
 from threadsage.i18n import DEFAULT, Language, language_of, say
 from threadsage.memory.checkpoints import caching_latest_checkpoints
 from threadsage.memory.sessions import thread_id
-from threadsage.observability.telemetry import CLARIFICATIONS, ERRORS, TurnScope, turn_scope
+from threadsage.observability.telemetry import ERRORS, TurnScope, turn_scope
 from threadsage.records.votes import FeedbackStore
 from threadsage.support.handoff import Handoff
 
@@ -79,6 +80,7 @@ class ChatService:
     progress: bool = False  # yield `Progress` events: worth it when steps take seconds (a language model)
     handoff: Handoff = field(default_factory=Handoff)  # whom to point to when the documents don't know
     recording: Recording = field(default_factory=Recording)  # each turn's row for the operator console
+    counts: ClarificationCounts = field(default_factory=ClarificationCounts)  # the clarification metrics
     loop: KnowledgeLoop | None = None  # stale answers, gaps that close themselves, verified answers
     _reading: set[str] = field(default_factory=set, init=False, repr=False)  # people whose files are being read
 
@@ -98,7 +100,8 @@ class ChatService:
         with turn_scope(turn.session_key, turn.message_id, turn.platform) as scope:
             replies: list[Reply] = []
             language = turn.reply_language
-            self.recording.begin(turn)
+            for observer in self.observers:
+                observer.begin(turn)
             try:
                 try:
                     async for event in self._events(turn, scope, drafts):
@@ -118,9 +121,11 @@ class ChatService:
                     yield replies[-1]
                 scope.outcome = outcome_of(replies) if replies or scope.outcome == "error" else scope.outcome
                 scope.route = (replies[0].route if replies else None) or "none"
-                await self.recording.end(turn, replies, scope.outcome)
+                for observer in self.observers:
+                    await observer.end(turn, replies, scope.outcome)
             finally:
-                self.recording.discard(turn)  # a turn handed back to the queue, or a stream closed early
+                for observer in self.observers:  # a turn handed back to the queue, or a stream closed early
+                    observer.discard(turn)
 
     async def _events(self, turn: Turn, scope: TurnScope, drafts: bool) -> AsyncIterator[TurnEvent]:
         if not await self.coordinator.claim(f"turn:{turn.session_key}:{turn.message_id}", IDEMPOTENCY_TTL):
@@ -209,7 +214,6 @@ class ChatService:
         assert pending is not None
         if not await self.coordinator.claim(f"answer:{turn.session_key}:{pending.id}", IDEMPOTENCY_TTL):
             return fixed_notice("stale", _language(turn, pending))  # another click on the same question got in first
-        CLARIFICATIONS.labels(turn.platform, "answered").inc()
         return None
 
     async def _under_lock(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
@@ -219,7 +223,7 @@ class ChatService:
             if given is None:
                 return await self._run(None, config, turn, language_of(snapshot.values.get("question")))
             replies, ended = given
-            self.recording.ran(turn, ended)
+            self._ran(turn, ended)
             return replies
         pending = pending_of(snapshot)
         if turn.answer is not None:
@@ -229,13 +233,12 @@ class ChatService:
                 return [refusal]
             assert pending is not None
             option = turn.answer.option
-            self.recording.answering(turn, pending, option, request_of(pending)["options"][option])
+            self._answering(turn, pending, option, request_of(pending)["options"][option])
             resumed = self._resume(turn, {"option": option})
             return await self._run(resumed, config, turn, _language(turn, pending))
         if pending is not None and (self.anyone_may_answer or request_of(pending)["asker"] == turn.user_id):
             # A typed message while a clarification is pending answers it.
-            CLARIFICATIONS.labels(turn.platform, "answered").inc()
-            self.recording.answering(turn, pending, None, text[:MAX_QUESTION_CHARS])
+            self._answering(turn, pending, None, text[:MAX_QUESTION_CHARS])
             answer = self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}, attached)
             return await self._run(answer, config, turn, _language(turn, pending))
         if pending is not None:  # someone else's question replaces the pending one
@@ -243,7 +246,7 @@ class ChatService:
         if self.loop is not None and not attached:
             verified = await self.loop.verified_answer(text[:MAX_QUESTION_CHARS], turn.categories, language_of(text))
             if verified is not None:
-                self.recording.ran(turn, verified[1])
+                self._ran(turn, verified[1])
                 return [verified[0]]
         return await self._run(self._question(turn, text, attached), config, turn, language_of(text))
 
@@ -289,7 +292,8 @@ class ChatService:
         """Store a 👍 (vote > 0) or 👎; a person's second vote on an answer replaces the first."""
         if self.feedback is not None:
             await self.feedback.record(session_key, answer_ref, user_id, vote)
-            await self.recording.voted(session_key, answer_ref)
+            for observer in self.observers:
+                await observer.voted(session_key, answer_ref)
 
     @property
     def knowledge(self) -> Knowledge:
@@ -310,9 +314,22 @@ class ChatService:
 
     # --- steps ---------------------------------------------------------------------------
 
+    @property
+    def observers(self) -> tuple[TurnObserver, ...]:
+        """What watches the turns (`observing`): the console's record and the metrics."""
+        return (self.recording, self.counts)
+
+    def _ran(self, turn: Turn, state: dict[str, Any]) -> None:
+        for observer in self.observers:
+            observer.ran(turn, state)
+
+    def _answering(self, turn: Turn, pending: Interrupt, option: int | None, label: str) -> None:
+        for observer in self.observers:
+            observer.answering(turn, pending, option, label)
+
     async def _abandon(self, platform: str, session_key: str, pending: Interrupt) -> None:
-        CLARIFICATIONS.labels(platform, "abandoned").inc()
-        await self.recording.abandoned(session_key, pending)
+        for observer in self.observers:
+            await observer.abandoned(platform, session_key, pending)
 
     def _refusal_of_clarification_answer(self, turn: Turn, pending: Interrupt | None) -> Reply | None:
         """The notice refusing `turn`'s answer to a clarification (one no longer pending, another
@@ -358,10 +375,9 @@ class ChatService:
             log.warning("session lock lost during a turn; its replies are dropped")
             ERRORS.labels("session_lock").inc()
             return [fixed_notice("apology", language)]
-        self.recording.ran(turn, result)
+        self._ran(turn, result)
         interrupts: Sequence[Interrupt] = result.get("__interrupt__") or []
         if interrupts:
-            CLARIFICATIONS.labels(turn.platform, "asked").inc()
             return [clarification_reply(interrupts[0], result)]
         reply = await answered(self.handoff, self.context.kb, result)
         if self.loop is not None and reply.kind is ReplyKind.ANSWER and reply.citations:
