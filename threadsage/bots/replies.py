@@ -9,7 +9,7 @@ import re
 
 from threadsage.chat import Citation, Reply, ReplyKind
 from threadsage.i18n import say
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import AccessSettings
 
 LOW_CONFIDENCE = say("low_confidence")  # in English; `say("low_confidence", reply.language)` for a reply
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\](){}<>#+\-.!|~&])")
@@ -43,7 +43,7 @@ def source_markdown(citation: Citation) -> str:
     return f"[{citation['number']}] {label} — `{citation['path']}`"
 
 
-def place_categories(settings: Settings, channel: str, private: bool) -> tuple[str, ...] | None:
+def place_categories(settings: AccessSettings, channel: str, private: bool) -> tuple[str, ...] | None:
     """The knowledge categories a place may read (None: every one). Private conversations (DMs)
     are all one place, channel "", whatever their id: the default categories cover them."""
     return settings.categories_for("" if private else channel)

@@ -12,7 +12,6 @@ keep modules short; `Settings` inherits them all and is the one thing to import.
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -105,21 +104,6 @@ class Settings(
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"THREADSAGE_TIMEZONE={self.timezone!r} is not an IANA time zone") from None
         return self
-
-    def categories_for(self, channel: str) -> tuple[str, ...] | None:
-        """The knowledge categories a channel (or a DM, channel "") may read: None = every one,
-        () = none. Access control: once a channel map exists, a place it does not name sees only
-        the default categories — nothing when there are none — never everything."""
-        if channel and channel in self.channel_categories:
-            return tuple(self.channel_categories[channel])
-        if self.default_categories or self.channel_categories:
-            return tuple(self.default_categories)
-        return None
-
-    @property
-    def milvus_lite_path(self) -> Path:
-        """The Milvus Lite file used when `MILVUS_URI` is unset."""
-        return self.data_dir / "milvus.db"
 
 
 @lru_cache(maxsize=1)

@@ -63,6 +63,11 @@ class StorageSettings(BaseModel):
     record_questions: bool = Field(True, description="`false` = the console's record of turns keeps no text")
     question_retention_days: float = Field(90, ge=0, description="Days the record of turns is kept; 0 = always")
 
+    @property
+    def milvus_lite_path(self) -> Path:
+        """The Milvus Lite file used when `MILVUS_URI` is unset."""
+        return self.data_dir / "milvus.db"
+
 
 class ModelSettings(BaseModel):
     """The reasoning back-end and embeddings, and the brakes on what one turn may ask of them."""
@@ -306,6 +311,16 @@ class AccessSettings(BaseModel):
         "every serve and worker must share it. Generate one with "
         '`python -c "import secrets; print(secrets.token_urlsafe(32))"`',
     )
+
+    def categories_for(self, channel: str) -> tuple[str, ...] | None:
+        """The knowledge categories a channel (or a DM, channel "") may read: None = every one,
+        () = none. Access control: once a channel map exists, a place it does not name sees only
+        the default categories — nothing when there are none — never everything."""
+        if channel and channel in self.channel_categories:
+            return tuple(self.channel_categories[channel])
+        if self.default_categories or self.channel_categories:
+            return tuple(self.default_categories)
+        return None
 
 
 class DocumentSettings(BaseModel):

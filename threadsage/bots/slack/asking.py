@@ -26,7 +26,7 @@ from threadsage.bots.slack.texts import question_text, unescaped
 from threadsage.chat import ChatService, Turn
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import language_of, say
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def parse_ask(text: str) -> AskRequest:
 class Asking:
     def __init__(
         self,
-        settings: Settings,
+        settings: AccessSettings,
         chat: ChatService,
         send: SlackSender,
         recent: RecentQuestions,

@@ -43,7 +43,7 @@ from threadsage.chat import ChatService
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Job
 from threadsage.i18n import Language, language_of, say
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class Panel:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: AccessSettings,
         chat: ChatService,
         send: SlackSender,
         contexts: ThreadContexts,

@@ -19,7 +19,7 @@ from threadsage.bots.slack.sharing import Sharing
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
 from threadsage.chat import ChatService, ClarificationAnswer, Turn
 from threadsage.i18n import Language, language_of, say
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def click_language(body: dict[str, Any]) -> Language:
 class Buttons:
     def __init__(
         self,
-        settings: Settings,
+        settings: AccessSettings,
         chat: ChatService,
         send: SlackSender,
         signer: Signer,

@@ -16,7 +16,7 @@ from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest
 from threadsage.chat import ChatService, Reply, Turn, turn_ref
 from threadsage.i18n import DEFAULT, say
-from threadsage.settings.environment import Settings
+from threadsage.settings.knowledge_loop import KnowledgeLoopSettings
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ ACTION = "verify"
 
 
 class Curation:
-    def __init__(self, settings: Settings, chat: ChatService, send: SlackSender, signer: Signer) -> None:
+    def __init__(self, settings: KnowledgeLoopSettings, chat: ChatService, send: SlackSender, signer: Signer) -> None:
         self.settings = settings
         self.chat = chat
         self.send = send

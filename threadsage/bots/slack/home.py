@@ -23,7 +23,7 @@ from threadsage.bots.slack.texts import escaped
 from threadsage.chat import ChatService
 from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import Language, language_of, say
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import AccessSettings
 
 RECENT = 5
 RECENT_TTL = 30 * 24 * 3600.0
@@ -61,7 +61,7 @@ def _key(team: str, user: str) -> str:
 
 
 class Home:
-    def __init__(self, settings: Settings, chat: ChatService, send: SlackSender, recent: RecentQuestions) -> None:
+    def __init__(self, settings: AccessSettings, chat: ChatService, send: SlackSender, recent: RecentQuestions) -> None:
         self.settings = settings
         self.chat = chat
         self.send = send

@@ -12,7 +12,7 @@ from typing import Any
 
 from threadsage.bots.replies import place_categories
 from threadsage.memory.sessions import session_key
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import AccessSettings
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Place:
         thread = f"private-{self.private_for}" if self.private_for else self.thread_ts or "-"
         return session_key("slack", self.team, self.channel, thread)
 
-    def categories(self, settings: Settings) -> tuple[str, ...] | None:
+    def categories(self, settings: AccessSettings) -> tuple[str, ...] | None:
         return place_categories(settings, self.channel, self.is_dm)
 
 
