@@ -20,6 +20,7 @@ from rich.table import Table
 from threadsage.app import commands
 from threadsage.app.commands import CommandError
 from threadsage.app.hits import print_hits
+from threadsage.app.processes import configured_platforms
 from threadsage.settings.environment import get_settings
 
 app = typer.Typer(
@@ -130,7 +131,7 @@ def run(
     """Run the bot: Slack and/or Telegram when their tokens are set, else the terminal chat. With
     REDIS_URL every delivery goes through the durable turn queue: a crash loses no turn."""
     settings = get_settings()
-    if platforms := commands.platforms(settings):
+    if platforms := configured_platforms(settings):
         with failing():
             commands.run_platforms(settings, platforms, say, demo, progress_bar)
     else:

@@ -177,11 +177,6 @@ async def _chat(settings: Settings, kb: KnowledgeBase, name: str, console: Conso
         await TerminalChat(service, name, console).run()
 
 
-def platforms(settings: Settings) -> list[str]:
-    """The platforms whose tokens are set."""
-    return configured_platforms(settings)
-
-
 def run_platforms(
     settings: Settings, chosen: list[str], say: Say, demo: Path | None = None, shown: ProgressShown | None = None
 ) -> None:

@@ -6,7 +6,7 @@ and knows nothing of what they do with them."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from langgraph.types import Interrupt
 
@@ -14,7 +14,9 @@ from threadsage.chat.turns import Reply, Turn
 from threadsage.observability.telemetry import CLARIFICATIONS
 
 
-class TurnObserver(Protocol):
+class TurnObserver:
+    """An observer hears of every moment and keeps what it wants; each moment does nothing here."""
+
     def begin(self, turn: Turn) -> None:
         """A turn starts."""
 
@@ -37,11 +39,8 @@ class TurnObserver(Protocol):
         """A pending clarification was dropped unanswered."""
 
 
-class ClarificationCounts:
+class ClarificationCounts(TurnObserver):
     """`threadsage_clarifications_total`: clarifications asked, answered and abandoned, by platform."""
-
-    def begin(self, turn: Turn) -> None:
-        pass
 
     def ran(self, turn: Turn, state: dict[str, Any]) -> None:
         if state.get("__interrupt__"):
@@ -49,15 +48,6 @@ class ClarificationCounts:
 
     def answering(self, turn: Turn, pending: Interrupt, option: int | None, label: str) -> None:
         CLARIFICATIONS.labels(turn.platform, "answered").inc()
-
-    def discard(self, turn: Turn) -> None:
-        pass
-
-    async def end(self, turn: Turn, replies: list[Reply], outcome: str) -> None:
-        pass
-
-    async def voted(self, session_key: str, answer_ref: str) -> None:
-        pass
 
     async def abandoned(self, platform: str, session_key: str, pending: Interrupt) -> None:
         CLARIFICATIONS.labels(platform, "abandoned").inc()

@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph.types import Interrupt
 
+from threadsage.chat.observing import TurnObserver
 from threadsage.chat.replies import answers_from_documents, outcome_of, request_of
 from threadsage.chat.turns import Reply, Turn, turn_ref
 from threadsage.delivery.current import redelivered
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class Recording:
+class Recording(TurnObserver):
     store: QuestionStore | None = None
     _open: dict[tuple[str, str], TurnRecord] = field(default_factory=dict)
 

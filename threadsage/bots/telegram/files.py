@@ -32,9 +32,6 @@ class TelegramFiles:
         replied = message.reply_to_message
         return message.document or (replied.document if replied is not None else None)
 
-    def has_document(self, message: Message) -> bool:
-        return self.document_of(message) is not None
-
     async def fetch(self, message: Message) -> tuple[Attachment, ...]:
         """The document of the message, or of the message it replies to; none if neither has one."""
         document = self.document_of(message)
