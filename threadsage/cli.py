@@ -128,10 +128,11 @@ def run(
     demo: DemoOption = None,
     session: Annotated[str | None, typer.Option(help="Terminal session to resume.")] = None,
 ) -> None:
-    """Run the bot: Slack and/or Telegram when their tokens are set, else the terminal chat. With
-    REDIS_URL every delivery goes through the durable turn queue: a crash loses no turn."""
+    """Run the bot: Slack and/or Telegram when their tokens are set (and the MCP server when its
+    tokens are), else the terminal chat. With REDIS_URL every delivery goes through the durable turn
+    queue: a crash loses no turn."""
     settings = get_settings()
-    if platforms := configured_platforms(settings):
+    if (platforms := configured_platforms(settings)) or settings.mcp_readers():
         with failing():
             commands.run_platforms(settings, platforms, say, demo, progress_bar)
     else:

@@ -32,6 +32,7 @@ SLACK_TOKEN = "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx"
 APP_TOKEN = "xapp-1-A0123456789-1234567890123-abcdef0123456789"
 TELEGRAM_TOKEN = "123456789:AAHk9x0Yy_zz-abcdefghijklmnopqrstuv"
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+MCP_TOKEN = "mcp-editor-token-7f3a9c0d1e2b"
 
 
 def samples() -> dict[str, float]:
@@ -286,19 +287,24 @@ async def test_user_text_is_logged_at_debug_only(tmp_path: Path, handbook_kb, co
 
 @pytest.mark.parametrize("log_format", ["json", "text"])
 def test_tokens_and_configured_secrets_never_reach_the_log(configure, log_format: str) -> None:
-    logs = configure(THREADSAGE_LOG_FORMAT=log_format, SLACK_SIGNING_SECRET=SIGNING_SECRET)
+    logs = configure(
+        THREADSAGE_LOG_FORMAT=log_format,
+        SLACK_SIGNING_SECRET=SIGNING_SECRET,
+        THREADSAGE_MCP_TOKENS=json.dumps({MCP_TOKEN: ["*"], "another-mcp-token-0123456789": []}),
+    )
     log = logging.getLogger("threadsage.test")
     log.warning("tokens %s %s %s, secret %s", SLACK_TOKEN, APP_TOKEN, TELEGRAM_TOKEN, SIGNING_SECRET)
+    log.warning("an editor called with %s", MCP_TOKEN)
     try:
         raise RuntimeError(f"GET https://api.telegram.org/bot{TELEGRAM_TOKEN}/getMe failed")
     except RuntimeError:
         log.exception("request failed")
     err = logs.getvalue()
-    for secret in (SLACK_TOKEN, APP_TOKEN, TELEGRAM_TOKEN, SIGNING_SECRET, "AAHk9x0Yy"):
+    for secret in (SLACK_TOKEN, APP_TOKEN, TELEGRAM_TOKEN, SIGNING_SECRET, "AAHk9x0Yy", MCP_TOKEN):
         assert secret not in err
-    assert err.count(REDACTED) == 5
+    assert err.count(REDACTED) == 6
     if log_format == "json":
-        warning, failure = json_lines(err)
+        warning, _, failure = json_lines(err)
         assert warning["message"] == f"tokens {REDACTED} {REDACTED} {REDACTED}, secret {REDACTED}"
         assert f"bot{REDACTED}/getMe" in failure["exc"]
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,11 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_TELEGRAM_IDLE_HOURS": ("telegram_idle_hours", "2", 2.0),
     "THREADSAGE_TELEGRAM_ALLOWED": ("telegram_allowed", "123456789,-1001234567890", "123456789,-1001234567890"),
     "THREADSAGE_CONSOLE_TOKEN": ("console_token", "s3cret-console", "s3cret-console"),
+    "THREADSAGE_MCP_TOKENS": (
+        "mcp_tokens",
+        '{"an-mcp-token-of-24-chars-or-more": ["*"]}',
+        '{"an-mcp-token-of-24-chars-or-more": ["*"]}',
+    ),
     "THREADSAGE_HTTP_PORT": ("http_port", "9090", 9090),
     "THREADSAGE_TURN_TIMEOUT": ("turn_timeout", "30", 30.0),
     "THREADSAGE_WORKER_CONCURRENCY": ("worker_concurrency", "4", 4),
@@ -217,3 +223,25 @@ def test_the_reference_shows_each_setting_with_its_type_and_default() -> None:
 def test_channel_scoping_fails_closed(channel_map, default, place, expected) -> None:
     settings = Settings(channel_categories=channel_map, default_categories=default, _env_file=None)
     assert settings.categories_for(place) == expected
+
+
+def test_mcp_tokens_name_their_categories_and_fail_closed() -> None:
+    tokens = {"a" * 24: ["*"], "b" * 24: ["it", "people"], "c" * 24: []}
+    settings = Settings(THREADSAGE_MCP_TOKENS=json.dumps(tokens), _env_file=None)
+    assert settings.mcp_readers() == {"a" * 24: None, "b" * 24: ("it", "people"), "c" * 24: ()}
+    assert Settings(_env_file=None).mcp_readers() == {}
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("not json", "is not JSON"),
+        ('["a list"]', "an object of token"),
+        ('{"short-token": ["*"]}', "token 1 is shorter than 24 characters"),
+        ('{"a-long-enough-token-0123456789": "it"}', "the categories of token 1 are not a list"),
+    ],
+)
+def test_mcp_tokens_that_cannot_work_stop_the_start_naming_no_token(value: str, said: str) -> None:
+    with pytest.raises(ValueError, match=said) as refused:
+        Settings(THREADSAGE_MCP_TOKENS=value, _env_file=None)
+    assert "short-token" not in str(refused.value) and "0123456789" not in str(refused.value)

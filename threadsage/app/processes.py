@@ -37,6 +37,7 @@ from threadsage.app.follow_ups import send_waiting_follow_ups
 from threadsage.app.retention import prune_periodically
 from threadsage.app.runtime import Runtime, open_runtime
 from threadsage.bots import slack, telegram
+from threadsage.bots.mcp import mcp_endpoint
 from threadsage.bots.platform import Bot, Dispatch, Platform
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.chat.digest import Announcer
@@ -144,7 +145,8 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
             return not stop.is_set() and (queue is None or running.is_set())
 
         routes += await console_routes(settings, stack, runtime.checkpointer, runtime.kb)  # refused when stopping too
-        async with http_server(settings, _refusing_when_stopped(stop, routes), ready):
+        mcp = mcp_endpoint(settings, runtime.chat, runtime.kb, stop)  # it refuses by itself
+        async with http_server(settings, _refusing_when_stopped(stop, routes) + mcp.routes, ready, mcp.running):
             answering = (
                 asyncio.create_task(_run_queue(settings, BotsByPlatform(bots), running, stop)) if queue else None
             )
@@ -192,7 +194,8 @@ async def work(settings: Settings, platforms: list[str], kb: KnowledgeBase | Non
         async def ready() -> bool:
             return running.is_set() and not process.stop.is_set()
 
-        async with http_server(settings, [], ready):
+        mcp = mcp_endpoint(settings, runtime.chat, runtime.kb, process.stop)
+        async with http_server(settings, mcp.routes, ready, mcp.running):
             await _run_queue(settings, BotsByPlatform(bots), running, process.stop)
 
 

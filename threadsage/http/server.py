@@ -7,7 +7,8 @@ body over `MAX_BODY_BYTES` reaches an endpoint (413).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -19,9 +20,22 @@ from threadsage.http.limits import BodyLimit
 from threadsage.observability.telemetry import render_metrics
 
 ReadinessCheck = Callable[[], Awaitable[bool]]
+Running = Callable[[], AbstractAsyncContextManager[None]]
 
 
-def create_app(routes: Sequence[Route], ready: ReadinessCheck | None = None) -> Starlette:
+def create_app(
+    routes: Sequence[Route], ready: ReadinessCheck | None = None, running: Sequence[Running] = ()
+) -> Starlette:
+    """The app of `routes`; `running`: what must run on the server's own event loop while it serves
+    (an SDK's task group, say), entered at its start and left at its end."""
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for each in running:
+                await stack.enter_async_context(each())
+            yield
+
     async def healthz(_request: Request) -> Response:
         return PlainTextResponse("ok")
 
@@ -41,4 +55,5 @@ def create_app(routes: Sequence[Route], ready: ReadinessCheck | None = None) -> 
             *routes,
         ],
         middleware=[Middleware(BodyLimit)],
+        lifespan=lifespan,
     )

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from threadsage.http.server import ReadinessCheck, create_app
+from threadsage.http.server import ReadinessCheck, Running, create_app
 from threadsage.settings.sections import PlatformSettings
 from threadsage.support.background import BackgroundTasks
 
@@ -120,10 +120,14 @@ async def threads_answer(within: float) -> bool:
 
 @asynccontextmanager
 async def http_server(
-    settings: PlatformSettings, routes: list[Route], ready: ReadinessCheck | None = None
+    settings: PlatformSettings,
+    routes: list[Route],
+    ready: ReadinessCheck | None = None,
+    running: Sequence[Running] = (),
 ) -> AsyncIterator[None]:
     """/healthz, /readyz, /metrics and the given routes on THREADSAGE_HTTP_PORT while inside,
-    served from a thread of their own; `ready` is asked on the caller's loop."""
+    served from a thread of their own; `ready` is asked on the caller's loop, `running` runs on the
+    thread's (`create_app`)."""
     main_loop = MainLoopBridge()
 
     async def readiness() -> bool:
@@ -136,7 +140,7 @@ async def http_server(
             return False
 
     config = uvicorn.Config(
-        create_app(routes, ready_at_home),
+        create_app(routes, ready_at_home, running),
         host="0.0.0.0",
         port=settings.http_port,
         log_level="info",

@@ -170,6 +170,7 @@ def _configured_secrets(settings: Settings) -> list[str]:
     them out of their URL); none shorter than 8 characters, which would garble lines."""
     values = [getattr(settings, name) for name in type(settings).model_fields]
     secrets = [value.get_secret_value() for value in values if isinstance(value, SecretStr)]
+    secrets += list(settings.mcp_readers())  # one secret holding several: each token on its own
     for url in filter(None, (settings.database_url, settings.redis_url, settings.milvus_uri)):
         try:
             password = urlsplit(url).password

@@ -21,6 +21,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from threadsage.i18n import DEFAULT, Language
 from threadsage.settings.knowledge_loop import KnowledgeLoopSettings
 from threadsage.settings.language_model import LanguageModelSettings
+from threadsage.settings.mcp import McpSettings
 from threadsage.settings.sections import (
     AccessSettings,
     DocumentSettings,
@@ -40,6 +41,7 @@ ENV_PREFIX = "THREADSAGE_"
 # Pydantic takes the fields of the farthest base first: the areas are listed last to first so that
 # the reference shows them in reading order (storage first), then the fields declared here.
 class Settings(
+    McpSettings,
     KnowledgeLoopSettings,
     DocumentSettings,
     AccessSettings,
@@ -57,6 +59,7 @@ class Settings(
         extra="ignore",
         validate_by_name=True,
         validate_by_alias=True,
+        hide_input_in_errors=True,  # a value that fails its check may be a secret: errors name the setting only
     )
 
     log_format: Literal["json", "text"] = Field(
