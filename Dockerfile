@@ -30,6 +30,11 @@ ENV PATH=/opt/venv/bin:$PATH \
     THREADSAGE_DATA_DIR=/data \
     THREADSAGE_HTTP_PORT=8080
 
+# OpenCV (under the screenshots' OCR, adapters/documents/images.py) loads libGL and GLib, which slim lacks.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libgl1 libglib2.0-0 \
+    && rm -rf /var/lib/apt/lists/*
+
 RUN groupadd --system --gid 10001 threadsage \
     && useradd --system --uid 10001 --gid threadsage --create-home --home-dir /home/threadsage \
         --shell /usr/sbin/nologin threadsage \

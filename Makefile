@@ -9,7 +9,7 @@ HANDBOOK := demo/handbook
 # CPU per worker and run (docs/performance.md, "The fast tier's CPU, third step").
 TEST_ENV := PYTHONDONTWRITEBYTECODE=
 
-.PHONY: run test test-fast lint install install-dev services model-server browser clean
+.PHONY: run test test-fast lint install install-dev services model-server browser fonts clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ services:
 # tier on three workers (its processes mostly wait too: on timeouts, restarts, a model's latency),
 # then the slow tests marked `timed`, one at a time: their claim is a bound on elapsed time, which
 # must not share the cores (docs/testing.md, "The slow tier").
-test: test-fast model-server browser
+test: test-fast model-server browser fonts
 	$(TEST_ENV) $(BIN)/python -m pytest -m "slow and not timed" -n 3
 	$(TEST_ENV) $(BIN)/python -m pytest -m "slow and timed"
 
@@ -50,6 +50,10 @@ model-server:
 # Debian's Chromium for the console's browser test (slow tier), installed when missing.
 browser:
 	@bash scripts/ensure-browser.sh
+
+# Debian's Chinese font for the screenshots the OCR tests draw (slow tier), installed when missing.
+fonts:
+	@bash scripts/ensure-fonts.sh
 
 # The edit-test loop: everything but the tests marked slow — all of tests/system/ (real processes),
 # and the modules and tests marked `slow` elsewhere (the local embedding model, the eval corpora,

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import itertools
 import json
 import re
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from PIL import Image
 
 BOT = {
     "id": 7000001,
@@ -261,10 +263,32 @@ class FakeBotAPI:
         self.files[file_id] = ({**file, "file_path": f"documents/file_{n}.{name.rsplit('.', 1)[-1]}"}, content)
         return {"file_name": name, "mime_type": mime_type, **file}
 
+    def upload_photo(self, content: bytes) -> list[dict]:
+        """A photo as Telegram keeps it: JPEG, in sizes up to 90, 320 and 800 pixels wide and the
+        size sent (each `PhotoSize` a file of its own), smallest first."""
+        image = Image.open(io.BytesIO(content)).convert("RGB")
+        sizes = []
+        for width in sorted({min(w, image.width) for w in (90, 320, 800, image.width)}):
+            scaled = image.resize((width, max(1, image.height * width // image.width)))
+            out = io.BytesIO()
+            scaled.save(out, "JPEG", quality=90)
+            n = len(self.files) + 1
+            file = {"file_id": f"AgACAgIAAxkBAAI{n:04d}", "file_unique_id": f"AQAD{n:04d}", "file_size": out.tell()}
+            self.files[file["file_id"]] = ({**file, "file_path": f"photos/file_{n}.jpg"}, out.getvalue())
+            sizes.append({**file, "width": scaled.width, "height": scaled.height})
+        return sizes
+
     def send_file(
-        self, chat: dict, user: dict, caption: str = "", document: dict | None = None, **options: Any
+        self,
+        chat: dict,
+        user: dict,
+        caption: str = "",
+        document: dict | None = None,
+        photo: list[dict] | None = None,
+        **options: Any,
     ) -> dict:
-        """A person's document (or, without one, a photo) with a caption, as an update; returns it."""
+        """A person's document or photo (its sizes, from `upload_photo`) with a caption, as an
+        update; returns it."""
         message = self.message(chat, user, caption, **options)
         del message["text"]
         if "entities" in message:
@@ -274,10 +298,7 @@ class FakeBotAPI:
         if document is not None:
             message["document"] = document
         else:
-            message["photo"] = [  # the sizes Telegram offers
-                {"file_id": f"AgAC{w}", "file_unique_id": f"AQAD{w}", "file_size": w * 40, "width": w, "height": w // 2}
-                for w in (90, 320, 800)
-            ]
+            message["photo"] = photo
         self.push({"message": message})
         return message
 

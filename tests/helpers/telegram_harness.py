@@ -65,9 +65,9 @@ def private(user: dict) -> dict:
     return {"id": user["id"], "first_name": user["first_name"], "username": user["username"], "type": "private"}
 
 
-async def new_messages(fake: FakeBotAPI, chat: dict, since: int, count: int = 1) -> list[dict]:
+async def new_messages(fake: FakeBotAPI, chat: dict, since: int, count: int = 1, timeout: float = 10.0) -> list[dict]:
     """The bot's messages in `chat` after the first `since`, once there are at least `count`."""
-    return await fake.wait_for(lambda: (new := fake.sent(chat["id"])[since:]) and len(new) >= count and new)
+    return await fake.wait_for(lambda: (new := fake.sent(chat["id"])[since:]) and len(new) >= count and new, timeout)
 
 
 async def exchange(fake: FakeBotAPI, chat: dict, user: dict, text: str, **options: Any) -> tuple[dict, dict]:

@@ -182,7 +182,7 @@ class ChatService:
             language = turn.reply_language
             attached, problems = await self._read_files(turn, language)
             if not (text or turn.answer or attached or problems):
-                return [fixed_notice("empty", language)]  # its files were none we read (images)
+                return [fixed_notice("empty", language)]  # its files were none (a front-end found none to fetch)
             with caching_latest_checkpoints():
                 if text or turn.answer is not None:
                     replies = await self._under_lock(turn, text, config, attached)

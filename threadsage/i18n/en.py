@@ -66,7 +66,16 @@ TEXTS: dict[str, str] = {
         "I couldn't use “{name}”: it is too long — I read PDFs of up to {pages} pages and {chars} characters"
         " of text. Please send the part that matters."
     ),
-    "file_unsupported": "I can't read “{name}”: I read PDF, Word (.docx), Markdown, HTML or plain text files.",
+    "file_unsupported": (
+        "I can't read “{name}”: I read PDF, Word (.docx), Markdown, HTML or plain text files,"
+        " and images (PNG, JPEG, WebP, GIF)."
+    ),
+    "image_too_large": "I couldn't read “{name}”: it is larger than {limit} megapixels. Please send a screenshot.",
+    "image_no_text": "I found no text in the image “{name}”. Please type what it shows, or send a sharper screenshot.",
+    "image_unreadable": "I couldn't open the image “{name}”: it seems damaged or cut off. Please send it again.",
+    "images_too_many": (
+        "I read the first {limit} images of a message; {count} more went unread — please send them in another message."
+    ),
     "file_not_fetched": "I couldn't download “{name}” — please try sending it again.",
     "file_unreadable": "I couldn't read “{name}”: {reason}.",
     "file_too_costly": (

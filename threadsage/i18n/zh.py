@@ -52,7 +52,14 @@ TEXTS: dict[str, str] = {
     "file_too_long": (
         "我无法使用“{name}”：文件太长——我只读取不超过 {pages} 页、{chars} 个字符文本的 PDF。请只发送相关的部分。"
     ),
-    "file_unsupported": "我无法读取“{name}”：我能读取 PDF、Word（.docx）、Markdown、HTML 或纯文本文件。",
+    "file_unsupported": (
+        "我无法读取“{name}”：我能读取 PDF、Word（.docx）、Markdown、HTML 或纯文本文件，"
+        "以及图片（PNG、JPEG、WebP、GIF）。"
+    ),
+    "image_too_large": "我无法读取“{name}”：它超过了 {limit} 百万像素。请发送截图。",
+    "image_no_text": "我在图片“{name}”中没有找到文字。请输入图片中的内容，或发送更清晰的截图。",
+    "image_unreadable": "我无法打开图片“{name}”：它似乎已损坏或不完整。请重新发送。",
+    "images_too_many": "每条消息我只读取前 {limit} 张图片；另外 {count} 张没有读取——请在另一条消息中发送。",
     "file_not_fetched": "我无法下载“{name}”——请再发送一次。",
     "file_unreadable": "我无法读取“{name}”：{reason}。",
     "file_too_costly": (

@@ -73,6 +73,7 @@ async def test_files_that_cannot_be_used_get_a_message_and_the_question_is_still
 ) -> None:
     files = [
         Attachment("big.md", b"x" * (MB + 1)),
+        Attachment("budget.xlsx", b"PK\x03\x04", "application/vnd.ms-excel"),
         Attachment("photo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 20, "image/png"),
         Attachment("broken.pdf", b"%PDF-1.4 not really"),
         Attachment("huge.pdf", b"", problem=too_big("huge.pdf", 30 * MB, MB)),  # as a front-end refuses it
@@ -82,29 +83,31 @@ async def test_files_that_cannot_be_used_get_a_message_and_the_question_is_still
         assert replies[0].kind is ReplyKind.ANSWER and "premium economy" in replies[0].text.lower()
         assert [r.text for r in replies[1:]] == [
             "I couldn't use “big.md”: it is 1.0 MB, and I read files of up to 1 MB.",
-            "I can't read “photo.png”: I read PDF, Word (.docx), Markdown, HTML or plain text files.",
+            "I can't read “budget.xlsx”: I read PDF, Word (.docx), Markdown, HTML or plain text files,"
+            " and images (PNG, JPEG, WebP, GIF).",
+            "I couldn't open the image “photo.png”: it seems damaged or cut off. Please send it again.",
             "I couldn't read “broken.pdf”: not a readable PDF (PdfStreamError).",
             "I couldn't use “huge.pdf”: it is 30.0 MB, and I read files of up to 1 MB.",
         ]
         [only_problem] = await chat.handle(turn(2, None, files[1]))  # no question, nothing readable
-        assert only_problem.text.startswith("I can't read “photo.png”")
+        assert only_problem.text.startswith("I can't read “budget.xlsx”")
 
 
 async def test_what_is_said_about_files_is_in_the_askers_language(tmp_path: Path, handbook_kb) -> None:
     """A Chinese question's file problems are said in Chinese; files sent without a question are
     acknowledged in the language the front-end knows for the person (Telegram's language_code)."""
     broken = [
-        Attachment("photo.png", b"\x89PNG", "image/png"),
+        Attachment("budget.xlsx", b"PK\x03\x04", "application/vnd.ms-excel"),
         Attachment("huge.pdf", b"", problem=too_big("huge.pdf", 30 * MB, MB)),
     ]
     files = [Attachment("heron.md", FILES["heron.md"]()), Attachment("heron.txt", FILES["heron.txt"]())]
     async with service(tmp_path, "", handbook_kb, attachments=AttachmentReader(max_bytes=MB)) as chat:
         replies = await chat.handle(turn(1, "出差住酒店的标准是多少？", *broken))
         assert [r.text for r in replies[1:]] == [
-            say("file_unsupported", "zh", name="photo.png"),
+            say("file_unsupported", "zh", name="budget.xlsx"),
             say("file_too_big", "zh", name="huge.pdf", size="30.0", limit="1"),
         ]
-        assert "我无法读取“photo.png”" in replies[1].text and all(r.language == "zh" for r in replies)
+        assert "我无法读取“budget.xlsx”" in replies[1].text and all(r.language == "zh" for r in replies)
         [chinese] = await chat.handle(dataclasses.replace(turn(2, None, *files), language="zh"))
         assert chinese.text == "我已读取“heron.md”和“heron.txt”。你想了解它们的哪些内容？"
         [english] = await chat.handle(turn(3, None, *files, key="test:ws:chan:other"))

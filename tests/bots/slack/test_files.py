@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes.slack_api import BOT_USER
+from tests.helpers import screenshots
 from tests.helpers.made_files import docx_bytes, pdf_bytes
 from tests.helpers.slack_harness import DM, Harness, as_text, file_share
+from threadsage.adapters.documents.attachments import MAX_IMAGES
 
 HERON = "The Heron pilot budget is 48,000 euros, approved by the steering board in March."
 QUESTION = "What is the Heron pilot budget?"
@@ -69,16 +71,38 @@ async def test_a_file_alone_is_kept_for_the_next_question_and_a_foreign_url_gets
     assert problem["text"] == "I couldn't download “notes.md” — please try sending it again."
 
 
-async def test_images_are_passed_over_and_other_types_named_without_downloading(slack: Harness) -> None:
-    screenshot = slack.fake.upload("screenshot.png", b"\x89PNG\r\n\x1a\n", "image/png")
+@pytest.mark.slow  # real OCR: seconds on a busy machine
+async def test_a_screenshot_is_read_and_what_does_this_mean_is_answered_from_it(slack: Harness) -> None:
+    """A screenshot of an error with "what does this mean?": its text (OCR) quoted, the image
+    cited by its name; a type not read is named without being downloaded."""
+    screenshot = slack.fake.upload("screenshot.png", screenshots.error_dialog(), "image/png")
     sheet = slack.fake.upload(
         "budget.xlsx", b"PK\x03\x04", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
     )
-    await slack.event(file_share("Which cabin class may I book for a flight of 6 hours or more?", [screenshot, sheet]))
+    await slack.event(file_share("what does this mean?", [screenshot, sheet]))
     await slack.settle()
     answer, problem = slack.fake.posted()
+    assert "license server at 10.0.4.12" in as_text(answer) and "screenshot.png" in as_text(answer)
+    assert problem["text"].startswith("I can't read “budget.xlsx”: I read PDF, Word (.docx)")
+    assert slack.fake.downloads() == [{"file": screenshot["id"], "authorization": "Bearer xoxb-test"}]
+
+
+async def test_images_that_cannot_be_read_or_too_many_each_get_a_plain_sentence(slack: Harness) -> None:
+    """A decompression bomb (a few KB declaring 10 gigapixels), a cut-off PNG, and images past the
+    cap of a message: each said plainly after the answer, none decoded; the question answered."""
+    images = [
+        slack.fake.upload("bomb.png", screenshots.bomb(), "image/png"),
+        *(slack.fake.upload(f"cut{n}.png", screenshots.corrupt(), "image/png") for n in range(MAX_IMAGES + 1)),
+    ]
+    await slack.event(file_share("Which cabin class may I book for a flight of 6 hours or more?", images))
+    await slack.settle()
+    answer, *problems = slack.fake.posted()
     assert "premium economy" in as_text(answer).lower()
-    assert (
-        problem["text"] == "I can't read “budget.xlsx”: I read PDF, Word (.docx), Markdown, HTML or plain text files."
-    )
-    assert slack.fake.downloads() == []
+    assert [p["text"] for p in problems] == [
+        "I couldn't read “bomb.png”: it is larger than 40 megapixels. Please send a screenshot.",
+        *(
+            f"I couldn't open the image “cut{n}.png”: it seems damaged or cut off. Please send it again."
+            for n in range(MAX_IMAGES - 1)
+        ),
+        f"I read the first {MAX_IMAGES} images of a message; 2 more went unread — please send them in another message.",
+    ]

@@ -159,8 +159,9 @@ async def test_a_message_with_a_file_is_a_question(slack: Harness) -> None:
     shared["files"] = [{"id": "F1", "name": "screenshot.png", "mimetype": "image/png"}]  # type: ignore[assignment]
     assert await slack.event(shared) == 200
     await slack.settle()
-    [answer] = slack.fake.posted()
+    answer, problem = slack.fake.posted()  # the file is not on Slack: said so after the answer
     assert answer["channel"] == DM and "engineering/api-style-guide.md" in as_text(answer)
+    assert problem["text"] == "I couldn't download “screenshot.png” — please try sending it again."
 
 
 async def test_a_thread_reply_also_sent_to_the_channel_is_a_question(slack: Harness) -> None:

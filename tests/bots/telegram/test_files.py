@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.telegram_api import FakeBotAPI
+from tests.helpers import screenshots
 from tests.helpers.locations import HANDBOOK
 from tests.helpers.made_files import docx_bytes, pdf_bytes
 from tests.helpers.telegram_harness import (
@@ -69,11 +72,28 @@ async def test_in_a_group_a_document_asks_only_when_addressed_to_the_bot(bot, fa
     assert len(fake.calls_of("getFile")) == 2 and len(fake.sent(GROUP["id"])) == 4  # the uncaptioned one: never
 
 
-async def test_a_photo_with_a_caption_asks_the_caption(bot, fake: FakeBotAPI) -> None:
+@pytest.mark.slow  # real OCR: seconds on a busy machine
+async def test_a_photo_with_a_caption_is_read_and_answered_from_its_text(bot, fake: FakeBotAPI) -> None:
+    """The largest size Telegram keeps is fetched; its text (OCR) answers "what does this mean?",
+    quoted and cited as the photo."""
     chat = private(ANN)
-    fake.send_file(chat, ANN, TRAVEL)
-    [answer] = await new_messages(fake, chat, 0)
-    assert "premium economy" in answer["text"].lower() and not fake.calls_of("getFile")
+    sizes = fake.upload_photo(screenshots.error_dialog())
+    fake.send_file(chat, ANN, "What does this mean?", photo=sizes)
+    [answer] = await new_messages(fake, chat, 0, timeout=120)
+    name = f"photo-{sizes[-1]['file_unique_id']}.jpg"
+    assert "Could not reach the license server" in answer["text"] and name in answer["text"]
+    assert [c["file_id"] for c in fake.calls_of("getFile")] == [sizes[-1]["file_id"]]
+
+
+async def test_a_photo_whose_sizes_are_all_too_big_is_not_fetched(bot, fake: FakeBotAPI) -> None:
+    """None of a photo's sizes within the limit: the caption is answered, the photo named."""
+    sizes = [{**size, "file_size": 25 * 1024 * 1024} for size in fake.upload_photo(screenshots.error_dialog())]
+    chat = private(ANN)
+    fake.send_file(chat, ANN, TRAVEL, photo=sizes)
+    answer, problem = await new_messages(fake, chat, 0, count=2)
+    assert "premium economy" in answer["text"].lower() and not fake.calls_of("getFile", ok_only=False)
+    name = f"photo-{sizes[0]['file_unique_id']}.jpg"  # the smallest
+    assert problem["text"] == f"I couldn't use “{name}”: it is 25.0 MB, and I read files of up to 10 MB."
 
 
 async def test_a_document_too_big_is_not_fetched_and_the_caption_is_still_answered(bot, fake: FakeBotAPI) -> None:

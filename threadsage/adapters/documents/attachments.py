@@ -17,6 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from threadsage.adapters.documents.chunking import chunk_document
+from threadsage.adapters.documents.images import (
+    IMAGE_SUFFIXES,
+    IMAGE_TYPES,
+    MAX_PIXELS,
+    ImageTooLarge,
+    NoTextInImage,
+    is_image,
+)
 from threadsage.adapters.documents.loaders import (
     MAX_PDF_CHARS,
     MAX_PDF_PAGES,
@@ -25,7 +33,7 @@ from threadsage.adapters.documents.loaders import (
     DocumentTooLong,
     content_hash,
 )
-from threadsage.adapters.documents.reading import Budget, ReaderPool, ReadersBusy, TooCostly, shared_pool
+from threadsage.adapters.documents.reading import Budget, ReadersBusy, TooCostly, shared_pool
 from threadsage.adapters.documents.sections import UnreadableDocument, clean_text
 from threadsage.adapters.reasoner import Passage
 from threadsage.i18n import Explained, Language, Text, listed, say
@@ -34,13 +42,16 @@ from threadsage.support.text import term_set, terms
 MB = 1024 * 1024
 MAX_NAME_CHARS = 120
 MAX_ATTACHED_PASSAGES = 400  # per session; the oldest files' passages go first
+MAX_IMAGES = 4  # read per message; more is a flood (Slack allows 10 files): refused before any is read
 SOURCE_PREFIX = "attachment:"  # the source of an attached file's passages (never a path in the knowledge base)
 # A question that points at what was sent: "what does the attached file say…", "summarise this
-# document", "附件里…", "这份文件…". Such a question is answered from the files alone.
+# document", "what does this mean?" (of a screenshot), "附件里…", "这份文件…", "截图里…". Such a
+# question is answered from the files alone.
 _POINTS_AT_FILE = re.compile(
     r"\b(?:the|this|that|these|those|my|your|attached|uploaded|enclosed)\s+(?:attached\s+|uploaded\s+)?"
-    r"(?:file|attachment|document|doc|pdf|docx|upload)s?\b|\battach(?:ed|ment|ments)?\b"
-    r"|附件|附上的|上传的|(?:这|该|此|那)(?:个|份|篇)?(?:文件|文档|附件|PDF)",
+    r"(?:file|attachment|document|doc|pdf|docx|upload|screenshot|screen\s?shot|image|picture|photo)s?\b"
+    r"|\battach(?:ed|ment|ments)?\b|^\W*what(?:'s|\s+is|\s+does)\s+(?:this|that|it)(?:\s+(?:mean|say))?\W*$"
+    r"|附件|附上的|上传的|截图|图片|(?:这|该|此|那)(?:个|份|篇|张)?(?:文件|文档|附件|PDF|图)|^这是什么意思\W*$",
     re.IGNORECASE,
 )
 SUFFIX_OF_TYPE = {
@@ -50,6 +61,7 @@ SUFFIX_OF_TYPE = {
     "text/x-markdown": ".md",
     "text/plain": ".txt",
     "text/html": ".html",
+    **IMAGE_TYPES,
 }
 
 
@@ -81,7 +93,7 @@ def readable_as(name: str, media_type: str) -> str | None:
     """The name the loaders read a file by (its own, or one with the suffix its media type says),
     or None for a type they cannot read — known before anything is downloaded."""
     name = display_name(name)
-    if PurePosixPath(name).suffix.lower() in SUPPORTED_SUFFIXES:
+    if PurePosixPath(name).suffix.lower() in SUPPORTED_SUFFIXES | IMAGE_SUFFIXES:
         return name
     suffix = SUFFIX_OF_TYPE.get(media_type.split(";")[0].strip().lower())
     return name + suffix if suffix else None
@@ -112,28 +124,32 @@ class AttachmentReader:
 
     async def read(self, attachments: Sequence[Attachment], language: Language) -> tuple[list[Passage], list[str]]:
         """The attachments' passages, and a message (in `language`) for each file that could not
-        be used. The files are read in the process's reader pool, within its budget; files that
-        wait for a reader longer than a file may take are refused as "busy"."""
-        pool = shared_pool(self.budget)
-        waiting = pool.run(self._read, pool, attachments, language)
+        be used. The files are read in the process's reader pool, within its budget (images in
+        the pool of `Budget.for_images`); files that wait for a reader longer than a file may take
+        are refused as "busy". Images past `MAX_IMAGES` are refused, with one sentence, unread."""
+        attachments, flood = _capped(attachments)
+        refused = [_too_many_images(flood).render(language)] if flood else []
+        if not attachments:
+            return [], refused
+        waiting = shared_pool(self.budget).run(self._read, attachments, language)
         try:
-            return await asyncio.wait_for(waiting, timeout=len(attachments) * self.budget.seconds * 2 + 5)
+            passages, problems = await asyncio.wait_for(waiting, len(attachments) * self.budget.seconds * 2 + 5)
         except TimeoutError:
-            return [], [Text("file_readers_busy", {"name": display_name(a.name)}).render(language) for a in attachments]
+            busy = [Text("file_readers_busy", {"name": display_name(a.name)}) for a in attachments]
+            passages, problems = [], [text.render(language) for text in busy]
+        return passages, [*problems, *refused]
 
-    def _read(
-        self, pool: ReaderPool, attachments: Sequence[Attachment], language: Language
-    ) -> tuple[list[Passage], list[str]]:
+    def _read(self, attachments: Sequence[Attachment], language: Language) -> tuple[list[Passage], list[str]]:
         passages: list[Passage] = []
         problems: list[str] = []
         for attachment in attachments:
             try:
-                passages.extend(self._passages(pool, attachment))
+                passages.extend(self._passages(attachment))
             except Unusable as exc:
                 problems.append(exc.text.render(language))
         return passages, problems
 
-    def _passages(self, pool: ReaderPool, attachment: Attachment) -> list[Passage]:
+    def _passages(self, attachment: Attachment) -> list[Passage]:
         name = display_name(attachment.name)
         if attachment.problem is not None:
             raise Unusable.saying(attachment.problem)
@@ -142,15 +158,23 @@ class AttachmentReader:
         parse_as = readable_as(name, attachment.media_type)
         if parse_as is None:
             raise Unusable.saying(unsupported(name))
+        image = is_image(parse_as)
+        budget = self.budget.for_images() if image else self.budget
         try:
-            title, sections = pool.parse(attachment.content, parse_as, wait=False)
+            title, sections = shared_pool(budget).parse(attachment.content, parse_as, wait=False)
+        except ImageTooLarge as exc:
+            raise Unusable("image_too_large", name=name, limit=f"{MAX_PIXELS / 1e6:g}") from exc
+        except NoTextInImage as exc:
+            raise Unusable("image_no_text", name=name) from exc
         except DocumentTooLong as exc:
             raise Unusable("file_too_long", name=name, pages=MAX_PDF_PAGES, chars=f"{MAX_PDF_CHARS:,}") from exc
         except TooCostly as exc:
             raise Unusable(
-                "file_too_costly", name=name, seconds=f"{self.budget.seconds:g}", memory=self.budget.memory_mb
+                "file_too_costly", name=name, seconds=f"{budget.seconds:g}", memory=budget.memory_mb
             ) from exc
         except UnreadableDocument as exc:  # its reason is the parser's, in English
+            if image:  # Pillow's reasons mean nothing to the asker: it is damaged, or no image
+                raise Unusable("image_unreadable", name=name) from exc
             raise Unusable("file_unreadable", name=name, reason=exc) from exc
         except ReadersBusy as exc:
             raise Unusable("file_readers_busy", name=name) from exc
@@ -168,6 +192,23 @@ class AttachmentReader:
             )
             for chunk in chunk_document(document, self.chunk_chars, self.chunk_overlap)
         ]
+
+
+def _capped(attachments: Sequence[Attachment]) -> tuple[list[Attachment], list[Attachment]]:
+    """The attachments to read, and the images past `MAX_IMAGES` (in the order they were sent)."""
+    images = [a for a in attachments if _is_image(a)]
+    flood = images[MAX_IMAGES:]
+    return [a for a in attachments if not any(a is f for f in flood)], flood
+
+
+def _is_image(attachment: Attachment) -> bool:
+    """Whether the attachment is an image (by its name or type) that came with its bytes."""
+    parse_as = readable_as(attachment.name, attachment.media_type)
+    return attachment.problem is None and parse_as is not None and is_image(parse_as)
+
+
+def _too_many_images(flood: Sequence[Attachment]) -> Text:
+    return Text("images_too_many", {"limit": MAX_IMAGES, "count": len(flood)})
 
 
 def keep_attached(kept: list[Passage] | None, new: list[Passage] | None) -> list[Passage]:

@@ -2,8 +2,8 @@
 
 Loaders never guess at layout they cannot see: plain text is one section (see `sections`), a PDF
 has one section per page. `parse_bytes` is the part that needs no file: files attached to a
-question go through it too. Markdown's own rules (front matter, shortcodes, headings) are in
-`markdown`, HTML's in `html_pages`, Word's in `word`.
+question go through it too, images among them. Markdown's own rules (front matter, shortcodes,
+headings) are in `markdown`, HTML's in `html_pages`, Word's in `word`, an image's (OCR) in `images`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
 from threadsage.adapters.documents.html_pages import parse_html
+from threadsage.adapters.documents.images import IMAGE_SUFFIXES, parse_image
 from threadsage.adapters.documents.links import document_url
 from threadsage.adapters.documents.markdown import parse_markdown
 from threadsage.adapters.documents.sections import (
@@ -150,8 +151,9 @@ def load_file(file: Path, root: Path, category: str = "", base_url: str = "", pa
 
 
 def parse_bytes(data: bytes, name: str) -> tuple[str, tuple[Section, ...]]:
-    """The title and cleaned sections of a file's bytes, read as the type its name's suffix says;
-    `UnreadableDocument` if there is no text. The caller checks that the suffix is supported."""
+    """The title and cleaned sections of a file's bytes, read as the type its name's suffix says
+    (an image's by OCR); `UnreadableDocument` if there is no text. The caller checks that the
+    suffix is supported."""
     if not data.strip():
         raise UnreadableDocument("empty file")
     suffix, fallback = Path(name).suffix.lower(), _title_from_name(Path(name))
@@ -159,6 +161,8 @@ def parse_bytes(data: bytes, name: str) -> tuple[str, tuple[Section, ...]]:
         title, sections = parse_pdf(data, fallback_title=fallback)
     elif suffix in DOCX_SUFFIXES:
         title, sections = parse_docx(data, fallback_title=fallback)
+    elif suffix in IMAGE_SUFFIXES:  # sent with questions only: `discover_files` leaves images out
+        title, sections = parse_image(data, fallback_title=fallback)
     else:
         text = _decode_text(data)
         if suffix in MARKDOWN_SUFFIXES:

@@ -28,10 +28,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from threadsage.adapters.documents.images import ImageTooLarge, NoTextInImage
 from threadsage.adapters.documents.loaders import DocumentTooLong
 from threadsage.adapters.documents.sections import Section, UnreadableDocument
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+IMAGE_MEMORY_MB = 1536
 STARTUP_SECONDS = 60.0  # for a reader to load the parsers, on a busy machine
 _HOME = str(Path(__file__).resolve().parents[3])  # where this `threadsage` is imported from: the readers' too
 
@@ -57,10 +59,17 @@ class Budget:
     seconds: float = 20.0  # a file's reading, from hand-over to answer
     memory_mb: int = 512  # a reader's address space (the interpreter and the parsers take ~160 MB)
     readers: int = 2
+    images: bool = False  # readers that load the OCR engine before their first file (`for_images`)
 
     @classmethod
     def of(cls, settings: AccessSettings) -> Budget:
         return cls(settings.file_read_seconds, settings.file_read_memory_mb, settings.file_readers)
+
+    def for_images(self) -> Budget:
+        """The budget of the readers that read images: the same time and number, the address space
+        the OCR needs (its ONNX runtime reserves ~1.2 GB for a screenshot; 300 MB resident), and
+        the OCR engine loaded as the reader starts, so that an image's time is its own."""
+        return replace(self, memory_mb=max(self.memory_mb, IMAGE_MEMORY_MB), images=True)
 
 
 class _Reader:
@@ -68,7 +77,8 @@ class _Reader:
 
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
-        command = [sys.executable, "-m", "threadsage.adapters.documents.reader_process", str(budget.memory_mb)]
+        module = "threadsage.adapters.documents.reader_process"
+        command = [sys.executable, "-m", module, str(budget.memory_mb), *(["images"] if budget.images else [])]
         paths = [_HOME, os.environ.get("PYTHONPATH", "")]
         self.process = subprocess.Popen(
             command,
@@ -187,6 +197,10 @@ class ReaderPool:
 def _parsed(answer: dict[str, Any]) -> tuple[str, tuple[Section, ...]]:
     if "too_long" in answer:
         raise DocumentTooLong(answer["too_long"])
+    if "too_large" in answer:
+        raise ImageTooLarge(answer["too_large"])
+    if "no_text" in answer:
+        raise NoTextInImage(answer["no_text"])
     if "too_costly" in answer:
         raise TooCostly("too much memory")
     if "unreadable" in answer:

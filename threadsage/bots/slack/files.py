@@ -39,20 +39,17 @@ class SlackFiles:
         self._origins = {("https", FILE_HOST)} | ({urlsplit(api_url)[:2]} if api_url else set())
 
     async def fetch(self, event: dict[str, Any]) -> tuple[Attachment, ...]:
-        """The files of a message, each downloaded or carrying why it was not. Images (screenshots,
-        mostly) are passed over without a word: the text asks the question."""
+        """The files of a message, each downloaded or carrying why it was not (images too: their
+        text is read by OCR)."""
         files = [f for f in event.get("files") or [] if isinstance(f, dict)][:MAX_FILES]
-        fetched = [await self._fetch(f) for f in files]
-        return tuple(f for f in fetched if f is not None)
+        return tuple([await self._fetch(f) for f in files])
 
-    async def _fetch(self, file: dict[str, Any]) -> Attachment | None:
+    async def _fetch(self, file: dict[str, Any]) -> Attachment:
         if file.get("file_access") == "check_file_info" or not file.get("url_private_download"):
             file = await self._info(file)
         name = str(file.get("name") or file.get("title") or file.get("id") or "file")
         media_type = str(file.get("mimetype") or "")
         size = int(file.get("size") or 0)
-        if media_type.startswith("image/"):
-            return None
         if readable_as(name, media_type) is None:
             return Attachment(name, b"", media_type, problem=unsupported(name))
         if size > self.max_bytes:

@@ -334,7 +334,7 @@ class TelegramBot:
         message_id = f"{message.chat_id}:{message.message_id}"
         log.info("question in %s chat %s", message.chat.type, message.chat_id)  # ids for THREADSAGE_CHANNEL_CATEGORIES
         place = place_of(message)
-        files = (lambda: self.files.fetch(message)) if self.files.document_of(message) else None  # in its turn
+        files = (lambda: self.files.fetch(message)) if self.files.file_of(message) else None  # in its turn
         asker, language = str(message.from_user.id), person_language(message.from_user)
         turn = Turn(
             "telegram", key, asker, message_id, text, categories=categories, fetch_files=files, language=language
