@@ -130,7 +130,7 @@ async def open_runtime(
             if settings.digest:
                 digests = DigestRecords(checkpointer)
                 await digests.setup()
-                digest = Digest.from_settings(settings, digests, coordinator)
+                digest = Digest.from_settings(settings, settings.timezone, digests, coordinator)
             yield Runtime(chat, coordinator, kb, checkpointer, questions, digest)
     finally:
         if own_kb:
@@ -176,7 +176,7 @@ async def open_reasoner(settings: Settings, coordinator: Coordinator, kb: Knowle
     async def budget() -> bool:
         return await coordinator.allow("model-calls", limit, 60.0)
 
-    reasoner = LLMReasoner(settings, budget if limit else None)
+    reasoner = LLMReasoner(settings, settings.timezone, budget if limit else None)
     try:
         yield reasoner
     finally:
