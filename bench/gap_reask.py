@@ -143,7 +143,9 @@ async def one_run(args: argparse.Namespace, answerer: str, model: FakeOpenAI) ->
                     report = await asyncio.to_thread(ingest.ingest_paths, [folder])
                     changes = report.changes
                     reasoner: Reasoner = (
-                        OfflineReasoner(kb.document_frequencies) if answerer == "offline" else LLMReasoner(settings)
+                        OfflineReasoner(kb.document_frequencies)
+                        if answerer == "offline"
+                        else LLMReasoner(settings, settings.timezone)
                     )
                     notifier = Counting()
                     loop = KnowledgeLoop.from_settings(settings, records, kb, reasoner, LocalCoordinator())

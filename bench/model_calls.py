@@ -51,7 +51,7 @@ PASSAGES = [
 
 async def measure(base_url: str, calls: int, warmup: int) -> list[tuple[str, float, float]]:
     settings = Settings(OPENAI_API_KEY="sk-bench", OPENAI_BASE_URL=base_url, _env_file=None)
-    reasoner = LLMReasoner(settings)
+    reasoner = LLMReasoner(settings, settings.timezone)
     kinds = {
         "structured (route)": lambda: reasoner.route("What is the hotel limit in Lisbon?", PASSAGES),  # type: ignore[arg-type]
         "plain (small talk)": lambda: reasoner.chat("hello there", []),

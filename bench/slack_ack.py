@@ -67,7 +67,9 @@ async def main(conversations: int, events: int, latency: float, one_loop: bool) 
         coordinator = LocalCoordinator()
         async with (
             open_chat_service(settings, kb, coordinator) as chat,
-            SlackBot(settings, chat, coordinator, Signer(load_secret(settings)), receive=False).running() as bot,
+            SlackBot(
+                settings, chat, coordinator, Signer(load_secret(settings, settings.data_dir)), receive=False
+            ).running() as bot,
         ):
             serving = AsyncExitStack()
             if one_loop:

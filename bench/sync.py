@@ -67,7 +67,7 @@ async def main(pages: int, folder: bool, dated: bool, concurrency: int, latency:
             url = f"{site.url}/sitemap.xml"
             spec = SourceSpec(name="bench", type="web", url=url, max_pages=pages + 2, concurrency=concurrency)
         engine = SyncEngine(kb, StateStore(Path(tmp) / "state"), 1200, 200, asyncio.Lock())
-        connector = connector_for(spec, settings)
+        connector = connector_for(spec, settings, settings.data_dir)
         try:
             for label in ("new", "unchanged", "1% changed"):
                 if label == "1% changed":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,71 @@ def test_the_import_contracts_hold() -> None:
     finally:
         for logger in enabled:
             logger.disabled = False
+
+
+# Outside the composition root a component takes the settings section it reads (a mixin of
+# threadsage/settings/sections.py), values of one, or a frozen policy; these take the whole `Settings`, and why.
+COMPOSITION_ROOT = ("threadsage/app/", "threadsage/settings/", "threadsage/cli.py")
+BOT_PARTS = "a bot hands the sections to the parts it puts together (access, buttons, files, curation…)"
+WHOLE_SETTINGS = {
+    "threadsage/bots/platform.py:MakesBot.__call__": BOT_PARTS,
+    "threadsage/bots/slack/app.py:SlackBot.__init__": BOT_PARTS,
+    "threadsage/bots/slack/app.py:front_end": "builds a SlackBot",
+    "threadsage/bots/slack/app.py:_front_end": "builds a SlackBot",
+    "threadsage/bots/telegram/bot.py:TelegramBot.__init__": BOT_PARTS,
+    "threadsage/console/__init__.py:console_routes": "puts the console together: its token, the database, the views",
+    "threadsage/console/knowledge.py:knowledge_info": "shows settings of three sections (embeddings, storage, sources)",
+    "threadsage/evaluation/retrieval.py:evaluation_corpus": "makes a knowledge base as the bot does, from every "
+    "section that shapes one",
+    "threadsage/graph/context.py:Policy.from_settings": "the graph's frozen policy, read from two sections",
+    "threadsage/ingestion/service.py:keep_knowledge": "puts the live sync together: storage, chunking, sources",
+    "threadsage/ingestion/service.py:knowledge_upkeep": "runs keep_knowledge",
+    "threadsage/observability/telemetry.py:configure_logging": "scrubs the logs of the secrets of every section",
+    "threadsage/observability/telemetry.py:_configured_secrets": "the secrets of every section",
+}
+
+
+def whole_settings_parameters(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, qualified name) of each function or method with a parameter annotated with the whole
+    `Settings` (alone, in a union, quoted, or as `environment.Settings`); a section is not it."""
+    found = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                arguments = child.args
+                parameters = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+                parameters += [p for p in (arguments.vararg, arguments.kwarg) if p is not None]
+                if any(p.annotation and re.search(r"\bSettings\b", ast.unparse(p.annotation)) for p in parameters):
+                    found.append((child.lineno, prefix + child.name))
+            named = isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            visit(child, f"{prefix}{child.name}." if named else prefix)
+
+    visit(tree, "")
+    return found
+
+
+def test_the_scan_finds_parameters_of_the_whole_settings() -> None:
+    source = (
+        "def f(s: Settings) -> None: ...\n"
+        "class C:\n    async def m(self, *, s: 'Settings | None' = None): ...\n"
+        "def g(a: StorageSettings, b: environment.Settings): ...\n"
+        "def h(a: StorageSettings, b: LanguageModelSettings) -> Settings:\n    def inner(s: Settings): ...\n"
+    )
+    assert whole_settings_parameters(ast.parse(source)) == [(1, "f"), (3, "C.m"), (4, "g"), (6, "h.inner")]
+
+
+def test_components_take_the_settings_section_they_read(package: dict[str, ast.Module]) -> None:
+    """What a component depends on shows in its signature, and a test builds it from the section alone."""
+    found = {
+        f"{path}:{name}": line
+        for path, tree in package.items()
+        if not path.startswith(COMPOSITION_ROOT)
+        for line, name in whole_settings_parameters(tree)
+    }
+    unexpected = [f"{place} (line {line})" for place, line in found.items() if place not in WHOLE_SETTINGS]
+    assert not unexpected, "take the section or policy it reads (or list it in WHOLE_SETTINGS, with why):\n" + (
+        "\n".join(unexpected)
+    )
+    gone = set(WHOLE_SETTINGS) - set(found)
+    assert not gone, f"no longer take the whole Settings, take out of WHOLE_SETTINGS: {gone}"

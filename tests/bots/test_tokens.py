@@ -61,10 +61,13 @@ def test_another_secret_or_another_conversation_is_rejected() -> None:
 
 def test_secret_is_generated_once_and_kept(tmp_path) -> None:
     settings = Settings(THREADSAGE_DATA_DIR=tmp_path, _env_file=None)
-    first = load_secret(settings)
-    assert len(first) >= 32 and load_secret(settings) == first
+    first = load_secret(settings, settings.data_dir)
+    assert len(first) >= 32 and load_secret(settings, settings.data_dir) == first
     assert (tmp_path / "button-secret").stat().st_mode & 0o777 == 0o600
-    assert load_secret(Settings(THREADSAGE_DATA_DIR=tmp_path, THREADSAGE_SECRET="x" * 20, _env_file=None)) == b"x" * 20
+    assert (
+        load_secret(Settings(THREADSAGE_DATA_DIR=tmp_path, THREADSAGE_SECRET="x" * 20, _env_file=None), tmp_path)
+        == b"x" * 20
+    )
 
 
 def start_and_read_secrets(data_dirs: list[Path], barrier: Any, results: Any) -> None:
@@ -74,7 +77,7 @@ def start_and_read_secrets(data_dirs: list[Path], barrier: Any, results: Any) ->
     for data_dir in data_dirs:
         settings = Settings(THREADSAGE_DATA_DIR=data_dir, THREADSAGE_SECRET=None, _env_file=None)
         barrier.wait(timeout=60)
-        secret = load_secret(settings)
+        secret = load_secret(settings, settings.data_dir)
         modes = (data_dir.stat().st_mode & 0o777, (data_dir / "button-secret").stat().st_mode & 0o777)
         results.put((data_dir, secret, modes))
 

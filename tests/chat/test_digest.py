@@ -68,7 +68,9 @@ class Processes:
         await records.setup()
         redis = Redis.from_url(REDIS_URL)
         self.stack.push_async_callback(redis.aclose)
-        digest = Digest.from_settings(self.settings, records, RedisCoordinator(redis, prefix=self.prefix))
+        digest = Digest.from_settings(
+            self.settings, self.settings.timezone, records, RedisCoordinator(redis, prefix=self.prefix)
+        )
         client = AsyncWebClient(token="xoxb-test", base_url=self.slack.api_url)
         digest.announcers["slack"] = SlackAnnouncer(client)
         return digest

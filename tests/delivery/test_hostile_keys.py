@@ -126,9 +126,9 @@ def test_any_turn_goes_through_the_queue_whole(queue_settings, text: str, order:
             done.append(got)
             performed.set()
 
-        async with TurnQueue(queue_settings) as front:
+        async with TurnQueue(queue_settings, queue_settings) as front:
             await front.put(job)
-        worker = asyncio.create_task(TurnQueue(queue_settings, Performer(perform)).run())
+        worker = asyncio.create_task(TurnQueue(queue_settings, queue_settings, Performer(perform)).run())
         try:
             with suppress(TimeoutError):
                 await asyncio.wait_for(performed.wait(), 30)  # returns when performed; 5 s failed on a loaded machine

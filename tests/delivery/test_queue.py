@@ -49,7 +49,7 @@ async def acknowledged(settings: Settings) -> None:
 
 async def run_until(settings: Settings, performer: Performer, done: asyncio.Event, jobs: list[Job]) -> None:
     """Queue `jobs` from a front-end's queue, run a worker's until `done`."""
-    async with TurnQueue(settings) as front:
+    async with TurnQueue(settings, settings) as front:
         for job in jobs:
             await front.put(job)
     async with worker_running(settings, performer):
@@ -136,9 +136,9 @@ async def test_a_worker_that_stops_cleanly_leaves_the_group(settings: Settings) 
     async def perform(job: Job) -> None:
         performed.set()
 
-    async with TurnQueue(settings) as front:
+    async with TurnQueue(settings, settings) as front:
         await front.put(Job("slack", "message", {"n": "one"}, "a"))
-    worker = TurnQueue(settings, Performer(perform), stop)
+    worker = TurnQueue(settings, settings, Performer(perform), stop)
     running = asyncio.create_task(worker.run())
     stream = f"{settings.redis_prefix}turns:ready"
     redis = Redis.from_url(REDIS_URL, decode_responses=True)
@@ -167,7 +167,7 @@ async def test_the_names_of_workers_gone_leave_the_group(settings: Settings) -> 
 
     await redis.xgroup_create(stream, "workers", id="0", mkstream=True)
     await redis.xgroup_createconsumer(stream, "workers", "host:1:dead")
-    running = asyncio.create_task(TurnQueue(settings, Performer(perform), stop).run())
+    running = asyncio.create_task(TurnQueue(settings, settings, Performer(perform), stop).run())
     try:
         names: set[str] = {"host:1:dead"}
         for _ in range(100):  # 10 s at most
@@ -176,7 +176,7 @@ async def test_the_names_of_workers_gone_leave_the_group(settings: Settings) -> 
                 break
             await asyncio.sleep(0.1)
         assert "host:1:dead" not in names
-        async with TurnQueue(settings) as front:  # the live worker still takes turns
+        async with TurnQueue(settings, settings) as front:  # the live worker still takes turns
             await front.put(Job("slack", "message", {"n": "after"}, "a"))
         await asyncio.wait_for(performed.wait(), 10)
     finally:
@@ -215,7 +215,7 @@ async def test_an_entry_that_holds_no_job_is_finished_and_its_conversation_goes_
         performed.append(job.payload["n"])
         done.set()
 
-    async with TurnQueue(settings) as front:
+    async with TurnQueue(settings, settings) as front:
         not_a_job = json.dumps({"id": "0123", "job": {"platform": "slack", "payload": {"n": "lost"}}})
         await front._put(keys=[front._jobs + "a", front._stream, front._depth], args=[not_a_job, "a"])
     with caplog.at_level(logging.ERROR, "threadsage.delivery.queue"):

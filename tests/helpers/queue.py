@@ -30,7 +30,7 @@ async def worker_running(settings: Settings, performer: Performer) -> AsyncItera
     by its stop event, not by cancelling its task (a cancelled worker was seen stuck "cancelling"
     in its take loop, about one test run in fifteen, and the test hung)."""
     stop = asyncio.Event()
-    running = asyncio.create_task(TurnQueue(settings, performer, stop).run())
+    running = asyncio.create_task(TurnQueue(settings, settings, performer, stop).run())
     try:
         yield
     finally:

@@ -251,7 +251,9 @@ async def running(
         chat = chat if progress is None else replace(chat, progress=progress)
         chat = chat if wrap is None else wrap(chat)
         bot = await stack.enter_async_context(
-            SlackBot(settings, chat, coordinator, Signer(load_secret(settings)), receive=False).running()
+            SlackBot(
+                settings, chat, coordinator, Signer(load_secret(settings, settings.data_dir)), receive=False
+            ).running()
         )
         console = await console_routes(settings, stack, chat.checkpointer, kb)  # with THREADSAGE_CONSOLE_TOKEN
         server = Server(

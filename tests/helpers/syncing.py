@@ -22,7 +22,7 @@ def engine(kb: KnowledgeBase, tmp_path: Path) -> SyncEngine:
 
 
 async def sync(kb: KnowledgeBase, tmp_path: Path, settings: Settings, **spec: object) -> SourceStatus:
-    return await engine(kb, tmp_path).sync(connector_for(SourceSpec.model_validate(spec), settings))
+    return await engine(kb, tmp_path).sync(connector_for(SourceSpec.model_validate(spec), settings, settings.data_dir))
 
 
 def wiki_settings(settings: Settings) -> Settings:

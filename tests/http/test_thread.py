@@ -72,7 +72,9 @@ async def test_an_event_is_acknowledged_while_the_turns_loop_is_busy_and_answere
         coordinator = LocalCoordinator()
         async with (
             open_chat_service(settings, handbook_kb, coordinator) as chat,
-            SlackBot(settings, chat, coordinator, Signer(load_secret(settings)), receive=False).running() as bot,
+            SlackBot(
+                settings, chat, coordinator, Signer(load_secret(settings, settings.data_dir)), receive=False
+            ).running() as bot,
             http_server(settings, [bot.route()], ready=on_this_loop),
         ):
             base = f"http://127.0.0.1:{settings.http_port}"

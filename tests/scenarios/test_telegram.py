@@ -118,7 +118,7 @@ async def test_private_question_gets_an_answer_with_sources_and_feedback_buttons
     assert re.search(r"^Sources\n\[1\] Business travel policy › .+ — finance/travel\.md$", answer["text"], re.M)
     assert {"type": "code", "offset": answer["text"].index("finance/travel.md"), "length": 17} in answer["entities"]
     assert [b["text"] for b in buttons(answer)] == ["👍", "👎"]
-    signer = Signer(load_secret(bot.settings))
+    signer = Signer(load_secret(bot.settings, bot.settings.data_dir))
     for button in buttons(answer):
         assert len(button["callback_data"].encode()) <= 64
         assert signer.verify(button["callback_data"], private_key(ANN)).kind is ButtonKind.FEEDBACK

@@ -125,16 +125,16 @@ async def test_a_stopped_worker_hands_a_turn_longer_than_the_grace_back_to_anoth
     )
     stopping, staying = asyncio.Event(), asyncio.Event()
     slow, other = Performer(seconds=30), Performer(seconds=0)
-    leaving = TurnQueue(settings, slow, stopping)
+    leaving = TurnQueue(settings, settings, slow, stopping)
     leaving.grace_period = 1
     try:
-        async with TurnQueue(settings) as front:
+        async with TurnQueue(settings, settings) as front:
             await front.put(Job("slack", "message", {"n": 1}, "slack:T:C:1"))
             first = asyncio.create_task(leaving.run())
             await until(lambda: slow.started, timeout=10)
             stopping.set()
             await asyncio.wait_for(first, 10)  # stopped after the grace period, the turn unfinished
-            second = asyncio.create_task(TurnQueue(settings, other, staying).run())
+            second = asyncio.create_task(TurnQueue(settings, settings, other, staying).run())
             await until(lambda: other.finished, timeout=10)  # at once, not after the 60 s turn timeout
             staying.set()
             await asyncio.wait_for(second, 10)

@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 
 from threadsage.adapters.documents.links import base_url_error
-from threadsage.adapters.knowledge import Hit, KnowledgeBase, KnowledgeBaseError, open_knowledge_base
+from threadsage.adapters.knowledge import DenseUse, Hit, KnowledgeBase, KnowledgeBaseError, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import EmbeddingsUnavailable, make_embedder
 from threadsage.app import retention
 from threadsage.app.processes import configured_platforms, serve, serve_front_end, work
@@ -58,7 +58,7 @@ class CommandError(Exception):
 def knowledge_base(settings: Settings) -> Iterator[KnowledgeBase]:
     """The configured knowledge base; its operator-facing failures become a `CommandError`."""
     try:
-        kb = open_knowledge_base(settings, make_embedder(settings))
+        kb = open_knowledge_base(settings, make_embedder(settings, settings), DenseUse.of(settings))
     except (KnowledgeBaseError, EmbeddingsUnavailable) as exc:
         raise CommandError(str(exc)) from None
     try:

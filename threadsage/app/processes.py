@@ -122,7 +122,7 @@ class Process:
 async def opened(settings: Settings) -> AsyncIterator[Process]:
     stop = _stop_on_signals()
     async with AsyncExitStack() as stack:
-        yield Process(settings, stop, Signer(load_secret(settings)), stack)
+        yield Process(settings, stop, Signer(load_secret(settings, settings.data_dir)), stack)
 
 
 async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | None = None) -> None:
@@ -134,7 +134,7 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
     async with opened(settings) as process:
         runtime = await process.answering(kb)
         stack, stop = process.stack, process.stop
-        queue = await stack.enter_async_context(TurnQueue(settings)) if settings.redis_url else None
+        queue = await stack.enter_async_context(TurnQueue(settings, settings)) if settings.redis_url else None
         dispatch = queue.put if queue else None
         bots = await process.bots(runtime, platforms, dispatch=dispatch)
         routes = [route for bot in bots.values() for route in bot.routes]  # served from the HTTP thread
@@ -160,8 +160,8 @@ async def serve(settings: Settings, platforms: list[str], kb: KnowledgeBase | No
 async def serve_front_end(settings: Settings, platforms: list[str]) -> None:
     """`threadsage serve`: the platforms' webhooks, each delivery recorded in the turn queue
     before it is acknowledged. No conversation state, no models: run as many as you like."""
-    queue = TurnQueue(settings)
-    signer = Signer(load_secret(settings))
+    queue = TurnQueue(settings, settings)
+    signer = Signer(load_secret(settings, settings.data_dir))
     # Configuration the receiving ends cannot work with fails here, before anything opens.
     receiving = [platform.front_end(settings, signer, queue.put) for platform in chosen(platforms)]
     routes: list[Route] = []
@@ -226,7 +226,7 @@ async def _run_queue(settings: Settings, performer: Performer, running: asyncio.
     backoff = Backoff(0.5, cap=10.0)
     consumer = consumer_name()
     while not stop.is_set():
-        queue = TurnQueue(settings, performer, stop, consumer)
+        queue = TurnQueue(settings, settings, performer, stop, consumer)
         measuring = asyncio.create_task(_measure_periodically(queue))
         try:
             await queue.run(on_started=running.set)

@@ -19,7 +19,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadsage.adapters.documents.attachments import MB, AttachmentReader
 from threadsage.adapters.documents.reading import Budget, use_budget
-from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
+from threadsage.adapters.knowledge import DenseUse, KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.adapters.questions.translation import make_translator
 from threadsage.adapters.reasoner import Reasoner
@@ -85,7 +85,7 @@ async def open_runtime(
     passes False: its queue loop waits for Redis, and the coordinator connects when first used."""
     set_reading_budget(settings)  # for the sync of sources in this process too
     own_kb = kb is None
-    kb = kb or open_knowledge_base(settings, make_embedder(settings))
+    kb = kb or open_knowledge_base(settings, make_embedder(settings, settings), DenseUse.of(settings))
     await asyncio.to_thread(warm_up, kb)
     try:
         async with AsyncExitStack() as stack:
@@ -130,7 +130,7 @@ async def open_runtime(
             if settings.digest:
                 digests = DigestRecords(checkpointer)
                 await digests.setup()
-                digest = Digest.from_settings(settings, digests, coordinator)
+                digest = Digest.from_settings(settings, settings.timezone, digests, coordinator)
             yield Runtime(chat, coordinator, kb, checkpointer, questions, digest)
     finally:
         if own_kb:
@@ -176,7 +176,7 @@ async def open_reasoner(settings: Settings, coordinator: Coordinator, kb: Knowle
     async def budget() -> bool:
         return await coordinator.allow("model-calls", limit, 60.0)
 
-    reasoner = LLMReasoner(settings, budget if limit else None)
+    reasoner = LLMReasoner(settings, settings.timezone, budget if limit else None)
     try:
         yield reasoner
     finally:

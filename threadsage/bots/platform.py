@@ -30,6 +30,7 @@ from threadsage.chat.digest import Announcer
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Job
 from threadsage.settings.environment import Settings
+from threadsage.settings.sections import PlatformSettings
 
 Dispatch = Callable[[Job], Awaitable[object]]
 
@@ -54,6 +55,8 @@ class Bot(Protocol):
 
 
 class MakesBot(Protocol):
+    """A bot is built from the whole `Settings`: it hands their sections to the parts it puts together."""
+
     def __call__(
         self,
         settings: Settings,
@@ -69,7 +72,7 @@ class MakesBot(Protocol):
 @dataclass(frozen=True)
 class Platform:
     name: str
-    configured: Callable[[Settings], bool]
+    configured: Callable[[PlatformSettings], bool]
     bot: MakesBot
     # The receiving end alone (`threadsage serve`): its routes, each delivery put in the turn queue.
     # Called before the process opens anything, so that settings it cannot work with fail first.

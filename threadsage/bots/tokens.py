@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import AccessSettings
 from threadsage.support.private_files import private_dir, write_once
 
 VERSION = "1"
@@ -96,12 +96,12 @@ class Signer:
         return button
 
 
-def load_secret(settings: Settings) -> bytes:
+def load_secret(settings: AccessSettings, data_dir: Path) -> bytes:
     """`THREADSAGE_SECRET`, or a random secret generated once and kept under the data dir (so
     buttons stay valid across restarts of the embedded default), readable by this user only."""
     if settings.secret is not None:
         return settings.secret.get_secret_value().encode()
-    path: Path = settings.data_dir / "button-secret"
+    path = data_dir / "button-secret"
     if not path.exists():
-        write_once(private_dir(settings.data_dir) / path.name, secrets.token_hex(32).encode())
+        write_once(private_dir(data_dir) / path.name, secrets.token_hex(32).encode())
     return path.read_text().strip().encode()

@@ -29,7 +29,7 @@ from cronsim import CronSim
 
 from threadsage.delivery.coordination import Coordinator
 from threadsage.records.digest import Asked, DigestRecords, DocumentCount, WeekInReview
-from threadsage.settings.environment import Settings
+from threadsage.settings.knowledge_loop import KnowledgeLoopSettings
 from threadsage.support.backoff import wait_or_stop
 
 log = logging.getLogger(__name__)
@@ -94,11 +94,14 @@ class Digest:
     announcers: dict[str, Announcer] = field(default_factory=dict)  # by platform: the bots register
 
     @classmethod
-    def from_settings(cls, settings: Settings, records: DigestRecords, coordinator: Coordinator) -> Digest:
+    def from_settings(
+        cls, settings: KnowledgeLoopSettings, timezone: str, records: DigestRecords, coordinator: Coordinator
+    ) -> Digest:
+        """`timezone`: the one of `THREADSAGE_TIMEZONE`, which the schedule is read in."""
         return cls(
             records,
             coordinator,
-            Schedule(settings.digest_schedule, settings.timezone),
+            Schedule(settings.digest_schedule, timezone),
             [Target.parse(value) for value in settings.digest],
             settings.console_url.rstrip("/") if settings.console_url else None,
             settings.gap_window_days,

@@ -37,7 +37,8 @@ async def console_routes(
     """The console's routes on the database of `checkpointer` (without one, the configured
     database is opened on `stack`: `threadsage serve` has none of its own), or none — and a log
     line saying so — while `THREADSAGE_CONSOLE_TOKEN` is unset. A token shorter than 24 characters
-    stops the start (ConsoleConfigError, a ValueError)."""
+    stops the start (ConsoleConfigError, a ValueError). It puts the console together from several
+    sections (its token, the database, what the knowledge view shows), so it takes `Settings`."""
     if settings.console_token is None or not settings.console_token.get_secret_value():
         log.info("operator console is off: set THREADSAGE_CONSOLE_TOKEN to serve it at /console")
         return []

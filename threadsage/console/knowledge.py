@@ -9,7 +9,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadsage.adapters.knowledge import KnowledgeBase
@@ -17,6 +17,7 @@ from threadsage.ingestion.spec import load_sources
 from threadsage.ingestion.state import StateStore
 from threadsage.records.ingestions import IngestionLog
 from threadsage.settings.environment import Settings
+from threadsage.settings.sections import DocumentSettings
 
 KnowledgeInfo = Callable[[], Awaitable[dict[str, Any]]]
 CACHE_SECONDS = 60.0
@@ -24,7 +25,8 @@ CACHE_SECONDS = 60.0
 
 def knowledge_info(settings: Settings, kb: KnowledgeBase | None, ingestions: IngestionLog) -> KnowledgeInfo:
     """What the knowledge-base view shows. Without `kb` (`threadsage serve` opens none: its
-    workers do) only the settings and the ingestion runs."""
+    workers do) only the settings and the ingestion runs. It shows settings of three sections
+    (embeddings, storage, sources), so it takes `Settings`."""
     cached: dict[str, Any] = {}
     embeddings = settings.embeddings if settings.embeddings != "openai" else f"openai ({settings.embedding_model})"
 
@@ -40,22 +42,22 @@ def knowledge_info(settings: Settings, kb: KnowledgeBase | None, ingestions: Ing
                 cached.update(await asyncio.to_thread(_count, kb), at=time.monotonic())
             facts |= {k: v for k, v in cached.items() if k != "at"}
         facts["ingestions"] = await ingestions.latest()
-        facts["sources_synced"] = await asyncio.to_thread(synced_sources, settings)
+        facts["sources_synced"] = await asyncio.to_thread(synced_sources, settings, settings.data_dir)
         return facts
 
     return info
 
 
-def synced_sources(settings: Settings) -> list[dict[str, Any]]:
-    """Each live-synced source (`THREADSAGE_SOURCES`) with what its last sync left: when, the
-    summary, and the documents that failed (`threadsage.ingestion.state`)."""
+def synced_sources(settings: DocumentSettings, data_dir: Path) -> list[dict[str, Any]]:
+    """Each live-synced source (`THREADSAGE_SOURCES`) with what its last sync left, kept under
+    `data_dir`: when, the summary, and the documents that failed (`threadsage.ingestion.state`)."""
     if settings.sources is None:
         return []
     try:
         specs = load_sources(settings.sources)
     except ValueError as exc:
         return [{"name": str(settings.sources), "at": 0, "summary": f"unreadable: {exc}", "failures": []}]
-    store = StateStore(settings.data_dir / "sources")
+    store = StateStore(data_dir / "sources")
     rows = []
     for spec in specs:
         status = store.status(spec.name)

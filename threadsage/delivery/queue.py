@@ -52,7 +52,7 @@ from threadsage.delivery.outages import ServiceUnavailable, first_leaf, retried_
 from threadsage.delivery.redis_coordination import connect
 from threadsage.observability.redaction import redact_url
 from threadsage.observability.telemetry import ERRORS, QUEUE_DEPTH, QUEUE_OLDEST
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import PlatformSettings, StorageSettings
 from threadsage.support.backoff import Backoff
 
 log = logging.getLogger(__name__)
@@ -134,30 +134,32 @@ def conversation_name(order_key: str) -> str:
 
 
 class TurnQueue:
-    """Front-ends `put` inside `async with TurnQueue(settings) as queue`; workers call `run`
+    """Front-ends `put` inside `async with TurnQueue(settings, settings) as queue`; workers call `run`
     (which connects by itself) on a queue made with a `performer` and the event that stops it."""
 
     def __init__(
         self,
-        settings: Settings,
+        storage: StorageSettings,
+        limits: PlatformSettings,
         performer: Performer | None = None,
         stop: asyncio.Event | None = None,
         consumer: str | None = None,
     ) -> None:
-        """`consumer`: the worker's name in the stream's group; give the same one to the queue a
+        """`storage`: where the Redis is; `limits`: the turn queue's section (tries, concurrency,
+        timeout). `consumer`: the worker's name in the stream's group; give the same one to the queue a
         worker makes after Redis went away, and it takes back its own pending entries at once."""
-        if not settings.redis_url:
+        if not storage.redis_url:
             raise ValueError("the turn queue needs REDIS_URL")
-        self._url = settings.redis_url
-        self.redis = connect(settings.redis_url, decode_responses=True)
-        self.max_tries = settings.turn_max_tries
-        self.concurrency = settings.worker_concurrency
-        self.timeout = settings.turn_timeout
+        self._url = storage.redis_url
+        self.redis = connect(storage.redis_url, decode_responses=True)
+        self.max_tries = limits.turn_max_tries
+        self.concurrency = limits.worker_concurrency
+        self.timeout = limits.turn_timeout
         self.grace_period: float = GRACE_SECONDS
         self._performer = performer
         self._stop = stop or asyncio.Event()
         self.consumer = consumer or consumer_name()
-        prefix = f"{settings.redis_prefix}turns:"
+        prefix = f"{storage.redis_prefix}turns:"
         self._stream, self._jobs, self._tries, self._depth = (prefix + k for k in ("ready", "jobs:", "tries", "depth"))
         self._put, self._take, self._done, self._hand_back, self._renew, self._forget = (
             self.redis.register_script(s) for s in (PUT, TAKE, DONE, HAND_BACK, RENEW, FORGET)

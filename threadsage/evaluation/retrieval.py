@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from threadsage.adapters.documents.loaders import Document, discover_files, load_file, load_jsonl_corpus
-from threadsage.adapters.knowledge import Hit, KnowledgeBase, open_knowledge_base
+from threadsage.adapters.knowledge import DenseUse, Hit, KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.ingestion.pipeline import Ingestor, IngestReport
 from threadsage.settings.environment import Settings
@@ -71,12 +71,13 @@ def evaluation_corpus(
     """The corpus ingested into a Milvus Lite knowledge base of its own: a temporary one, or
     the one kept in `data_dir` (ingestion is idempotent, so a second run only reads). `only`: the
     folders of `corpus` that are its documents (the rest — a README, the questions — is not),
-    their paths kept relative to `corpus`."""
+    their paths kept relative to `corpus`. The knowledge base is made as the bot makes it, from
+    every section that shapes one (storage, embeddings, languages, chunking): hence `Settings`."""
     with tempfile.TemporaryDirectory(prefix="threadsage-eval-") as scratch:
         settings = settings.model_copy(
             update={"data_dir": data_dir or Path(scratch), "milvus_uri": None, "collection": "evaluation"}
         )
-        kb = open_knowledge_base(settings, make_embedder(settings))
+        kb = open_knowledge_base(settings, make_embedder(settings, settings), DenseUse.of(settings))
         try:
             ingestor = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap)
             documents = corpus_documents(corpus, only)

@@ -45,6 +45,7 @@ class Policy:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Policy:
+        """The brakes of two sections (the graph's, reranking's), read once where the process is put together."""
         return cls(
             clarify_threshold=settings.clarify_threshold,
             max_clarify_rounds=settings.max_clarify_rounds,

@@ -31,6 +31,7 @@ from threadsage.ingestion.pipeline import DocumentChange, Ingestor
 from threadsage.ingestion.spec import SourceSpec, load_sources
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
+from threadsage.settings.sections import DocumentSettings, StorageSettings
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,8 @@ async def keep_knowledge(
 ) -> None:
     """Until `stop`: sync the sources, answer handed-over ingests; each one's changes go to
     `on_change`. Never raises: a broken sources file is logged, the bot answers anyway. Files are
-    read within the process's budget, which the composition root set (`open_runtime`)."""
+    read within the process's budget, which the composition root set (`open_runtime`). It puts the
+    live sync together from three sections (storage, chunking, sources), so it takes `Settings`."""
     writing = asyncio.Lock()
     store = StateStore(settings.data_dir / "sources")
     engine = SyncEngine(kb, store, settings.chunk_chars, settings.chunk_overlap, writing, on_change)
@@ -54,9 +56,9 @@ async def keep_knowledge(
             log.error("live sync is off: %s", exc)
             specs = []
         if specs:
-            tasks.append(asyncio.create_task(_sync_while_leading(settings, engine, specs, stop)))
+            tasks.append(asyncio.create_task(_sync_while_leading(settings, settings, engine, specs, stop)))
     if not settings.milvus_uri:
-        tasks.append(asyncio.create_task(_answer_inbox(settings, engine, stop)))
+        tasks.append(asyncio.create_task(_answer_inbox(settings.data_dir, engine, stop)))
     for outcome in await asyncio.gather(*tasks, return_exceptions=True):
         if isinstance(outcome, Exception):
             log.error("live sync stopped: %s", outcome, exc_info=outcome)
@@ -66,8 +68,9 @@ async def keep_knowledge(
 async def knowledge_upkeep(
     settings: Settings, kb: KnowledgeBase, on_change: KnowledgeChanged | None = None
 ) -> AsyncIterator[None]:
-    """`keep_knowledge` in the background while inside; on leaving, a sync in flight is cancelled
-    (after its writes, see `SyncEngine.sync`) before the knowledge base is closed."""
+    """`keep_knowledge` (hence the whole `Settings`) in the background while inside; on leaving, a
+    sync in flight is cancelled (after its writes, see `SyncEngine.sync`) before the knowledge base
+    is closed."""
     stop = asyncio.Event()
     task = asyncio.create_task(keep_knowledge(settings, kb, stop, on_change), name="knowledge-upkeep")
     try:
@@ -113,18 +116,22 @@ async def _watch(connector: FolderConnector, wake: asyncio.Event, stop: asyncio.
 
 
 async def _sync_while_leading(
-    settings: Settings, engine: SyncEngine, specs: list[SourceSpec], stop: asyncio.Event
+    storage: StorageSettings,
+    sources: DocumentSettings,
+    engine: SyncEngine,
+    specs: list[SourceSpec],
+    stop: asyncio.Event,
 ) -> None:
-    connectors = [connector_for(spec, settings) for spec in specs]
+    connectors = [connector_for(spec, sources, storage.data_dir) for spec in specs]
     log.info("live sync of %d sources: %s", len(specs), ", ".join(s.name for s in specs))
-    if not settings.redis_url:
+    if not storage.redis_url:
         await sync_sources(engine, connectors, stop)
         return
-    redis = Redis.from_url(settings.redis_url)
-    ttl = settings.sources_lock_seconds
+    redis = Redis.from_url(storage.redis_url)
+    ttl = sources.sources_lock_seconds
     try:
         while not stop.is_set():
-            lock = redis.lock(f"{settings.redis_prefix}sources-sync", timeout=ttl, thread_local=False)
+            lock = redis.lock(f"{storage.redis_prefix}sources-sync", timeout=ttl, thread_local=False)
             try:
                 leading = await lock.acquire(blocking=False)
             except Exception as exc:  # noqa: BLE001 - Redis away: try again later
@@ -168,14 +175,14 @@ async def _lead(lock: Lock, ttl: float, work: Callable[[asyncio.Event], Awaitabl
             await lock.release()
 
 
-async def _answer_inbox(settings: Settings, engine: SyncEngine, stop: asyncio.Event) -> None:
-    inbox = IngestInbox(settings.data_dir)
+async def _answer_inbox(data_dir: Path, engine: SyncEngine, stop: asyncio.Event) -> None:
+    inbox = IngestInbox(data_dir)
     inbox.open()
     try:
         while not stop.is_set():
             for ident, request in inbox.requests():
                 async with engine.writing:
-                    result, changes = await asyncio.to_thread(_ingest_request, settings, engine.kb, request)
+                    result, changes = await asyncio.to_thread(_ingest_request, engine, request)
                 inbox.answer(ident, result)
                 await engine.changed(changes)
             with suppress(TimeoutError):
@@ -184,12 +191,10 @@ async def _answer_inbox(settings: Settings, engine: SyncEngine, stop: asyncio.Ev
         inbox.close()
 
 
-def _ingest_request(
-    settings: Settings, kb: KnowledgeBase, request: dict[str, Any]
-) -> tuple[dict[str, Any], list[DocumentChange]]:
+def _ingest_request(engine: SyncEngine, request: dict[str, Any]) -> tuple[dict[str, Any], list[DocumentChange]]:
     try:
         paths = [Path(str(p)) for p in request.get("paths", [])]
-        report = Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths(
+        report = Ingestor(engine.kb, engine.chunk_chars, engine.chunk_overlap).ingest_paths(
             paths,
             category=str(request.get("category", "")),
             prune=bool(request.get("prune")),

@@ -148,7 +148,7 @@ class TextFormatter(logging.Formatter):
 
 def configure_logging(settings: Settings) -> None:
     """Replace the root logger's handlers with one stderr handler in the configured format, every
-    record scrubbed of the configured secrets."""
+    record scrubbed of the configured secrets (of every section: hence the whole `Settings`)."""
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if settings.log_format == "json" else TextFormatter())
     handler.addFilter(RedactingFilter(_configured_secrets(settings)))
@@ -166,8 +166,8 @@ def configure_console_logging() -> None:
 
 
 def _configured_secrets(settings: Settings) -> list[str]:
-    """The secret settings, and the passwords inside the connection URLs (libraries may quote
-    them out of their URL); none shorter than 8 characters, which would garble lines."""
+    """The secret settings of every section, and the passwords inside the connection URLs (libraries
+    may quote them out of their URL); none shorter than 8 characters, which would garble lines."""
     values = [getattr(settings, name) for name in type(settings).model_fields]
     secrets = [value.get_secret_value() for value in values if isinstance(value, SecretStr)]
     secrets += list(settings.mcp_readers())  # one secret holding several: each token on its own

@@ -13,7 +13,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from threadsage.ingestion.pipeline import IngestReport
 from threadsage.memory.checkpoints import open_checkpointer
 from threadsage.records.tables import Tables
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import StorageSettings
 
 KEEP = 100
 _CREATE = [
@@ -52,7 +52,7 @@ class IngestionLog:
         return [{"at": at, "summary": summary, "failures": json.loads(failures)} for at, summary, failures in rows]
 
 
-def record_run(settings: Settings, report: IngestReport) -> None:
+def record_run(settings: StorageSettings, report: IngestReport) -> None:
     """Record an ingestion run in the database the bot uses (Postgres, or the SQLite file under
     the data dir), for the operator console."""
 

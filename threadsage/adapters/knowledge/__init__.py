@@ -8,15 +8,16 @@ fields (`schema.py`), filters (`filters.py`), what a search returns (`search.py`
 """
 
 from threadsage.adapters.knowledge.base import KnowledgeBase
-from threadsage.adapters.knowledge.collection import KnowledgeBaseError, StoredDocument, validate_category
+from threadsage.adapters.knowledge.collection import DenseUse, KnowledgeBaseError, StoredDocument, validate_category
 from threadsage.adapters.knowledge.embedded import EmbeddedKnowledgeBase
 from threadsage.adapters.knowledge.embeddings import Embedder
 from threadsage.adapters.knowledge.search import Hit, passage
 from threadsage.adapters.knowledge.server import ServerKnowledgeBase
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import StorageSettings
 from threadsage.support.private_files import tighten
 
 __all__ = [
+    "DenseUse",
     "Hit",
     "KnowledgeBase",
     "KnowledgeBaseError",
@@ -27,14 +28,17 @@ __all__ = [
 ]
 
 
-def open_knowledge_base(settings: Settings, embedder: Embedder | None = None) -> KnowledgeBase:
+def open_knowledge_base(
+    settings: StorageSettings, embedder: Embedder | None = None, dense: DenseUse | None = None
+) -> KnowledgeBase:
     """The knowledge base of `settings`: on the Milvus server at `MILVUS_URI` when it is set,
     else embedded (Milvus Lite file under the data dir). Unreachable: `KnowledgeBaseError`. The data
-    dir is made private first (`private_files.tighten`): every process that holds it opens this."""
+    dir is made private first (`private_files.tighten`): every process that holds it opens this.
+    `dense`: `DenseUse.of(settings)` for the configured languages; None = the default ones."""
     try:
         tighten(settings.data_dir)
     except OSError as exc:  # NotPrivate says why; a read-only volume says what it says
         raise KnowledgeBaseError(f"the data directory cannot be made private: {exc}") from None
     if settings.milvus_uri:
-        return ServerKnowledgeBase.open(settings, embedder)
-    return EmbeddedKnowledgeBase.open(settings, embedder)
+        return ServerKnowledgeBase.open(settings, embedder, dense)
+    return EmbeddedKnowledgeBase.open(settings, embedder, dense)

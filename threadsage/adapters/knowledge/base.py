@@ -49,7 +49,7 @@ from threadsage.adapters.knowledge.search import (
 )
 from threadsage.i18n import Language, language_of
 from threadsage.i18n.glossing import can_gloss, glossed
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import StorageSettings
 from threadsage.support.text import index_form, index_terms
 
 MAX_QUERY_CHARS = 2000
@@ -89,7 +89,7 @@ class KnowledgeBase(ABC):
             raise KnowledgeBaseError(unreachable_message(describe_uri, exc, "")) from exc
 
     @staticmethod
-    def connect(uri: str, settings: Settings, describe: str) -> MilvusClient:
+    def connect(uri: str, settings: StorageSettings, describe: str) -> MilvusClient:
         """A client of the Milvus at `uri`; failing, an error that names `describe`."""
         token = settings.milvus_token.get_secret_value() if settings.milvus_token else ""
         try:

@@ -11,7 +11,7 @@ from threadsage.adapters.knowledge import milvus_lite
 from threadsage.adapters.knowledge.schema import URL_FIELD
 from threadsage.adapters.knowledge.search import HIT_FIELDS
 from threadsage.i18n import DEFAULT, Language
-from threadsage.settings.environment import Settings
+from threadsage.settings.environment import LanguageSettings
 
 _CATEGORY = re.compile(r"^[\w.-]{1,128}$")
 
@@ -37,7 +37,7 @@ class DenseUse:
     document_languages: tuple[Language, ...] = (DEFAULT,)
 
     @classmethod
-    def of(cls, settings: Settings) -> DenseUse:
+    def of(cls, settings: LanguageSettings) -> DenseUse:
         return cls(settings.dense_search == "all", tuple(settings.document_languages))
 
 

@@ -26,7 +26,7 @@ from threadsage.adapters.knowledge.filters import FilterArgs
 from threadsage.adapters.knowledge.lexical import TEXT_FIELDS, LexicalIndex
 from threadsage.adapters.knowledge.schema import PLACEHOLDER_SPARSE, TEXT_MAX_BYTES, URL_FIELD, fit
 from threadsage.adapters.knowledge.search import Hit, Query, rankings_to_fuse, reciprocal_rank_fusion, row_hit
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import StorageSettings
 from threadsage.support.private_files import private_dir
 from threadsage.support.text import index_form, index_terms
 
@@ -51,14 +51,16 @@ class EmbeddedKnowledgeBase(KnowledgeBase):
         self._catch_up_lexical()
 
     @classmethod
-    def open(cls, settings: Settings, embedder: Embedder | None = None) -> EmbeddedKnowledgeBase:
+    def open(
+        cls, settings: StorageSettings, embedder: Embedder | None = None, dense: DenseUse | None = None
+    ) -> EmbeddedKnowledgeBase:
         """Open the Milvus Lite file under the data dir (one process at a time)."""
         path = settings.milvus_lite_path
         private_dir(path.parent)
         describe = f"the Milvus Lite file {path} (MILVUS_URI is unset)"
         milvus_lite.quiet_expected_noise()
         client = cls.connect(str(path), settings, describe)
-        return cls(client, settings.collection, embedder, describe, path, DenseUse.of(settings))
+        return cls(client, settings.collection, embedder, describe, path, dense)
 
     def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]] | None:
         if self._layout is None:

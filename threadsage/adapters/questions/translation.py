@@ -25,7 +25,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 from threadsage.adapters.knowledge.search import reciprocal_rank_fusion
 from threadsage.adapters.reasoner import ModelBusy
 from threadsage.i18n import Language, language_of, say
-from threadsage.settings.environment import Settings
+from threadsage.settings.environment import LanguageSettings
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class QueryTranslator:
         return text, f"also searching in {language}: {text[:160]}"
 
 
-def make_translator(settings: Settings, reasoner: object) -> QueryTranslator | None:
+def make_translator(settings: LanguageSettings, reasoner: object) -> QueryTranslator | None:
     """A translator on the reasoner's router model when it can translate (the language-model
     back-end), else None."""
     if not isinstance(reasoner, Translates) or not settings.document_languages:

@@ -84,7 +84,8 @@ ASK_SHORTCUT = "ask_threadsage"  # the message shortcut's callback id (deploy/sl
 class SlackBot:
     """Listeners and the work behind them. A front-end of the turn queue passes `dispatch` (and
     no chat service: it holds no conversation state); its listeners then finish queueing before
-    Slack gets its acknowledgement."""
+    Slack gets its acknowledgement. It takes the whole `Settings`: it hands their sections to the
+    parts it puts together (asking, buttons, the panel, the home tab, curation)."""
 
     def __init__(
         self,
@@ -110,7 +111,7 @@ class SlackBot:
         self._verifier = SignatureVerifier(signing_secret) if signing_secret else None
         self._chat = chat
         self._coordinator = coordinator
-        self.signer = signer or Signer(load_secret(settings))
+        self.signer = signer or Signer(load_secret(settings, settings.data_dir))
         self.receive = receive
         self.own_teams: frozenset[str] = frozenset()  # the bot's workspace and organisation, from auth.test
         self.bot_user = ""  # the bot's user id, from auth.test
@@ -360,7 +361,8 @@ class SlackBot:
 def front_end(
     settings: Settings, signer: Signer, put: Callable[[Job], Awaitable[object]]
 ) -> AbstractAsyncContextManager[list[Route]]:
-    """`threadsage serve`'s Slack: the Events API, each delivery put in the turn queue (`put`)."""
+    """`threadsage serve`'s Slack: the Events API, each delivery put in the turn queue (`put`), by a
+    `SlackBot` (hence the whole `Settings`)."""
     if settings.slack_signing_secret is None:
         raise ValueError("threadsage serve takes Slack's Events API: set SLACK_SIGNING_SECRET")
     return _front_end(settings, signer, put)

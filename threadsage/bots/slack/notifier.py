@@ -7,11 +7,11 @@ from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.chat.notify import Notice
 from threadsage.chat.turns import Turn
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import AccessSettings
 
 
 class SlackNotifier:
-    def __init__(self, settings: Settings, send: SlackSender) -> None:
+    def __init__(self, settings: AccessSettings, send: SlackSender) -> None:
         self.settings = settings
         self.send = send
 

@@ -78,7 +78,8 @@ class TelegramBot:
     `routes`), otherwise by long polling. With `dispatch` (the turn queue's `put`) each update is
     handed to it as a job instead of processed here, and polling confirms an update only once
     the queue holds it (`polling`). A worker of the turn queue passes `receive=False` (no
-    polling, no webhook) and feeds the queued updates to `perform`."""
+    polling, no webhook) and feeds the queued updates to `perform`. It takes the whole `Settings`:
+    it hands their sections to the parts it puts together (access, files, clicks, the webhook)."""
 
     def __init__(
         self,
@@ -95,7 +96,7 @@ class TelegramBot:
         self.app = build_application(settings, polling=ptb_polls)
         self.settings = settings
         self.chat = chat
-        self.signer = signer or Signer(load_secret(settings))
+        self.signer = signer or Signer(load_secret(settings, settings.data_dir))
         # A private conversation idle this long starts afresh.
         self.idle_after = timedelta(hours=settings.telegram_idle_hours)
         self.webhook_url = settings.telegram_webhook_url
@@ -107,7 +108,7 @@ class TelegramBot:
         self.send = TelegramSender(self.app.bot, self.signer, coordinator, self.chains)
         self.stop_disallowed = StopDisallowedChats(self.access, coordinator, self.send, self.chains)
         self.files = TelegramFiles(int(settings.max_attachment_mb * MB))
-        self.clicks = Clicks(settings, chat, self.send, self.chains, self.signer)
+        self.clicks = Clicks(settings, settings, chat, self.send, self.chains, self.signer)
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
         chat.knowledge.register("telegram", TelegramNotifier(settings, self.access, self.send))  # gaps that closed

@@ -21,7 +21,8 @@ from threadsage.bots.telegram.texts import message_language
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
 from threadsage.chat import ChatService, ClarificationAnswer, Reply, ReplyKind, Turn, run_shown
 from threadsage.i18n import Language, say
-from threadsage.settings.environment import Settings
+from threadsage.settings.knowledge_loop import KnowledgeLoopSettings
+from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
 Context = ContextTypes.DEFAULT_TYPE
@@ -63,9 +64,16 @@ class ClickShown(Drafts):
 
 class Clicks:
     def __init__(
-        self, settings: Settings, chat: ChatService, send: TelegramSender, chains: ReplyChains, signer: Signer
+        self,
+        access: AccessSettings,
+        curators: KnowledgeLoopSettings,
+        chat: ChatService,
+        send: TelegramSender,
+        chains: ReplyChains,
+        signer: Signer,
     ) -> None:
-        self.settings = settings
+        self.access = access
+        self.curators = curators
         self.chat = chat
         self.send = send
         self.chains = chains
@@ -119,7 +127,7 @@ class Clicks:
         question = await self.chat.knowledge.stale_question(key, ref)
         if question is None:
             return
-        categories = place_categories(self.settings, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
+        categories = place_categories(self.access, str(message.chat_id), message.chat.type == ChatType.PRIVATE)
         language = message_language(message, query.from_user)
         turn = Turn(
             "telegram", key, str(query.from_user.id), f"again-{ref}", question, categories=categories, language=language
@@ -133,7 +141,7 @@ class Clicks:
         """A curator's "Save as verified answer"; anyone else's click (a forged one: the button
         shows only to curators) is refused. The toast says what became of it."""
         user = query.from_user
-        if not self.settings.is_curator("telegram", str(user.id)):
+        if not self.curators.is_curator("telegram", str(user.id)):
             log.warning("telegram user %s is not a curator: verified answer refused", user.id)
             await answer_query(query, say("verify_not_curator", language))
             return

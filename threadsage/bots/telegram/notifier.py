@@ -17,7 +17,7 @@ from threadsage.bots.replies import place_categories
 from threadsage.bots.telegram.access import TelegramAccess
 from threadsage.bots.telegram.sending import Place, TelegramSender, answer_markdown
 from threadsage.chat.notify import Notice
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ GONE = "message to be replied not found"  # the Bot API's words when the origina
 
 
 class TelegramNotifier:
-    def __init__(self, settings: Settings, access: TelegramAccess, send: TelegramSender) -> None:
+    def __init__(self, settings: AccessSettings, access: TelegramAccess, send: TelegramSender) -> None:
         self.settings = settings
         self.access = access
         self.send = send

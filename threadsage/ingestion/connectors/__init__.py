@@ -17,16 +17,17 @@ from threadsage.ingestion.connectors.folder import FolderConnector
 from threadsage.ingestion.connectors.git import GitConnector
 from threadsage.ingestion.connectors.web import WebConnector
 from threadsage.ingestion.spec import SourceSpec, SourceType
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import DocumentSettings
 
-CONNECTORS: dict[SourceType, Callable[[SourceSpec, Settings], Connector]] = {
-    "folder": lambda spec, _settings: FolderConnector(spec),
-    "web": lambda spec, _settings: WebConnector(spec),
-    "confluence": ConfluenceConnector,
-    "git": lambda spec, settings: GitConnector(spec, checkouts=Path(settings.data_dir) / "sources" / "git"),
+CONNECTORS: dict[SourceType, Callable[[SourceSpec, DocumentSettings, Path], Connector]] = {
+    "folder": lambda spec, _settings, _data_dir: FolderConnector(spec),
+    "web": lambda spec, _settings, _data_dir: WebConnector(spec),
+    "confluence": lambda spec, settings, _data_dir: ConfluenceConnector(spec, settings),
+    "git": lambda spec, _settings, data_dir: GitConnector(spec, checkouts=data_dir / "sources" / "git"),
 }
 
 
-def connector_for(spec: SourceSpec, settings: Settings) -> Connector:
-    """The connector of a source, by its `type` (which `SourceSpec` has already checked)."""
-    return CONNECTORS[spec.type](spec, settings)
+def connector_for(spec: SourceSpec, settings: DocumentSettings, data_dir: Path) -> Connector:
+    """The connector of a source, by its `type` (which `SourceSpec` has already checked); a git
+    source is checked out under `data_dir`."""
+    return CONNECTORS[spec.type](spec, settings, data_dir)

@@ -28,14 +28,14 @@ from threadsage.adapters.knowledge import KnowledgeBaseError, validate_category
 from threadsage.ingestion.connectors import http
 from threadsage.ingestion.connectors.base import Entry, Known, Scan
 from threadsage.ingestion.spec import SourceSpec
-from threadsage.settings.environment import Settings
+from threadsage.settings.sections import DocumentSettings
 
 PAGE_SIZE = 250  # the largest `limit` the v2 page and label listings accept
 MAX_LISTING_BYTES = 20 * 1024 * 1024
 
 
 class ConfluenceConnector:
-    def __init__(self, spec: SourceSpec, settings: Settings) -> None:
+    def __init__(self, spec: SourceSpec, settings: DocumentSettings) -> None:
         self.spec = spec
         self.site = (spec.url or "").rstrip("/")  # https://example.atlassian.net/wiki
         self.origin = http.Site(self.site)  # the credentials go nowhere else (see `http`)

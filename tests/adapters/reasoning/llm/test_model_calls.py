@@ -43,7 +43,7 @@ def settings(tmp_path: Path, base_url: str | None, **overrides: object) -> Setti
 
 @pytest.fixture
 async def model(tmp_path: Path, llm: FakeOpenAI) -> AsyncIterator[LLMReasoner]:
-    reasoner = LLMReasoner(settings(tmp_path, llm.base_url))
+    reasoner = LLMReasoner(settings(tmp_path, llm.base_url), "UTC")
     reasoner.calls._backoff = 0.01
     yield reasoner
     await reasoner.aclose()
@@ -81,7 +81,7 @@ async def test_every_kind_of_call_sends_its_token_limit_as_max_tokens(
 
 def test_openai_itself_gets_max_completion_tokens(tmp_path: Path) -> None:
     """Without a base URL the model is OpenAI's, which reads `max_completion_tokens`."""
-    reasoner = LLMReasoner(settings(tmp_path, None))
+    reasoner = LLMReasoner(settings(tmp_path, None), "UTC")
     model = reasoner.calls.model("gpt-4o-mini", 77)
     assert isinstance(model, ChatOpenAI)
     payload = model._get_request_payload([HumanMessage(content="hi")])
@@ -134,7 +134,7 @@ async def test_a_timeout_closes_the_connection_and_is_not_retried(llm: FakeOpenA
 async def test_timeouts_are_retried_when_the_setting_says_so(tmp_path: Path, llm: FakeOpenAI) -> None:
     llm.first_token_seconds = 2
     reasoner = LLMReasoner(
-        settings(tmp_path, llm.base_url, THREADSAGE_LLM_RETRY_TIMEOUTS=True, THREADSAGE_LLM_RETRIES=1)
+        settings(tmp_path, llm.base_url, THREADSAGE_LLM_RETRY_TIMEOUTS=True, THREADSAGE_LLM_RETRIES=1), "UTC"
     )
     reasoner.calls._backoff = 0.01
     try:
@@ -162,14 +162,14 @@ async def test_requests_go_through_the_proxy_of_the_environment(
     monkeypatch.setenv("HTTP_PROXY", llm.url)
     for name in ("NO_PROXY", "no_proxy", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
-    reasoner = LLMReasoner(settings(tmp_path, "http://models.example.invalid/v1"))
+    reasoner = LLMReasoner(settings(tmp_path, "http://models.example.invalid/v1"), "UTC")
     try:
         assert await reasoner.chat("hello", [])
     finally:
         await reasoner.aclose()
     assert [path for path, _ in llm.requests] == ["http://models.example.invalid/v1/chat/completions"]
     monkeypatch.setenv("NO_PROXY", "models.example.invalid")
-    reasoner = LLMReasoner(settings(tmp_path, "http://models.example.invalid/v1", THREADSAGE_LLM_RETRIES=0))
+    reasoner = LLMReasoner(settings(tmp_path, "http://models.example.invalid/v1", THREADSAGE_LLM_RETRIES=0), "UTC")
     try:
         with pytest.raises(ModelFailure):  # straight to a host that does not exist
             await reasoner.chat("hello", [])
@@ -181,7 +181,7 @@ async def test_requests_go_through_the_proxy_of_the_environment(
 @pytest.mark.parametrize("form", ["json_schema", "json_mode"])
 async def test_json_forms_of_structured_output(tmp_path: Path, llm: FakeOpenAI, form: str) -> None:
     llm.script["Verdict"] = {"grounded": 0.5, "useful": 0.25}
-    reasoner = LLMReasoner(settings(tmp_path, llm.base_url, THREADSAGE_STRUCTURED_OUTPUT=form))
+    reasoner = LLMReasoner(settings(tmp_path, llm.base_url, THREADSAGE_STRUCTURED_OUTPUT=form), "UTC")
     try:
         verdict = await reasoner.judge("q", [PASSAGE], "a [1]")
     finally:
@@ -212,7 +212,7 @@ def test_providers_named_in_the_settings(tmp_path: Path, monkeypatch: pytest.Mon
         _env_file=None,
     )
     assert s.uses_language_model and s.openai_api_key is None
-    reasoner = LLMReasoner(s)
+    reasoner = LLMReasoner(s, s.timezone)
     claude = reasoner.calls.model("anthropic:claude-test", 99)
     assert isinstance(claude, ChatAnthropic) and (claude.model, claude.max_tokens, claude.max_retries) == (
         "claude-test",

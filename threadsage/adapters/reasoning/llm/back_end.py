@@ -20,7 +20,7 @@ from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision,
 from threadsage.adapters.reasoning.llm import prompts
 from threadsage.adapters.reasoning.llm.calls import ModelCalls
 from threadsage.adapters.reasoning.llm.computing import Computations, computed, needs_computation, shown
-from threadsage.settings.environment import Settings
+from threadsage.settings.language_model import LanguageModelSettings
 from threadsage.tools.dates import Calendar
 from threadsage.tools.web import WebResult
 
@@ -41,13 +41,16 @@ class SubQuestions(BaseModel):
 
 
 class LLMReasoner:
-    """`budget`, when given, is asked before every model call and answers whether one more call
-    fits this minute's process-wide budget."""
+    """`timezone` (`THREADSAGE_TIMEZONE`) is that of "today" in computations. `budget`, when given,
+    is asked before every model call and answers whether one more call fits this minute's
+    process-wide budget."""
 
-    def __init__(self, settings: Settings, budget: Callable[[], Awaitable[bool]] | None = None) -> None:
+    def __init__(
+        self, settings: LanguageModelSettings, timezone: str, budget: Callable[[], Awaitable[bool]] | None = None
+    ) -> None:
         self.calls = ModelCalls(settings, budget)
         self.limits = settings
-        self.calendar = Calendar(settings.timezone)
+        self.calendar = Calendar(timezone)
         self.chat_model = settings.chat_model
         self.router_model = settings.router_model or settings.chat_model
         self.name = f"language model {settings.chat_model}" + (
