@@ -101,10 +101,23 @@ def shortcut_body(
     return ("payload=" + urllib.parse.quote(json.dumps(payload))).encode()
 
 
-def home_opened(user: str, tab: str = "home") -> dict:
-    """The `app_home_opened` event (docs.slack.dev/reference/events/app_home_opened)."""
+def home_opened(user: str, tab: str = "home", viewing: str | None = None) -> dict:
+    """The `app_home_opened` event (docs.slack.dev/reference/events/app_home_opened); under agent
+    messaging, the Messages tab's may carry the channel the person views (`context.entities`)."""
     ts = f"{time.time():.6f}"
-    return {"type": "app_home_opened", "user": user, "channel": "D" + user[1:], "tab": tab, "event_ts": ts}
+    event = {"type": "app_home_opened", "user": user, "channel": "D" + user[1:], "tab": tab, "event_ts": ts}
+    return event | ({"context": viewed(viewing)} if viewing is not None else {})
+
+
+def app_context_changed(user: str, viewing: str | None) -> dict:
+    """The `app_context_changed` event (docs.slack.dev/reference/events/app_context_changed): the
+    channel the person views, `{}` when nothing is; the user is the one of its `authorizations`."""
+    return {"type": "app_context_changed", "user": user, "context": viewed(viewing), "event_ts": f"{time.time():.6f}"}
+
+
+def viewed(channel: str | None) -> dict:
+    """An agent event's `context`: its entities, the most relevant first."""
+    return {"entities": [{"type": "slack#/types/channel_id", "value": channel, "team_id": TEAM}]} if channel else {}
 
 
 def assistant_thread(kind: str, user: str, channel: str, thread_ts: str, context: dict | None = None) -> dict:
@@ -118,10 +131,11 @@ def assistant_thread(kind: str, user: str, channel: str, thread_ts: str, context
 # The required arguments of the assistant.threads.* methods (docs.slack.dev/reference/methods/<method>).
 ASSISTANT_METHODS = {
     "assistant.threads.setStatus": ("channel_id", "thread_ts", "status"),
-    "assistant.threads.setSuggestedPrompts": ("channel_id", "thread_ts", "prompts"),
+    "assistant.threads.setSuggestedPrompts": ("channel_id", "prompts"),  # thread_ts: the assistant experience only
     "assistant.threads.setTitle": ("channel_id", "thread_ts", "title"),
 }
 MAX_PROMPTS = 4  # setSuggestedPrompts: "a maximum of 4 prompts"
+MAX_LOADING_MESSAGES = 10  # setStatus's loading_messages: "Maximum of 10 messages"
 RESPONSE_URL_USES = 5  # "up to 5 times within 30 minutes"
 STREAM_TEXT_CHARS = 12_000  # markdown_text: "Limit this field to 12,000 characters"
 STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
@@ -223,6 +237,7 @@ class FakeSlack(ServedFake):
     hold: dict[str, float] = field(default_factory=dict)  # method → seconds to wait after recording
     _dropped: dict[str, int] = field(default_factory=dict)
     revoked: set[str] = field(default_factory=set)
+    locales: dict[str, str] = field(default_factory=dict)  # users.info: a person's locale (default en-US)
     not_member: set[str] = field(default_factory=set)
     # chat.postMessage takes "an encoded ID or channel name": a name posts to its channel's id, an
     # unknown one is `channel_not_found`
@@ -391,7 +406,8 @@ class FakeSlack(ServedFake):
             if method in ASSISTANT_METHODS:
                 missing = [a for a in ASSISTANT_METHODS[method] if a not in params]
                 prompts = _json(params.get("prompts", "[]"))
-                if missing or len(prompts) > MAX_PROMPTS:
+                loading = _json(params.get("loading_messages", "[]"))
+                if missing or len(prompts) > MAX_PROMPTS or len(loading) > MAX_LOADING_MESSAGES:
                     self.calls.append((f"{method}#invalid_arguments", params))
                     return 200, {}, {"ok": False, "error": "invalid_arguments"}
                 if method == "assistant.threads.setStatus":
@@ -439,6 +455,11 @@ class FakeSlack(ServedFake):
             return 200, {}, {"ok": True, "channel": {"id": "D" + str(params["users"])[1:]}}
         if method in ("reactions.add", "reactions.remove") or method in ASSISTANT_METHODS:
             return 200, {}, {"ok": True}
+        if method == "users.info":
+            user = {"id": str(params.get("user", "")), "name": "someone", "is_bot": False}
+            if str(params.get("include_locale", "")).lower() in ("true", "1"):  # "only when include_locale is true"
+                user["locale"] = self.locales.get(user["id"], "en-US")
+            return 200, {}, {"ok": True, "user": user}
         if method == "files.info":
             known = self.files.get(str(params.get("file", "")))
             if known is None:

@@ -179,6 +179,15 @@ async def slack(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
 
 
 @pytest.fixture
+async def classic_slack(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
+    """The same, for an app still on `assistant_view` (or neither): the DM's top level is one conversation."""
+    fake = FakeSlack().start()
+    async with running(tmp_path, handbook_kb, fake=fake, THREADSAGE_SLACK_AGENT_VIEW=False) as harness:
+        yield harness
+    fake.stop()
+
+
+@pytest.fixture
 async def fake() -> AsyncIterator[FakeBotAPI]:
     """The fake Telegram Bot API."""
     api = await FakeBotAPI(telegram_harness.TOKEN).start()

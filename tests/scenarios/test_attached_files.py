@@ -64,9 +64,10 @@ async def test_the_handbook_still_answers_when_the_file_is_about_something_else(
 async def test_slack_a_file_in_a_dm_asked_about_naturally(slack: Harness, name: str) -> None:
     media_type, make = FILES[name]
     file = slack.fake.upload(name, make(), media_type)
-    assert await slack.event(file_share("What does the attached file say about the budget?", [file])) == 200
+    first = file_share("What does the attached file say about the budget?", [file])
+    assert await slack.event(first) == 200
     await slack.settle()
-    assert await slack.event(file_share("What is the Heron budget?", [])) == 200
+    assert await slack.event(file_share("What is the Heron budget?", [], thread_ts=first["ts"])) == 200
     await slack.settle()
     pointed, plain = slack.fake.posted()
     for answer in (pointed, plain):

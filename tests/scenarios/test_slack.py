@@ -18,6 +18,7 @@ from tests.helpers.slack_harness import (
     TRAVEL,
     Harness,
     as_text,
+    dm_message,
     mention_event,
     next_ts,
     running,
@@ -57,7 +58,25 @@ async def test_mention_is_answered_in_a_thread_with_sources_and_feedback(slack: 
     assert reactions == [("reactions.add", "eyes", ts), ("reactions.remove", "eyes", ts)]
 
 
-async def test_dm_is_answered_in_the_dm_and_a_dm_thread_is_its_own_session(slack: Harness) -> None:
+async def test_agent_dm_each_question_is_answered_in_its_own_thread_with_its_own_memory(slack: Harness) -> None:
+    """Slack's agent messaging (the manifest's agent_view): each top-level DM message is a question of its own."""
+    first, second = dm_message(AMBIGUOUS, "D024BE91L"), dm_message("What is the rate limit per API key?", "D024BE91L")
+    await slack.event(first)
+    await slack.settle()
+    [ask] = slack.fake.posted()
+    assert ask["thread_ts"] == first["ts"] and "Which one do you mean?" in as_text(ask)
+    await slack.event(second)  # not taken as the answer to the clarification pending in the first thread
+    await slack.settle()
+    reply = slack.fake.posted()[-1]
+    assert reply["thread_ts"] == second["ts"] and "engineering/api-style-guide.md" in as_text(reply)
+    await slack.event(dm_message("and what happens when it is exceeded?", "D024BE91L", thread_ts=second["ts"]))
+    await slack.settle()
+    follow_up = slack.fake.posted()[-1]
+    assert follow_up["thread_ts"] == second["ts"] and "api-style-guide" in as_text(follow_up)  # the thread's memory
+
+
+async def test_dm_is_answered_in_the_dm_and_a_dm_thread_is_its_own_session(classic_slack: Harness) -> None:
+    slack = classic_slack  # an app still on assistant_view: the DM's top level is one conversation
     ts = next_ts()
     dm = {
         "type": "message",

@@ -83,6 +83,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "TELEGRAM_WEBHOOK_SECRET": ("telegram_webhook_secret", "hook-secret", "hook-secret"),
     "THREADSAGE_TELEGRAM_IDLE_HOURS": ("telegram_idle_hours", "2", 2.0),
     "THREADSAGE_TELEGRAM_ALLOWED": ("telegram_allowed", "123456789,-1001234567890", "123456789,-1001234567890"),
+    "THREADSAGE_SLACK_AGENT_VIEW": ("slack_agent_view", "false", False),
     "THREADSAGE_CONSOLE_TOKEN": ("console_token", "s3cret-console", "s3cret-console"),
     "THREADSAGE_MCP_TOKENS": (
         "mcp_tokens",

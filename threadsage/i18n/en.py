@@ -56,6 +56,10 @@ TEXTS: dict[str, str] = {
     "step_searching": "Looking in the documents…",
     "step_checking": "Checking what I found…",
     "step_writing": "Writing the answer…",
+    # What Slack's status rotates through while a step lasts (assistant.threads.setStatus's loading_messages).
+    "step_searching_more": "Reading the passages that match…|Weighing which sections answer it…",
+    "step_checking_more": "Making sure each point has its source…|Looking for a passage that says otherwise…",
+    "step_writing_more": "Putting the answer in order…|Adding the sources…",
     "coverage_general": "general",
     "coverage_document": "{count} document",
     "coverage_documents": "{count} documents",
@@ -139,6 +143,10 @@ TEXTS: dict[str, str] = {
     "assistant_greeting": (
         "Hi! Ask me about the documents. While this panel is open beside a channel, I read what a question "
         "asked in that channel may read."
+    ),
+    "agent_greeting": (
+        "Hi! Ask me about the documents. Each message you send here is a question of its own, answered in its "
+        "thread; while you view a channel, I read what a question asked in that channel may read."
     ),
     "assistant_prompts": "Try asking",
     "assistant_prompt_category": "What do the {category} documents cover?",

@@ -43,6 +43,9 @@ TEXTS: dict[str, str] = {
     "step_searching": "正在查找文档…",
     "step_checking": "正在核对找到的内容…",
     "step_writing": "正在撰写回答…",
+    "step_searching_more": "正在阅读相关段落…|正在判断哪些章节能回答这个问题…",
+    "step_checking_more": "正在确认每一点都有出处…|正在查看是否有说法不同的段落…",
+    "step_writing_more": "正在整理回答…|正在添加出处…",
     "coverage_general": "通用",
     "coverage_document": "{count} 篇文档",
     "coverage_documents": "{count} 篇文档",
@@ -110,6 +113,10 @@ TEXTS: dict[str, str] = {
     "slack_no_text": "这条消息没有可以当作问题的文字。",
     "slack_new_elsewhere": "这里的每个 `/ask` 都会开启一个单独的消息串；`/ask new` 会重新开始我们的私信对话。",
     "assistant_greeting": "你好！可以问我文档里的问题。面板开在某个频道旁时，我只读取在该频道提问可读取的内容。",
+    "agent_greeting": (
+        "你好！可以问我文档里的问题。在这里发的每条消息都是一个独立的问题，我会在它的话题里回答；"
+        "你查看某个频道时，我只读取在该频道提问可读取的内容。"
+    ),
     "assistant_prompts": "试着问",
     "assistant_prompt_category": "{category} 类文档涵盖哪些内容？",
     "home_can_answer": "我能回答什么",

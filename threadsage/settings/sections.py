@@ -189,6 +189,14 @@ class PlatformSettings(BaseModel):
         description="`true` = the Slack bot also answers people from other organisations in shared (Slack "
         "Connect) channels",
     )
+    slack_agent_view: bool = Field(
+        True,
+        description="Slack: the app uses the agent messaging experience (`features.agent_view`, as "
+        "deploy/slack-app-manifest.yml declares; new apps can only use it): each top-level message in the DM is a "
+        "question of its own, answered in its thread with its own memory, scoped by the channel the person views; "
+        "opening the Messages tab greets once a week with suggested prompts. `false` = an app still on "
+        "`assistant_view` or on neither: the DM's top level is one conversation (docs/slack.md)",
+    )
     slack_progress: bool = Field(
         True,
         description="Slack: a model-backed turn shows a placeholder (at once; in a thread, where the answer streams, "

@@ -113,7 +113,8 @@ async def test_ask_from_another_organisation_is_answered_when_allowed(tmp_path: 
     fake.stop()
 
 
-async def test_new_starts_the_dm_conversation_over_typed_or_by_ask(slack: Harness) -> None:
+async def test_new_starts_the_dm_conversation_over_typed_or_by_ask(classic_slack: Harness) -> None:
+    slack = classic_slack  # under agent messaging every DM question is a conversation of its own
     dm_session = session_key("slack", "T111", DM, "")
 
     async def dm(text: str) -> None:

@@ -80,9 +80,22 @@ async def test_a_new_thread_is_greeted_and_offered_at_most_four_prompts_from_wha
     assert categories == [say("assistant_prompt_category", category="engineering")]
 
 
-async def test_the_greeting_is_in_the_language_the_person_last_asked_in(tmp_path: Path, categorised_kb) -> None:
+async def test_the_greeting_is_in_the_persons_slack_locale(tmp_path: Path, categorised_kb) -> None:
+    async with panel(tmp_path, categorised_kb) as slack:
+        slack.fake.locales["U222"] = "zh-CN"
+        thread_ts = await open_panel(slack)
+        [greeting] = answers(slack, thread_ts)
+        [prompts] = [p for name, p in slack.fake.calls if name == "assistant.threads.setSuggestedPrompts"]
+    assert greeting["text"] == say("assistant_greeting", "zh") and prompts["title"] == say("assistant_prompts", "zh")
+    assert ("users.info", {"user": "U222", "include_locale": "1"}) in [  # as slack_sdk sends True
+        (name, {k: v for k, v in p.items() if k in ("user", "include_locale")}) for name, p in slack.fake.calls
+    ]
+
+
+async def test_without_a_locale_the_greeting_is_in_the_language_last_asked_in(tmp_path: Path, categorised_kb) -> None:
     async with panel(tmp_path, categorised_kb) as slack:
         await ask_in(slack, "", "VPN 密码怎么重置？")
+        slack.fake.refuse_next("users.info", "missing_scope")  # an app installed before users:read
         thread_ts = await open_panel(slack)
         [greeting] = answers(slack, thread_ts)
     assert greeting["text"] == say("assistant_greeting", "zh")
@@ -118,11 +131,15 @@ async def test_steps_show_as_the_threads_status_not_as_a_message_and_the_thread_
         thread_ts = await open_panel(slack, viewing(ENGINEERING))
         await ask_in(slack, thread_ts, RATE_LIMIT)
         await ask_in(slack, thread_ts, "and when it is exceeded?")
-        statuses = [c["status"] for c in slack.fake.of("assistant.threads.setStatus")]
+        calls = slack.fake.of("assistant.threads.setStatus")
+        statuses = [c["status"] for c in calls]
         titles = slack.fake.of("assistant.threads.setTitle")
         posted = slack.fake.posted()
     fake.stop()
     assert say(STEPS[Step.SEARCHING]) in statuses
+    searching = next(c for c in calls if c["status"] == say(STEPS[Step.SEARCHING]))
+    rotating = searching["loading_messages"]  # what Slack rotates through while the step lasts
+    assert rotating[0] == say(STEPS[Step.SEARCHING]) and 1 < len(rotating) <= 10
     assert fake.statuses[(DM, thread_ts)] == ""  # cleared by the answer
     assert not [m for m in posted if (m.get("metadata") or {}).get("event_type") == PLACEHOLDER_EVENT]
     assert [(t["channel_id"], t["thread_ts"], t["title"]) for t in titles] == [(DM, thread_ts, RATE_LIMIT)]

@@ -13,7 +13,7 @@ import yaml
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 
-from tests.fakes.slack_api import BOT_USER, assistant_thread, home_opened
+from tests.fakes.slack_api import BOT_USER, app_context_changed, assistant_thread, home_opened
 from tests.helpers.locations import REPO
 from tests.helpers.slack_harness import (
     AMBIGUOUS,
@@ -35,6 +35,7 @@ MESSAGE_EVENTS = ["message.channels", "message.groups", "message.im", "message.m
 EVENT_SCOPES = {
     "app_mention": "app_mentions:read",
     "app_home_opened": None,
+    "app_context_changed": None,
     "assistant_thread_started": None,
     "assistant_thread_context_changed": None,
     "message.channels": "channels:history",
@@ -64,7 +65,11 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "assistant.threads.setStatus": {"chat:write"},  # or assistant:write, for the time being
     "assistant.threads.setSuggestedPrompts": {"assistant:write"},
     "assistant.threads.setTitle": {"assistant:write"},
+    "users.info": {"users:read"},
 }
+# The assistant experience's events: handled for an app still on assistant_view, not in our manifest
+# (agent_view); an app on agent_view receives `app_context_changed` and `app_home_opened` instead.
+ASSISTANT_VIEW_ONLY = {"assistant_thread_started", "assistant_thread_context_changed"}
 # bolt's Assistant middleware holds listeners of its own, one list per event it routes.
 ASSISTANT_EVENTS = {
     "_thread_started_listeners": "assistant_thread_started",
@@ -99,7 +104,7 @@ def missing_from(manifest: dict, app: AsyncApp) -> list[str]:
     commands = {c["command"] for c in features.get("slash_commands", [])}
     shortcuts = {s["callback_id"] for s in features.get("shortcuts", []) if s["type"] == "message"}
     missing = []
-    for event in sorted(listens["events"]):
+    for event in sorted(listens["events"] - (ASSISTANT_VIEW_ONLY if "agent_view" in features else set())):
         for bot_event in MESSAGE_EVENTS if event == "message" else [event]:
             scope = EVENT_SCOPES.get(bot_event, f"unknown: add {bot_event} to EVENT_SCOPES")
             missing += [f"event {bot_event}"] if bot_event not in subscribed else []
@@ -108,8 +113,8 @@ def missing_from(manifest: dict, app: AsyncApp) -> list[str]:
     missing += [f"message shortcut {s}" for s in listens["shortcuts"] - shortcuts]
     if (listens["commands"] or listens["shortcuts"]) and "commands" not in scopes:
         missing.append("scope commands")
-    if listens.get("assistant"):  # the AI panel: the feature, and the scope its methods take
-        missing += [] if "assistant_view" in features else ["feature assistant_view"]
+    if listens.get("assistant"):  # the agent DM (or AI panel): the feature, and the scope its methods take
+        missing += [] if {"agent_view", "assistant_view"} & set(features) else ["feature agent_view"]
         missing += [] if "assistant:write" in scopes else ["scope assistant:write"]
     return sorted(missing)
 
@@ -129,12 +134,14 @@ async def test_the_manifest_declares_what_the_bot_listens_to(tmp_path: Path) -> 
     bot = a_bot(tmp_path)
     listens = listened(bot.app)
     assert {"app_mention", "message", "app_home_opened"} <= listens["events"]  # the listeners were found
-    assert {"assistant_thread_started", "assistant_thread_context_changed"} <= listens["events"]
+    assert {"assistant_thread_started", "assistant_thread_context_changed"} <= listens["events"]  # both sets handled
+    assert "app_context_changed" in listens["events"]
     assert listens["commands"] == {"/ask"} and listens["shortcuts"] == {"ask_threadsage"}
     manifest = load_manifest()
     assert missing_from(manifest, bot.app) == []
-    panel = manifest["features"]["assistant_view"]
-    assert panel["assistant_description"] and isinstance(panel["suggested_prompts"], list)
+    assert manifest["features"]["agent_view"]["agent_description"] and "assistant_view" not in manifest["features"]
+    assert len(manifest["features"]["agent_view"]["agent_description"]) <= 300
+    assert not ASSISTANT_VIEW_ONLY & set(manifest["settings"]["event_subscriptions"]["bot_events"])
     home = manifest["features"]["app_home"]
     assert home["messages_tab_enabled"] and not home["messages_tab_read_only_enabled"] and home["home_tab_enabled"]
     assert manifest["settings"]["interactivity"]["is_enabled"]
@@ -147,12 +154,14 @@ async def test_a_listener_whose_event_the_manifest_lacks_is_found(tmp_path: Path
     without_mpim["settings"]["event_subscriptions"]["bot_events"].remove("message.mpim")
     assert missing_from(without_mpim, bot.app) == ["event message.mpim"]
     without_panel = load_manifest()
-    del without_panel["features"]["assistant_view"]
+    del without_panel["features"]["agent_view"]
     without_panel["oauth_config"]["scopes"]["bot"].remove("assistant:write")
-    without_panel["settings"]["event_subscriptions"]["bot_events"].remove("assistant_thread_started")
+    without_panel["settings"]["event_subscriptions"]["bot_events"].remove("app_context_changed")
     assert missing_from(without_panel, bot.app) == [
+        "event app_context_changed",
+        "event assistant_thread_context_changed",  # without agent_view, the assistant experience's events
         "event assistant_thread_started",
-        "feature assistant_view",
+        "feature agent_view",
         "scope assistant:write",
     ]
 
@@ -191,6 +200,8 @@ async def test_the_scopes_cover_every_method_called_at_every_entry_point(slack: 
     [clarification] = thread_messages(slack.fake, ts)
     await slack.click(clarification, 0)
     await slack.event(home_opened("U222"))
+    await slack.event(app_context_changed("U222", CHANNEL))  # the agent DM: the channel in view, then opened
+    await slack.event(home_opened("U222", "messages"))
     panel_ts = next_ts()  # the AI panel: opened beside the channel, then asked in
     await slack.event(assistant_thread("assistant_thread_started", "U222", "D222", panel_ts, {"channel_id": CHANNEL}))
     await slack.settle()
@@ -198,7 +209,7 @@ async def test_the_scopes_cover_every_method_called_at_every_entry_point(slack: 
     await slack.settle()
     called = {name for name, _ in slack.fake.calls if "/" not in name and "#" not in name and name != "response_url"}
     assert {"chat.postMessage", "chat.update", "views.publish", "conversations.open", "chat.getPermalink"} <= called
-    assert {"assistant.threads.setSuggestedPrompts", "assistant.threads.setTitle"} <= called
+    assert {"assistant.threads.setSuggestedPrompts", "assistant.threads.setTitle", "users.info"} <= called
     unknown = called - METHOD_SCOPES.keys()
     assert not unknown, f"add the scopes of {unknown} to METHOD_SCOPES (from Slack's method reference)"
     needed = set().union(*(METHOD_SCOPES[method] for method in called))

@@ -31,8 +31,11 @@ DM = "D222"
 @asynccontextmanager
 async def drafting(tmp_path: Path, kb, **options) -> AsyncIterator[Harness]:
     fake = FakeSlack().start()
+    settings = {key: options.pop(key) for key in list(options) if key.startswith("THREADSAGE_")}
     wrap = lambda chat: Drafting.of(chat, **{"words_per_second": 100, **options})  # noqa: E731
-    async with running(tmp_path, kb, fake=fake, progress=True, wrap=wrap, THREADSAGE_SLACK_STEP_SECONDS=0.2) as slack:
+    async with running(
+        tmp_path, kb, fake=fake, progress=True, wrap=wrap, THREADSAGE_SLACK_STEP_SECONDS=0.2, **settings
+    ) as slack:
         yield slack
     fake.stop()
 
@@ -67,7 +70,7 @@ async def test_in_a_thread_the_answer_streams_then_becomes_the_answer_with_sourc
 
 
 async def test_at_the_top_of_a_dm_the_placeholder_shows_the_words_so_far(tmp_path: Path, handbook_kb) -> None:
-    async with drafting(tmp_path, handbook_kb) as slack:
+    async with drafting(tmp_path, handbook_kb, THREADSAGE_SLACK_AGENT_VIEW=False) as slack:  # the DM's top level
         await slack.event(dm_message(TRAVEL, DM))
         await slack.settle()
         assert slack.fake.of("chat.startStream") == []  # Slack streams only in threads

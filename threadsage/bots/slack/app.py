@@ -47,6 +47,7 @@ from threadsage.bots.slack.files import SlackFiles
 from threadsage.bots.slack.home import Home, RecentQuestions
 from threadsage.bots.slack.intake import events_route, from_a_person, on_error, socket_mode
 from threadsage.bots.slack.jobs import (
+    AgentJob,
     AssistantJob,
     ClickJob,
     CommandJob,
@@ -254,7 +255,15 @@ class SlackBot:
     @cached_property
     def panel(self) -> assistant.Panel:
         contexts = assistant.ThreadContexts(self.coordinator)
-        return assistant.Panel(self.settings, self.chat, self.send, contexts, self.recent, lambda: self.own_teams)
+        return assistant.Panel(
+            self.settings,
+            self.chat,
+            self.send,
+            contexts,
+            self.recent,
+            lambda: self.own_teams,
+            self.settings.slack_agent_view,
+        )
 
     @cached_property
     def home(self) -> Home:
@@ -272,7 +281,10 @@ class SlackBot:
             return
         if not from_a_person(event, context):
             return  # joins, bots (ourselves included), other non-user messages
-        place = place_of_message(event, body)
+        agent_view = self.settings.slack_agent_view
+        place = place_of_message(event, body, dm_threads=agent_view)
+        if place is not None and place.is_dm and agent_view and not event.get("thread_ts") and self._coordinator:
+            place = await assistant.AgentQuestions(self._coordinator).place(event, place)
         if place is not None:
             await self._message_job(event, place)
 
@@ -283,9 +295,11 @@ class SlackBot:
             await self.dispatch(edit.job(f"slack-edit:{edit.channel}:{edit.ts}"))
 
     async def _on_home_opened(self, event: dict[str, Any], body: dict[str, Any]) -> None:
+        team, user = body.get("team_id", ""), event["user"]
         if event.get("tab") == "home":
-            home = HomeJob(team=body.get("team_id", ""), user=event["user"])
-            await self.dispatch(home.job(f"slack-home:{event['user']}"))
+            await self.dispatch(HomeJob(team=team, user=user).job(f"slack-home:{user}"))
+        elif event.get("tab") == "messages" and self.settings.slack_agent_view:
+            await self.dispatch(AgentJob(event=event, team=team, user=user).job(f"slack-agent:{team}:{user}"))
 
     async def _on_ask(self, ack: Any, command: dict[str, Any]) -> None:
         request = parse_ask(unescaped(command.get("text", "")))
@@ -348,6 +362,7 @@ class SlackBot:
                 handler(VoteJob, lambda job: self.buttons.vote(job.body, job.action)),
                 handler(ShareJob, lambda job: self.sharing.click(job.body, job.action), self.apologies.for_click),
                 handler(AssistantJob, self.panel.handle),
+                handler(AgentJob, self.panel.agent_event),
             ],
         )
 

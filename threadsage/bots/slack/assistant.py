@@ -11,6 +11,14 @@ redelivery, edits, exactly one answer). Three things differ there:
 - progress: `assistant.threads.setStatus` with the step rather than a placeholder message (`status`);
 - the thread is greeted, offered suggested prompts, and titled from its first question.
 
+Under Slack's agent messaging experience (`features.agent_view`, `SlackBot`'s `agent_view`), the DM is
+the panel: each top-level message there is a question of its own, answered in its thread, and the
+channel the person views arrives on its own (`app_context_changed`, the context `app_home_opened`
+may carry) rather than with a thread; a new question's thread takes the channel viewed when it was
+asked as its context (`adopt`), and from then on is a panel thread like any other. Opening the
+Messages tab (`app_home_opened`, tab "messages") greets, at most once a week, with suggested prompts.
+Greetings are in the person's Slack locale (English or Chinese).
+
 The context is kept in the coordinator (Redis when deployed), behind bolt's
 `AsyncAssistantThreadContextStore` interface: bolt's default keeps it in the metadata of the bot's
 first reply, which costs a `conversations.replies` read per question, and memory alone would lose it
@@ -23,6 +31,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Collection
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -36,9 +45,10 @@ from slack_sdk.errors import SlackApiError
 
 from threadsage.bots.replies import place_categories
 from threadsage.bots.slack.home import RecentQuestions
-from threadsage.bots.slack.jobs import AssistantJob
+from threadsage.bots.slack.jobs import AgentJob, AssistantJob
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.slack.texts import question_text
 from threadsage.chat import ChatService
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Job
@@ -48,6 +58,10 @@ from threadsage.settings.sections import AccessSettings
 log = logging.getLogger(__name__)
 
 CONTEXT_TTL = 90 * 24 * 3600.0  # a panel thread can be reopened from its History long after
+VIEWING_TTL = 24 * 3600.0  # the channel a person views, until the next app_context_changed
+GREET_EVERY = 7 * 24 * 3600.0  # the Messages tab is opened often: its greeting comes once a week at most
+FILE_WAITS = 600.0  # a file sent alone at the top of the agent DM waits this long for its question
+CHANNEL_ENTITY = "slack#/types/channel_id"
 MAX_PROMPTS = 4  # assistant.threads.setSuggestedPrompts accepts at most four
 TITLE_CHARS = 80
 
@@ -73,9 +87,26 @@ class ThreadContexts(AsyncAssistantThreadContextStore):
         value = await self.coordinator.recall(_key(channel_id, thread_ts))
         return dict(json.loads(value)) if value is not None else None
 
+    async def save_viewing(self, team: str, user: str, context: dict[str, str]) -> None:
+        """The channel a person views now (agent messaging): the context of their next question."""
+        await self.coordinator.remember(f"slack-viewing:{team}:{user}", json.dumps(context), VIEWING_TTL)
+
+    async def viewing(self, team: str, user: str) -> dict[str, str]:
+        value = await self.coordinator.recall(f"slack-viewing:{team}:{user}")
+        return dict(json.loads(value)) if value is not None else {}
+
 
 def _key(channel: str, thread_ts: str) -> str:
     return f"slack-assistant:{channel}:{thread_ts}"
+
+
+def viewed_channel(context: dict[str, Any] | None) -> dict[str, str]:
+    """The channel an agent event's `context` names (its entities, most relevant first), in the
+    shape of an assistant thread's context; `{}` when it names none (a canvas, a list, nothing)."""
+    for entity in (context or {}).get("entities") or []:
+        if isinstance(entity, dict) and entity.get("type") == CHANNEL_ENTITY and entity.get("value"):
+            return {"channel_id": str(entity["value"]), "team_id": str(entity.get("team_id") or "")}
+    return {}
 
 
 class PanelAssistant(AsyncAssistant):
@@ -105,6 +136,34 @@ def register(app: AsyncApp, dispatch: Callable[[Job], Awaitable[object]]) -> Non
     assistant.thread_context_changed(on_thread_event)
     app.assistant(assistant)
 
+    async def on_context_changed(event: dict[str, Any], body: dict[str, Any]) -> None:
+        user = event.get("user") or next((a.get("user_id") for a in body.get("authorizations") or []), None)
+        if user:
+            team = body.get("team_id", "")
+            await dispatch(AgentJob(event=event, team=team, user=user).job(f"slack-agent:{team}:{user}"))
+
+    app.event("app_context_changed")(on_context_changed)
+
+
+class AgentQuestions:
+    """Where a top-level message of the agent DM is answered: its own thread, except the first
+    question after a file sent alone (within `FILE_WAITS`), which continues the file's thread —
+    people drop a file, then type what they want to know (and the question waits for its reading,
+    as any message of one conversation waits for the one before)."""
+
+    def __init__(self, coordinator: Coordinator) -> None:
+        self.coordinator = coordinator
+
+    async def place(self, event: dict[str, Any], place: Place) -> Place:
+        key = f"slack-agent-file:{place.channel}:{event.get('user', '')}"
+        if event.get("files") and not question_text(event.get("text")):
+            await self.coordinator.remember(key, event["ts"], FILE_WAITS)
+            return place
+        waiting = await self.coordinator.recall(key)
+        if waiting and await self.coordinator.claim(f"slack-agent-file-asked:{place.channel}:{waiting}", FILE_WAITS):
+            return replace(place, thread_ts=waiting)
+        return place
+
 
 class Panel:
     """What answering does differently in a panel thread, and the panel's own events."""
@@ -117,7 +176,9 @@ class Panel:
         contexts: ThreadContexts,
         recent: RecentQuestions,
         own_teams: Callable[[], Collection[str]],
+        agent_view: bool = True,
     ) -> None:
+        self.agent_view = agent_view
         self.settings = settings
         self.chat = chat
         self.send = send
@@ -135,18 +196,57 @@ class Panel:
             return
         if not await self.chat.coordinator.claim(f"slack-assistant-greeted:{channel}:{thread_ts}", CONTEXT_TTL):
             return  # a redelivered start: greeted already
-        place = Place(team, channel, thread_ts, True)
-        asked = await self.recent.of(team, thread["user_id"])
-        language = language_of(asked[0].text) if asked else "en"  # the language the person last asked in
-        await self.send.post_quietly(place, say("assistant_greeting", language))
-        prompts = await self._prompts(place, [a.text for a in asked], language)
-        if prompts:
-            try:
-                await self.send.client.assistant_threads_setSuggestedPrompts(
-                    channel_id=channel, thread_ts=thread_ts, prompts=prompts, title=say("assistant_prompts", language)
-                )
-            except SlackApiError as exc:
-                log.warning("could not offer suggested prompts: %s", exc.response.get("error"))
+        await self._greet(Place(team, channel, thread_ts, True), thread["user_id"], "assistant_greeting")
+
+    async def agent_event(self, job: AgentJob) -> None:
+        """Agent messaging: the channel the person views, kept for their next question; the
+        Messages tab opened, greeted (once a week) with suggested prompts."""
+        event = job.event
+        if event["type"] == "app_context_changed" or "context" in event:
+            await self.contexts.save_viewing(job.team, job.user, viewed_channel(event.get("context")))
+        if event["type"] != "app_home_opened":
+            return
+        if await self.chat.coordinator.claim(f"slack-agent-greeted:{job.team}:{job.user}", GREET_EVERY):
+            await self._greet(Place(job.team, event["channel"], "", True), job.user, "agent_greeting")
+
+    async def adopt(self, place: Place, user: str) -> None:
+        """A new question at the top of the agent DM: its thread reads what a question in the
+        channel the person views reads, kept with the thread for its follow-ups and clicks."""
+        if await self.contexts.known(place.channel, place.thread_ts) is None:
+            viewing = await self.contexts.viewing(place.team, user)
+            await self.contexts.save(channel_id=place.channel, thread_ts=place.thread_ts, context=viewing)
+
+    async def _greet(self, place: Place, user: str, greeting: str) -> None:
+        """The greeting at `place` in the person's language, then up to four suggested prompts
+        (for a panel thread, on that thread; in the agent DM, on its latest message: Slack drops
+        prompts given a `thread_ts` there)."""
+        asked = await self.recent.of(place.team, user)
+        language = await self._language(user, [a.text for a in asked])
+        await self.send.post_quietly(place, say(greeting, language))
+        context = await self.of(place) if place.thread_ts else await self.contexts.viewing(place.team, user)
+        prompts = await self._prompts(context or {}, [a.text for a in asked], language)
+        if not prompts:
+            return
+        thread = {"thread_ts": place.thread_ts} if place.thread_ts else {}
+        try:
+            await self.send.client.assistant_threads_setSuggestedPrompts(
+                channel_id=place.channel, prompts=prompts, title=say("assistant_prompts", language), **thread
+            )
+        except SlackApiError as exc:
+            log.warning("could not offer suggested prompts: %s", exc.response.get("error"))
+
+    async def _language(self, user: str, asked: list[str]) -> Language:
+        """The person's Slack locale (Chinese or English); without it (no `users:read`, Slack
+        away), the language they last asked in."""
+        try:
+            info = await self.send.client.users_info(user=user, include_locale=True)
+            locale = str((info.get("user") or {}).get("locale") or "")
+        except SlackApiError as exc:
+            log.warning("could not read a person's locale: %s", exc.response.get("error"))
+            locale = ""
+        if locale:
+            return "zh" if locale.lower().startswith("zh") else "en"
+        return language_of(asked[0]) if asked else "en"
 
     async def of(self, place: Place) -> dict[str, Any] | None:
         """The context of a panel thread, None for any other place."""
@@ -182,10 +282,9 @@ class Panel:
         except SlackApiError as exc:
             log.warning("could not title an assistant thread: %s", exc.response.get("error"))
 
-    async def _prompts(self, place: Place, asked: list[str], language: Language) -> list[dict[str, str]]:
+    async def _prompts(self, context: dict[str, Any], asked: list[str], language: Language) -> list[dict[str, str]]:
         """Up to four: the person's own recent questions, then one per category the thread may read
         (those with documents, largest first)."""
-        context = await self.of(place) or {}
         counts = await self.chat.documents_by_category(self.categories_of(context))
         prompts = [{"title": _short(text), "message": text} for text in dict.fromkeys(asked)][: MAX_PROMPTS // 2]
         for category, _ in sorted(counts.items(), key=lambda item: -item[1]):

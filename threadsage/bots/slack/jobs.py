@@ -110,6 +110,16 @@ class AssistantJob(SlackJob):
     team: str
 
 
+class AgentJob(SlackJob):
+    """Agent messaging: the Messages tab opened (`app_home_opened`), or the channel the person
+    views changed (`app_context_changed`)."""
+
+    kind = "agent"
+    event: Annotated[SlackObject, _holding("type")]
+    team: str
+    user: str
+
+
 def handler(
     kind: type[J], perform: Callable[[J], Awaitable[None]], give_up: Callable[[J], Awaitable[None]] | None = None
 ) -> Handler[J]:

@@ -44,6 +44,8 @@ class Messages:
             await self.send.post_quietly(place, say("new_started"))
             return
         message_id = f"{event['channel']}:{event['ts']}"
+        if self.panel.agent_view and place.is_dm and not event.get("thread_ts"):
+            await self.panel.adopt(place, event["user"])  # a new question of the agent DM
         in_panel = await self.panel.of(place) is not None  # an assistant thread: its context decides the scope
         categories = await self.panel.categories(place)
         if text:

@@ -2,7 +2,7 @@
 
 A thread is a session: a mention in a channel is answered in a thread under it, later messages in
 that thread continue it without a mention; a DM is a session, and a thread inside a DM is a
-session of its own.
+session of its own (under Slack's agent messaging, every top-level DM message starts one).
 """
 
 from __future__ import annotations
@@ -41,12 +41,13 @@ def place_of_mention(event: dict[str, Any], body: dict[str, Any]) -> Place:
     return Place(body.get("team_id", ""), event["channel"], event.get("thread_ts") or event["ts"], False)
 
 
-def place_of_message(event: dict[str, Any], body: dict[str, Any]) -> Place | None:
+def place_of_message(event: dict[str, Any], body: dict[str, Any], dm_threads: bool = False) -> Place | None:
     """A DM (or a thread in one), or a reply in a channel thread; None for top-level channel
-    chatter, where only mentions are for the bot."""
+    chatter, where only mentions are for the bot. `dm_threads` (Slack's agent messaging): a
+    message at the top of the DM starts a thread of its own, as a mention does in a channel."""
     team = body.get("team_id", "")
     if event.get("channel_type") == "im":
-        return Place(team, event["channel"], event.get("thread_ts", ""), True)
+        return Place(team, event["channel"], event.get("thread_ts") or (event["ts"] if dm_threads else ""), True)
     if event.get("thread_ts"):
         return Place(team, event["channel"], event["thread_ts"], False)
     return None

@@ -39,9 +39,13 @@ class Shown(Protocol):
     async def end(self) -> None: ...
 
 
+MAX_LOADING_MESSAGES = 10  # assistant.threads.setStatus: "Maximum of 10 messages"
+
+
 class Status:
-    """The status of an assistant thread: each step set as it comes (Slack rotates nothing and keeps
-    the last), cleared should the turn end with nothing posted in the thread."""
+    """The status of an assistant thread: each step set as it comes, with the lines Slack rotates
+    through while it lasts (`loading_messages`: the step, then what it does), cleared should the
+    turn end with nothing posted in the thread."""
 
     ts: str | None = None
 
@@ -54,10 +58,11 @@ class Status:
         """Nothing to take over: a status is not a message."""
 
     async def show(self, progress: Progress) -> None:
-        text = say(STEPS[progress.step], progress.language)
+        key = STEPS[progress.step]
+        text = say(key, progress.language)
         if progress.detail:
             text = f"{text} ({progress.detail})"
-        await self._set(text)
+        await self._set(text, [text, *say(f"{key}_more", progress.language).split("|")][:MAX_LOADING_MESSAGES])
 
     async def draft(self, draft: Draft) -> None:
         """The panel's drafts are streamed into its thread (see `streaming`)."""
@@ -81,10 +86,10 @@ class Status:
         if self._showing:
             await self._set("")  # the empty status clears it
 
-    async def _set(self, status: str) -> None:
+    async def _set(self, status: str, loading: list[str] | None = None) -> None:
         try:
             await self.send.client.assistant_threads_setStatus(
-                channel_id=self.place.channel, thread_ts=self.place.thread_ts, status=status
+                channel_id=self.place.channel, thread_ts=self.place.thread_ts, status=status, loading_messages=loading
             )
             self._showing = bool(status)
         except SlackApiError as exc:  # a courtesy: the answer comes anyway
