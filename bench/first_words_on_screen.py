@@ -44,7 +44,7 @@ from tests.helpers.conversation import route_to  # noqa: E402
 from tests.helpers.model_server import MODEL_NAME, ModelServer, running_model_server  # noqa: E402
 from tests.helpers.telegram_harness import ANN, GROUP, TOKEN, TRAVEL, bot_settings, mention, private  # noqa: E402
 from threadsage.adapters.knowledge import open_knowledge_base  # noqa: E402
-from threadsage.bots.slack.texts import STEPS  # noqa: E402
+from threadsage.bots.replies import STEPS  # noqa: E402
 from threadsage.i18n import say  # noqa: E402
 from threadsage.ingestion.pipeline import Ingestor  # noqa: E402
 from threadsage.settings.environment import Settings  # noqa: E402

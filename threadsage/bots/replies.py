@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import re
 
-from threadsage.chat import Citation, Reply, ReplyKind
+from threadsage.chat import Citation, Reply, ReplyKind, Step
 from threadsage.i18n import say
 from threadsage.settings.sections import AccessSettings
 
+STEPS = {Step.SEARCHING: "step_searching", Step.CHECKING: "step_checking", Step.WRITING: "step_writing"}  # keys
 LOW_CONFIDENCE = say("low_confidence")  # in English; `say("low_confidence", reply.language)` for a reply
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\](){}<>#+\-.!|~&])")
 

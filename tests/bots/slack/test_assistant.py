@@ -14,8 +14,8 @@ from redis.asyncio import Redis
 
 from tests.fakes.slack_api import TEAM, FakeSlack, assistant_thread, message_changed
 from tests.helpers.slack_harness import AMBIGUOUS, OTHER_ORG, Harness, as_text, dm_message, next_ts, running
+from threadsage.bots.replies import STEPS
 from threadsage.bots.slack.sending import PLACEHOLDER_EVENT
-from threadsage.bots.slack.texts import STEPS
 from threadsage.chat import Step
 from threadsage.delivery.redis_coordination import RedisCoordinator
 from threadsage.i18n import say

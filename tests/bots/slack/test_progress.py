@@ -14,10 +14,10 @@ from tests.fakes.openai_server import FakeOpenAI, user_text
 from tests.fakes.slack_api import BOT_USER, FakeSlack, message_changed
 from tests.helpers.conversation import delivering, route_to
 from tests.helpers.slack_harness import CHANNEL, Harness, as_text, mention_event, running, thread_messages
+from threadsage.bots.replies import STEPS
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.progress import Placeholder
 from threadsage.bots.slack.sending import PLACEHOLDER_EVENT, REPLY_EVENT
-from threadsage.bots.slack.texts import STEPS
 from threadsage.chat import Progress, Step, Turn, notice, session_config
 from threadsage.delivery.current import Delivery
 from threadsage.delivery.jobs import Job

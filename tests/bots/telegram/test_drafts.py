@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,9 +30,12 @@ from tests.helpers.telegram_harness import (
     private,
     running,
 )
+from threadsage.bots.replies import STEPS
 from threadsage.bots.telegram import TelegramBot
 from threadsage.bots.telegram import drafting as telegram_drafting
 from threadsage.bots.telegram.drafting import DRAFT_EVERY, EDIT_EVERY, draft_id
+from threadsage.chat import Step
+from threadsage.i18n import say
 
 
 @asynccontextmanager
@@ -109,3 +113,19 @@ async def test_the_fake_takes_drafts_as_the_bot_api_documents_them(fake: FakeBot
         with pytest.raises(Forbidden, match="initiate"):
             await bot.send_message_draft(BOB["id"], 7, "Hel")
     assert fake.drafts == {ANN["id"]: [(7, "Hel")]}
+
+
+async def test_in_a_private_chat_the_draft_shows_the_step_until_the_words_come(
+    tmp_path: Path, fake: FakeBotAPI, handbook_kb
+) -> None:
+    wrap = lambda chat: Drafting.of(replace(chat, progress=True), words_per_second=100)  # noqa: E731
+    async with running(bot_settings(tmp_path, fake), handbook_kb, wrap=wrap):
+        chat = private(ANN)
+        fake.say(chat, ANN, TRAVEL)
+        [answer] = await new_messages(fake, chat, 0)
+        texts = [text for _, text in fake.drafts[chat["id"]]]
+    steps = {say(key) for key in STEPS.values()}
+    first_words = next(i for i, text in enumerate(texts) if text not in steps)
+    assert texts[0] == say(STEPS[Step.SEARCHING])  # before any word: what the turn is doing
+    assert not steps & set(texts[first_words:])  # once the words come, steps no longer show
+    assert "travel" in answer["text"].lower()

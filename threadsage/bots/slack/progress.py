@@ -22,9 +22,10 @@ import logging
 import time
 
 from threadsage.bots.render import to_mrkdwn
+from threadsage.bots.replies import STEPS
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import PLACEHOLDER_EVENT, SlackSender
-from threadsage.bots.slack.texts import STEPS, escaped
+from threadsage.bots.slack.texts import escaped
 from threadsage.chat import Draft, Progress, Reply, Turn
 from threadsage.i18n import say
 

@@ -16,9 +16,9 @@ from typing import Protocol
 
 from slack_sdk.errors import SlackApiError
 
+from threadsage.bots.replies import STEPS
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import SlackSender
-from threadsage.bots.slack.texts import STEPS
 from threadsage.chat import Draft, Progress, Reply, Turn
 from threadsage.i18n import say
 

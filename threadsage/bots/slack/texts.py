@@ -4,11 +4,7 @@ a message's text as a question."""
 
 import re
 
-from threadsage.chat import Step
-
 _MENTION = re.compile(r"<@[A-Z0-9]+>")
-
-STEPS = {Step.SEARCHING: "step_searching", Step.CHECKING: "step_checking", Step.WRITING: "step_writing"}  # keys
 
 
 def escaped(text: str) -> str:

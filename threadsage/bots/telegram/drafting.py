@@ -2,8 +2,10 @@
 
 - In a private chat: `sendMessageDraft` (Bot API 10.0; its `chat_id` is "the target private
   chat"), the whole text so far each time under one `draft_id` (Telegram animates the change),
-  at most every `DRAFT_EVERY` seconds. A draft is a 30-second preview: the reply itself is then
-  sent as usual, with its keyboard. A withdrawn draft shows Telegram's "Thinking…" (an empty text).
+  at most every `DRAFT_EVERY` seconds. Until the first words, the draft shows the step the turn is
+  in ("Looking in the documents…", the deep search's sub-question), as Slack's status does. A
+  draft is a 30-second preview: the reply itself is then sent as usual, with its keyboard. A
+  withdrawn draft shows Telegram's "Thinking…" (an empty text).
 - Elsewhere (groups, forum topics), where drafts are not offered: the first words are sent as a
   message (quoting the question, in the topic) and edited with the newest words, at most every
   `EDIT_EVERY` seconds — a group takes about 20 messages a minute, edits included, so a few turns
@@ -24,8 +26,10 @@ from telegram.constants import MessageLimit
 from telegram.error import BadRequest, TelegramError
 
 from threadsage.bots.pacing import Pacer
+from threadsage.bots.replies import STEPS
 from threadsage.bots.telegram.sending import Place
 from threadsage.chat import Draft, Progress, Reply
+from threadsage.i18n import say
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +52,20 @@ class Drafts:
         self.message: Message | None = None  # the words shown in a group, to be replaced by the reply
         self._latest: str | None = None  # the newest draft, not shown yet
         self._shown = ""
+        self._words = False  # the answer's words have begun: steps no longer show
         self._pacer = Pacer(DRAFT_EVERY if place.private else EDIT_EVERY, self._show)
 
     async def accepted(self) -> None:
         """A clicked option's turn shows its choice elsewhere (`clicking`)."""
 
     async def progress(self, progress: Progress) -> None:
-        """Telegram shows "typing…" while a turn runs, not its steps."""
+        """In a private chat, until the words come, the draft shows the step; elsewhere Telegram
+        shows "typing…" (a step sent as a group message would be one more message to edit)."""
+        if not self.place.private or self._words:
+            return
+        step = say(STEPS[progress.step], progress.language)
+        self._latest = f"{step} ({progress.detail})" if progress.detail else step
+        await self._pacer.offer()
 
     async def refused(self, reply: Reply) -> bool:
         return False  # sent with the replies
@@ -63,6 +74,7 @@ class Drafts:
         if not draft.text and not self.place.private:
             return  # what a group was shown stays until the reply replaces it
         self._latest = draft.text[: MessageLimit.MAX_TEXT_LENGTH]
+        self._words = bool(draft.text)
         if not draft.text:  # withdrawn: at once, whatever waits
             await self._pacer.cancel()
             await self._pacer.show_now()
