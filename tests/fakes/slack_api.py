@@ -251,6 +251,8 @@ class FakeSlack(ServedFake):
     # status or by the bot's next message in the thread (setStatus: "removed if no message has been sent")
     statuses: dict[tuple[str, str], str] = field(default_factory=dict)
     streams: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (channel, ts) → texts, in order
+    tasks: dict[tuple[str, str], dict[str, dict]] = field(default_factory=dict)  # (channel, ts) → task id → task
+    plans: dict[tuple[str, str], str] = field(default_factory=dict)  # (channel, ts) → the plan's title
     ephemerals: dict[str, list[dict]] = field(default_factory=dict)  # response_url name → what it was sent
 
     @property
@@ -472,6 +474,8 @@ class FakeSlack(ServedFake):
     def _stream(self, method: str, params: dict, ts: str) -> str:
         """A streaming method's effect on the stored message, or the error Slack answers with."""
         chunks = _json(params.get("chunks") or "[]")
+        if (refused := _refused_chunks(chunks, params.get("task_display_mode"))) is not None:
+            return refused
         texts = [str(params.get("markdown_text") or "")]
         texts += [str(chunk.get("text", "")) for chunk in chunks if chunk.get("type") == "markdown_text"]
         channel = str(params.get("channel") or "")
@@ -488,6 +492,7 @@ class FakeSlack(ServedFake):
             stored = {"channel": channel, "ts": ts, "thread_ts": thread, "text": text, "streaming": True}
             self.messages[(channel, ts)] = stored
             self.streams[(channel, ts)] = [text]
+            self._keep_tasks(channel, ts, chunks)
             if (channel, params.get("thread_ts")) in self.statuses:
                 self.statuses[(channel, params["thread_ts"])] = ""
             return ""
@@ -496,10 +501,21 @@ class FakeSlack(ServedFake):
             return "message_not_in_streaming_state"
         stored["text"] += text
         self.streams[(channel, stored["ts"])].append(text)
+        self._keep_tasks(channel, stored["ts"], chunks)
         if method == "chat.stopStream":
             stored["streaming"] = False
             stored.update({k: _json(params[k]) for k in ("blocks", "metadata") if params.get(k)})
         return ""
+
+    def _keep_tasks(self, channel: str, ts: str, chunks: list[dict]) -> None:
+        """Each task of the stream as it shows now (a later task_update of the same id updates it),
+        and the plan's title."""
+        shown = self.tasks.setdefault((channel, ts), {})
+        for chunk in chunks:
+            if chunk.get("type") == "task_update":
+                shown[chunk["id"]] = {**shown.get(chunk["id"], {}), **chunk}
+            elif chunk.get("type") == "plan_update":
+                self.plans[(channel, ts)] = chunk["title"]
 
     def _download(self, path: str, authorization: str) -> tuple[int, dict[str, str], Any]:
         """GET of a file's private URL: the bytes for a valid bearer token, else the sign-in page."""
@@ -515,6 +531,32 @@ class FakeSlack(ServedFake):
         file, content = known
         disposition = f'attachment; filename="{file["name"]}"'
         return 200, {"Content-Type": file["mimetype"], "Content-Disposition": disposition}, content
+
+
+TASK_STATUSES = {"pending", "in_progress", "complete", "error"}
+TASK_TEXT_CHARS = 256  # a task's details and output
+
+
+def _refused_chunks(chunks: list[dict], display_mode: Any) -> str | None:
+    """The error Slack answers a stream's chunks with, None when they are as documented: types
+    markdown_text (text), task_update (id, title, status of TASK_STATUSES), plan_update (title), blocks;
+    task_display_mode `timeline` or `plan`."""
+    if display_mode not in (None, "timeline", "plan"):
+        return "invalid_arguments"
+    for chunk in chunks:
+        kind = chunk.get("type")
+        if kind == "task_update":
+            texts_ok = all(len(str(chunk.get(k) or "")) <= TASK_TEXT_CHARS for k in ("details", "output"))
+            if not (chunk.get("id") and chunk.get("title") and chunk.get("status") in TASK_STATUSES and texts_ok):
+                return "invalid_chunks"
+        elif (kind == "plan_update" and not chunk.get("title")) or kind not in (
+            "markdown_text",
+            "task_update",
+            "plan_update",
+            "blocks",
+        ):
+            return "invalid_chunks"
+    return None
 
 
 def _json(value: Any) -> Any:

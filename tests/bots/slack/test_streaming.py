@@ -19,11 +19,14 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from tests.fakes.slack_api import FakeSlack, assistant_thread
 from tests.helpers.conversation import delivering
 from tests.helpers.drafting import Drafting
-from tests.helpers.slack_harness import CHANNEL, TRAVEL, Harness, dm_message, next_ts, running
+from tests.helpers.slack_harness import CHANNEL, TRAVEL, Harness, as_text, dm_message, next_ts, running
+from threadsage.bots.replies import STEPS
 from threadsage.bots.slack.jobs import MessageJob
 from threadsage.bots.slack.places import place_of_mention
 from threadsage.bots.slack.streaming import APPEND_EVERY
+from threadsage.chat import Step
 from threadsage.delivery.current import Delivery
+from threadsage.i18n import say
 
 DM = "D222"
 
@@ -67,6 +70,20 @@ async def test_in_a_thread_the_answer_streams_then_becomes_the_answer_with_sourc
         assert answer["metadata"]["event_payload"]["turn"] == f"{CHANNEL}:{ts}"
         assert not answer["streaming"] and slack.fake.of("chat.stopStream")
         assert all("#" not in name for name, _ in slack.fake.calls)  # no call was refused
+
+
+async def test_the_steps_stay_above_the_streamed_words_as_slacks_task_timeline(tmp_path: Path, handbook_kb) -> None:
+    async with drafting(tmp_path, handbook_kb, last_step=4 * APPEND_EVERY) as slack:
+        ts = await slack.mention(TRAVEL)
+        await slack.settle()
+        [start] = slack.fake.of("chat.startStream")
+        answer = the_answer(slack, CHANNEL, ts)
+        tasks = list(slack.fake.tasks[(CHANNEL, answer["ts"])].values())
+    assert start["task_display_mode"] == "timeline"
+    assert tasks[0]["title"] == say(STEPS[Step.SEARCHING])
+    assert say(STEPS[Step.WRITING]) in [t["title"] for t in tasks]
+    assert {t["status"] for t in tasks} == {"complete"}  # the writing step too, once the stream stopped
+    assert "premium economy" in as_text(answer).lower()
 
 
 async def test_at_the_top_of_a_dm_the_placeholder_shows_the_words_so_far(tmp_path: Path, handbook_kb) -> None:
@@ -156,6 +173,12 @@ async def test_the_fake_streams_as_slack_documents_it(slack: Harness) -> None:
     with pytest.raises(SlackApiError, match="message_not_in_streaming_state"):
         await client.chat_appendStream(channel=CHANNEL, ts=started["ts"], markdown_text="!")
     assert slack.fake.streams[(CHANNEL, started["ts"])] == ["Hi", " there", ""]
+    task = {"type": "task_update", "id": "t1", "title": "Looking", "status": "in_progress"}
+    for wrong in ({**task, "status": "done"}, {**task, "details": "x" * 257}, {"type": "plan_update"}, {"type": "x"}):
+        with pytest.raises(SlackApiError, match="invalid_chunks"):
+            await client.chat_startStream(channel=DM, thread_ts="1.1", chunks=[wrong])
+    with pytest.raises(SlackApiError, match="invalid_arguments"):
+        await client.chat_startStream(channel=DM, thread_ts="1.1", chunks=[task], task_display_mode="list")
     with pytest.raises(SlackApiError, match="invalid_arguments"):
         await client.chat_postEphemeral(channel=CHANNEL, user="", text="x")
     webhook = AsyncWebhookClient(slack.fake.response_url("five"))

@@ -6,7 +6,8 @@ In a thread (a mention's, a DM's, the assistant panel's) the first `Draft` start
 call), and the turn's reply finishes it: the stream is stopped (`chat.stopStream`) and the
 message becomes the reply as every other answer is posted — Block Kit sections, sources, the
 feedback buttons and the turn's metadata (`chat.update`). Until the first draft the steps show as
-before (the placeholder, or the panel's status); the placeholder then gives way to the stream.
+before (the placeholder, or the panel's status); the placeholder then gives way to the stream,
+which shows them on as Slack's task timeline above the words (`tasks`).
 
 The placeholder's first step waits `hold` seconds (the placeholder's step time) before it is
 posted: words that come sooner stream at once, and a placeholder up for less than that — posted,
@@ -25,6 +26,7 @@ import asyncio
 import logging
 
 from slack_sdk.errors import SlackApiError, SlackRequestError
+from slack_sdk.models.messages.chunk import MarkdownTextChunk
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
 from threadsage.bots.pacing import Pacer
@@ -32,6 +34,7 @@ from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.progress import Placeholder
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.status import Status
+from threadsage.bots.slack.tasks import DISPLAY_MODE, Tasks
 from threadsage.chat import Draft, Progress, Reply, Turn
 from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.current import redelivered
@@ -70,6 +73,7 @@ class Streaming:
         self._held: asyncio.Task[None] | None = None  # shows `_step` once `hold` has passed
         self._posting = False  # `_held` is showing its step: let it finish
         self._waited = False  # the first step has had its wait
+        self._tasks = Tasks()  # the steps, shown above the words once they stream
 
     @property
     def ts(self) -> str | None:
@@ -96,6 +100,7 @@ class Streaming:
     async def show(self, progress: Progress) -> None:
         if self._stream_ts is not None:
             return
+        self._tasks.saw(progress)
         if self._held is not None:
             self._step = progress  # the first step still waits: the newest one is shown
             return
@@ -183,11 +188,13 @@ class Streaming:
         recipient = {} if self.place.is_dm else {"recipient_user_id": self.turn.user_id}
         if recipient and self.place.team:
             recipient["recipient_team_id"] = self.place.team
+        tasks = self._tasks.started()
+        display = {"task_display_mode": DISPLAY_MODE} if tasks else {}
         stream = await self.send.client.chat_stream(
-            channel=self.place.channel, thread_ts=self.place.thread_ts, buffer_size=1, **recipient
+            channel=self.place.channel, thread_ts=self.place.thread_ts, buffer_size=1, **display, **recipient
         )
         try:
-            await stream.append(markdown_text=self._latest)
+            await stream.append(chunks=[*tasks, MarkdownTextChunk(text=self._latest)])
         except SlackApiError as exc:
             log.warning("could not start a stream: %s", exc.response.get("error"))
             self._closed = True  # the steps' placeholder is gone: the reply is posted as usual
@@ -216,6 +223,6 @@ class Streaming:
         if stream is None:
             return
         try:
-            await stream.stop()
+            await stream.stop(chunks=self._tasks.finished() or None)
         except (SlackApiError, SlackRequestError) as exc:
             log.warning("could not stop a stream: %s", exc)
