@@ -11,13 +11,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from langchain_anthropic import ChatAnthropic
+from langchain_ollama import ChatOllama
 from PIL import Image
 
 from tests.fakes.openai_server import Failure, FakeOpenAI, image_urls, kind_of, user_text
 from tests.helpers import screenshots
 from threadsage.adapters.reasoner import Passage, TurnImage
-from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
+from threadsage.adapters.reasoning.llm.back_end import LLMReasoner, asked
 from threadsage.adapters.reasoning.llm.calls import ModelFailure
+from threadsage.adapters.reasoning.llm.seeing import with_images
 from threadsage.settings.environment import Settings
 
 OCR_TEXT = "Sync failed\nCould not reach the license server at 10.0.4.12:27000 (ECONNREFUSED).\nError code: LIC-4012"
@@ -139,3 +142,20 @@ async def test_without_the_setting_no_image_is_sent(tmp_path: Path, llm: FakeOpe
     [request] = answer_requests(llm)
     assert image_urls(request) == [] and all(isinstance(m["content"], str) for m in request["messages"])
     assert "LIC-4012" in user_text(request)
+
+
+async def test_anthropic_and_ollama_get_the_image_in_their_own_form() -> None:
+    """The standard image block as LangChain converts it for the other providers the settings name
+    (their request built, not sent: there is no fake of their APIs)."""
+    png = screenshots.error_dialog()
+    messages = await with_images(
+        asked("system", "Question: what does this mean?"), [TurnImage("s.png", "image/png", png)]
+    )
+    encoded = base64.b64encode(png).decode()
+    anthropic = ChatAnthropic(model="claude-sonnet-4-5", api_key="sk-ant-test")._get_request_payload(messages)
+    [question] = anthropic["messages"]
+    assert {"type": "base64", "media_type": "image/png", "data": encoded} in [
+        b.get("source") for b in question["content"]
+    ]
+    ollama = ChatOllama(model="llava")._convert_messages_to_ollama_messages(messages)
+    assert ollama[-1]["images"] == [encoded] and "what does this mean?" in ollama[-1]["content"]
