@@ -25,6 +25,14 @@ shape and not to the rest:
   `max_completion_tokens`, which OpenAI reads) and ends with `finish_reason: "length"`; a request
   with no limit runs to CONTEXT_TOKENS, `token_seconds` a token.
 - `rejects_response_format`: HTTP 500 for `response_format` of type `json_schema` (llama.cpp).
+- `rejects_images`: HTTP 400 for a request whose content holds an `image_url` part, as OpenAI
+  answers it for a model without vision ("Invalid content type. image_url is only supported by
+  certain models.", an `invalid_request_error`); llama.cpp's server without its projector and vLLM
+  answer 400 too.
+
+A user message's content is a string, or a list of parts (`{"type": "text", "text": …}`,
+`{"type": "image_url", "image_url": {"url": …}}`, a data URL for an image sent inline), as the API
+reference documents for vision: `user_text` reads its text parts, `image_urls` its images.
 - a slow first token: `first_token_seconds` before anything is sent; a client that closes the
   connection meanwhile is counted in `abandoned`, by kind, and gets nothing.
 
@@ -66,7 +74,17 @@ TEXT_KINDS = {
     prompts.WEB_ANSWER: "web_answer",
 }
 DATA = prompts.DATA_NOT_INSTRUCTIONS
-HABITS = frozenset({"ignores_tool_choice", "json_then_text", "never_stops", "rejects_response_format"})
+HABITS = frozenset(
+    {"ignores_tool_choice", "json_then_text", "never_stops", "rejects_response_format", "rejects_images"}
+)
+IMAGES_REFUSED = {
+    "error": {
+        "message": "Invalid content type. image_url is only supported by certain models.",
+        "type": "invalid_request_error",
+        "param": "messages.[1].content.[1].type",
+        "code": None,
+    }
+}
 CONTEXT_TOKENS = 4096  # where a reply with no token limit stops at last
 RAMBLE = "and furthermore"  # what a reply that never stops keeps writing, a token a word
 
@@ -126,7 +144,23 @@ def bag_of_words_vector(text: str, dim: int) -> list[float]:
 
 
 def user_text(request: dict) -> str:
-    return next((str(m["content"]) for m in reversed(request["messages"]) if m["role"] == "user"), "")
+    return next((_text(m["content"]) for m in reversed(request["messages"]) if m["role"] == "user"), "")
+
+
+def _text(content: str | list[dict]) -> str:
+    """A message's text: the content itself, or its text parts joined."""
+    return content if isinstance(content, str) else "\n".join(p["text"] for p in content if p["type"] == "text")
+
+
+def image_urls(request: dict) -> list[str]:
+    """The URLs of the image parts of the request's user messages (a data URL for an inline image)."""
+    return [
+        part["image_url"]["url"]
+        for m in request["messages"]
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for part in m["content"]
+        if part["type"] == "image_url"
+    ]
 
 
 def excerpt_count(request: dict) -> int:
@@ -232,6 +266,8 @@ class FakeOpenAI(ServedFake):
         if isinstance(entry, Failure):
             time.sleep(entry.delay)
             return entry.status, entry.headers, entry.body
+        if "rejects_images" in self.habits and image_urls(request):
+            return 400, {}, IMAGES_REFUSED
         if "rejects_response_format" in self.habits and response_format(request) == "json_schema":
             return (
                 500,

@@ -40,6 +40,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "OPENAI_API_KEY": ("openai_api_key", "sk-test", "sk-test"),
     "OPENAI_BASE_URL": ("openai_base_url", "http://llm:8000/v1", "http://llm:8000/v1"),
     "THREADSAGE_CHAT_MODEL": ("chat_model", "big", "big"),
+    "THREADSAGE_CHAT_MODEL_VISION": ("chat_model_vision", "true", True),
     "THREADSAGE_ROUTER_MODEL": ("router_model", "small", "small"),
     "THREADSAGE_EMBEDDINGS": ("embeddings", "openai", "openai"),
     "THREADSAGE_EMBEDDING_MODEL": ("embedding_model", "text-embedding-3-large", "text-embedding-3-large"),

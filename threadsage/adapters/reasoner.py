@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal, NotRequired, Protocol, TypedDict
 
 from pydantic import BaseModel, Field
@@ -31,6 +32,17 @@ class Passage(TypedDict):
     text: str
     score: float
     url: NotRequired[str]  # where the document can be read on the web (passages saved before links have none)
+
+
+@dataclass(frozen=True)
+class TurnImage:
+    """An image sent with the current question, for a chat model that sees it beside its OCR text.
+    Handed to the run that answers the question, never kept in its state: no checkpoint holds an
+    image, and later turns know it by its text alone."""
+
+    name: str
+    media_type: str
+    data: bytes
 
 
 def passage_label(p: Passage) -> str:
@@ -102,9 +114,12 @@ class Reasoner(Protocol):
     async def route(self, question: str, evidence: Sequence[Passage]) -> RouteDecision:
         """Decide intent and confidence; propose clarification options when ambiguous."""
 
-    async def answer(self, question: str, passages: Sequence[Passage]) -> GroundedAnswer:
+    async def answer(
+        self, question: str, passages: Sequence[Passage], images: Sequence[TurnImage] = ()
+    ) -> GroundedAnswer:
         """An answer citing passages as [n] (1-based), or saying the passages don't cover it, with
-        the passages it relies on: the grading of the passages comes with the answer, in one call."""
+        the passages it relies on: the grading of the passages comes with the answer, in one call.
+        `images`: those sent with the question, for a back-end that can see them."""
 
     async def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
         """How grounded and useful an answer is."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -27,8 +27,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 
-from threadsage.adapters.documents.attachments import AttachmentReader, display_name, files_read
-from threadsage.adapters.reasoner import ModelBusy, Passage
+from threadsage.adapters.documents.attachments import AttachmentReader, display_name, files_read, images_read
+from threadsage.adapters.reasoner import ModelBusy, Passage, TurnImage
 from threadsage.chat.events import reported, reporters
 from threadsage.chat.knowledge_loop import Knowledge, KnowledgeLoop
 from threadsage.chat.limits import allowed
@@ -158,19 +158,20 @@ class ChatService:
         async for event in self._reporting(self._locked(turn, text, config), drafts):
             yield event
 
-    async def _read_files(self, turn: Turn, language: Language) -> tuple[list[Passage], list[str]]:
+    async def _read_files(self, turn: Turn, language: Language) -> tuple[list[Passage], list[str], list[TurnImage]]:
         """The turn's files (downloaded now when the front-end left that to the turn) read, one
         turn's files at a time per person (in this process): a person who sends file after file in
-        different conversations waits for none of them, and holds at most one reader."""
+        different conversations waits for none of them, and holds at most one reader; and its images read."""
         files = (*turn.attachments, *(await turn.fetch_files() if turn.fetch_files is not None else ()))
         if not files:
-            return [], []
+            return [], [], []
         reader = f"{turn.platform}:{turn.user_id}"
         if reader in self._reading:
-            return [], [say("file_reading_yours", language, name=display_name(a.name)) for a in files]
+            return [], [say("file_reading_yours", language, name=display_name(a.name)) for a in files], []
         self._reading.add(reader)
         try:
-            return await self.attachments.read(files, language)
+            passages, problems = await self.attachments.read(files, language)
+            return passages, problems, images_read(files, passages)
         finally:
             self._reading.discard(reader)
 
@@ -180,12 +181,12 @@ class ChatService:
         answered from it. What could not be read is said after the answer."""
         async with self.coordinator.session_lock(turn.session_key):
             language = turn.reply_language
-            attached, problems = await self._read_files(turn, language)
+            attached, problems, images = await self._read_files(turn, language)
             if not (text or turn.answer or attached or problems):
                 return [fixed_notice("empty", language)]  # its files were none (a front-end found none to fetch)
             with caching_latest_checkpoints():
                 if text or turn.answer is not None:
-                    replies = await self._under_lock(turn, text, config, attached)
+                    replies = await self._under_lock(turn, text, config, attached, images)
                 else:
                     replies = await self._keep_files(turn, config, attached)  # kept for the questions that follow
             return [*replies, *(notice(problem, language) for problem in problems)]
@@ -216,12 +217,14 @@ class ChatService:
             return fixed_notice("stale", _language(turn, pending))  # another click on the same question got in first
         return None
 
-    async def _under_lock(self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
+    async def _under_lock(
+        self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage], images: list[TurnImage]
+    ) -> list[Reply]:
         snapshot = await self.graph.aget_state(config)
         if snapshot.values.get("turn_id") == turn.message_id:  # this very turn again: see `redelivery`
             given = await replies_already_given(turn.message_id, snapshot, self.handoff, self.context.kb)
             if given is None:
-                return await self._run(None, config, turn, language_of(snapshot.values.get("question")))
+                return await self._run(None, config, turn, language_of(snapshot.values.get("question")), images)
             replies, ended = given
             self._ran(turn, ended)
             return replies
@@ -240,7 +243,7 @@ class ChatService:
             # A typed message while a clarification is pending answers it.
             self._answering(turn, pending, None, text[:MAX_QUESTION_CHARS])
             answer = self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}, attached)
-            return await self._run(answer, config, turn, _language(turn, pending))
+            return await self._run(answer, config, turn, _language(turn, pending), images)
         if pending is not None:  # someone else's question replaces the pending one
             await self._abandon(turn.platform, turn.session_key, pending)
         if self.loop is not None and not attached:
@@ -248,7 +251,7 @@ class ChatService:
             if verified is not None:
                 self._ran(turn, verified[1])
                 return [verified[0]]
-        return await self._run(self._question(turn, text, attached), config, turn, language_of(text))
+        return await self._run(self._question(turn, text, attached), config, turn, language_of(text), images)
 
     async def _keep_files(self, turn: Turn, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
         """Files sent without a question: their passages join the session, as if a turn had
@@ -363,12 +366,18 @@ class ChatService:
         return question
 
     async def _run(
-        self, graph_input: TurnInput | Command[Any] | None, config: RunnableConfig, turn: Turn, language: Language
+        self,
+        graph_input: TurnInput | Command[Any] | None,
+        config: RunnableConfig,
+        turn: Turn,
+        language: Language,
+        images: Sequence[TurnImage] = (),
     ) -> list[Reply]:
         steps, drafts = reporters(language)
+        context = replace(self.context, images=tuple(images))  # this run's only: never in the state
         # Each step is saved before the next one starts: a turn taken over after its worker died
         # repeats at most the step that was running, never a model call whose result was kept.
-        result = await run_reporting(self.graph, graph_input, config, self.context, steps, drafts, durability="sync")
+        result = await run_reporting(self.graph, graph_input, config, context, steps, drafts, durability="sync")
         if not await self.coordinator.still_holds():
             # The lock expired under us (a stall longer than its TTL) and another turn of this
             # session may be running: do not deliver over it.

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.questions.translation import QueryTranslator
-from threadsage.adapters.reasoner import Reasoner
+from threadsage.adapters.reasoner import Reasoner, TurnImage
 from threadsage.adapters.reasoning.rerank import Reranker
 from threadsage.adapters.reasoning.research import Researcher
 from threadsage.settings.environment import Settings
@@ -68,3 +68,6 @@ class BrainContext:
     reranker: Reranker | None = None
     translator: QueryTranslator | None = None  # the search query in the documents' language (a model only)
     web_writer: WebWriter | None = None  # a model's web answer; None: the results' own words are listed
+    # The images sent with the current question, for a model that sees them: in the run's context,
+    # never in its state, so that no checkpoint holds an image (chat/service.py sets them per turn).
+    images: tuple[TurnImage, ...] = ()

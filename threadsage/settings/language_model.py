@@ -44,6 +44,11 @@ class LanguageModelSettings(BaseModel):
         description="Model for answers: a plain name is served by the OpenAI-compatible API; `provider:model` names "
         "another (`azure_openai:<deployment>`, `anthropic:claude-…`, `ollama:qwen2.5`; docs/models.md)",
     )
+    chat_model_vision: bool = Field(
+        False,
+        description="The chat model accepts images (OpenAI's vision models, Anthropic's, Ollama's vision models): "
+        "the images sent with a question go to its answer call beside their OCR text (docs/models.md)",
+    )
     router_model: str | None = Field(
         None,
         description="Cheaper model for routing, judging, rewriting and translating, named the same way; unset = the "

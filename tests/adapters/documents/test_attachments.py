@@ -17,10 +17,12 @@ from threadsage.adapters.documents.attachments import (
     Attachment,
     AttachmentReader,
     best_attached,
+    images_read,
     too_big,
     with_attached,
 )
 from threadsage.adapters.documents.loaders import MAX_PDF_CHARS, MAX_PDF_PAGES
+from threadsage.adapters.reasoner import Passage, TurnImage
 from threadsage.chat import EMPTY, STALE, ClarificationAnswer, ReplyKind, Turn
 from threadsage.i18n import say
 
@@ -198,3 +200,24 @@ def test_attached_passages_weigh_like_the_best_hit_not_more() -> None:
     merged = with_attached(hits, mine, 4)  # type: ignore[arg-type]
     # The file's best passage ties with the best hit and goes first; its weak one ranks by score.
     assert [m["id"] for m in merged] == ["file-1", "kb-1", "kb-2", "kb-3"]
+
+
+def test_the_images_read_are_those_whose_text_was_read_at_most_four() -> None:
+    """What a model that sees is shown: the images that gave passages, by their type as named
+    (a JPEG sent as `application/octet-stream`), never one that could not be read, nor a fifth."""
+
+    def read(name: str) -> Passage:
+        return Passage(id=name, path=name, source=f"attachment:{name}", title=name, heading="", text="x", score=0)
+
+    sent = [
+        Attachment("folder/photo.JPEG", b"jpeg", "application/octet-stream"),
+        Attachment("notes.md", b"# notes", "text/markdown"),
+        Attachment("blank.png", b"png", "image/png"),  # no text in it: no passage
+        *(Attachment(f"shot{n}.png", b"png", "image/png") for n in range(4)),
+    ]
+    passages = [read(name) for name in ("photo.JPEG", "notes.md", "shot0.png", "shot1.png", "shot2.png", "shot3.png")]
+    assert images_read(sent, passages) == [
+        TurnImage("photo.JPEG", "image/jpeg", b"jpeg"),
+        TurnImage("shot0.png", "image/png", b"png"),
+        TurnImage("shot1.png", "image/png", b"png"),
+    ]  # shot2 and shot3 were past the four images a message may carry (blank.png was the third)

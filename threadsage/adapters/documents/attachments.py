@@ -24,6 +24,7 @@ from threadsage.adapters.documents.images import (
     ImageTooLarge,
     NoTextInImage,
     is_image,
+    media_type_of,
 )
 from threadsage.adapters.documents.loaders import (
     MAX_PDF_CHARS,
@@ -35,7 +36,7 @@ from threadsage.adapters.documents.loaders import (
 )
 from threadsage.adapters.documents.reading import Budget, ReadersBusy, TooCostly, shared_pool
 from threadsage.adapters.documents.sections import UnreadableDocument, clean_text
-from threadsage.adapters.reasoner import Passage
+from threadsage.adapters.reasoner import Passage, TurnImage
 from threadsage.i18n import Explained, Language, Text, listed, say
 from threadsage.support.text import term_set, terms
 
@@ -199,6 +200,17 @@ def _capped(attachments: Sequence[Attachment]) -> tuple[list[Attachment], list[A
     images = [a for a in attachments if _is_image(a)]
     flood = images[MAX_IMAGES:]
     return [a for a in attachments if not any(a is f for f in flood)], flood
+
+
+def images_read(attachments: Sequence[Attachment], passages: Sequence[Passage]) -> list[TurnImage]:
+    """The images among `attachments` whose text was read into `passages` (at most `MAX_IMAGES`):
+    what a chat model that sees is shown beside that text. One that could not be read is not."""
+    read = {p["path"] for p in passages}
+    return [
+        TurnImage(name, media_type_of(readable_as(name, a.media_type) or name), a.content)
+        for a in _capped(attachments)[0]
+        if _is_image(a) and (name := display_name(a.name)) in read
+    ]
 
 
 def _is_image(attachment: Attachment) -> bool:

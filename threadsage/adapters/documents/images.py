@@ -40,6 +40,12 @@ def is_image(name: str) -> bool:
     return name.lower().endswith(tuple(IMAGE_SUFFIXES))
 
 
+def media_type_of(name: str) -> str:
+    """The media type of an image by its name's suffix (`is_image`), whatever its sender said."""
+    suffix = name.lower().rsplit(".", 1)[-1]
+    return "image/jpeg" if suffix == "jpeg" else next(t for t, s in IMAGE_TYPES.items() if s == f".{suffix}")
+
+
 def parse_image(data: bytes, fallback_title: str) -> tuple[str, list[Section]]:
     """The text OCR reads in an image (GIF: its first frame), one line per line found, as one
     section titled by the file's name."""

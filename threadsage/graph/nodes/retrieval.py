@@ -58,7 +58,7 @@ async def generate(state: ConversationState, runtime: Runtime[BrainContext]) -> 
         key = "no_code" if state.get("route") == "code_search" else "not_covered"
         message = say(key, language_of(state["question"]))
         return {"documents": [], "answer": message, "trace": traced(state, "generate", "no passages")}
-    result = await attempted(ctx.reasoner.answer(state["standalone"], documents), "the answer")
+    result = await attempted(ctx.reasoner.answer(state["standalone"], documents, ctx.images), "the answer")
     if result is None:
         return {**await extracted(state, documents), "llm_calls": calls(state)}
     answer, kept = relied_on(result, documents)

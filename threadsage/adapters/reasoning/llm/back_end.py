@@ -16,10 +16,11 @@ from typing import TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, Verdict, cited
+from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, TurnImage, Verdict, cited
 from threadsage.adapters.reasoning.llm import prompts
 from threadsage.adapters.reasoning.llm.calls import ModelCalls
 from threadsage.adapters.reasoning.llm.computing import Computations, computed, needs_computation, shown
+from threadsage.adapters.reasoning.llm.seeing import Vision
 from threadsage.settings.language_model import LanguageModelSettings
 from threadsage.tools.dates import Calendar
 from threadsage.tools.web import WebResult
@@ -52,6 +53,7 @@ class LLMReasoner:
         self.limits = settings
         self.calendar = Calendar(timezone)
         self.chat_model = settings.chat_model
+        self.vision = Vision(settings.chat_model_vision)
         self.router_model = settings.router_model or settings.chat_model
         self.name = f"language model {settings.chat_model}" + (
             f" (router {settings.router_model})" if settings.router_model else ""
@@ -81,11 +83,14 @@ class LLMReasoner:
         user = f"Question: {question}\n\nExcerpts:\n{prompts.numbered(shortened)}"
         return (await self.router(RankedExcerpts, prompts.RERANK, user)).ranking
 
-    async def answer(self, question: str, passages: Sequence[Passage]) -> GroundedAnswer:
+    async def answer(
+        self, question: str, passages: Sequence[Passage], images: Sequence[TurnImage] = ()
+    ) -> GroundedAnswer:
         """A `GroundedAnswer` from the chat model; what the calculator and the calendar computed
         for it (computing.py) — when the question asks for a computation — goes in as data and is
         shown under it. A plain-text reply says nothing of the excerpts it relies on: the ones it
-        cites are taken, or all when it cites none."""
+        cites are taken, or all when it cites none. The question's `images` go with it to a model
+        that sees (seeing.py)."""
         excerpts = prompts.numbered(passages)
         results: list[str] = []
         if needs_computation(question):
@@ -104,14 +109,12 @@ class LLMReasoner:
             unknown = [] if cited(text) else list(range(1, len(passages) + 1))
             return GroundedAnswer(answer=text, used=unknown) if text else None
 
-        result = await self.calls.structured(
-            GroundedAnswer,
-            self.chat_model,
-            self.limits.max_tokens_answer,
-            asked(prompts.in_language_of(prompts.ANSWER, question), user),
-            from_text,
-            words="answer",
-        )
+        def grounded(messages: list[BaseMessage]) -> Awaitable[GroundedAnswer]:
+            limit = self.limits.max_tokens_answer
+            return self.calls.structured(GroundedAnswer, self.chat_model, limit, messages, from_text, words="answer")
+
+        messages = asked(prompts.in_language_of(prompts.ANSWER, question), user)
+        result = await self.vision.answered(grounded, messages, images)
         return result.model_copy(update={"answer": shown(result.answer.strip(), results)})
 
     async def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:

@@ -59,7 +59,12 @@ REPAIR = "Your reply could not be read as {name}: {error}. " + ASK_AGAIN + ", ev
 
 
 class ModelFailure(Exception):
-    """A model request that failed after its retries: a short reason, never a key."""
+    """A model request that failed after its retries: a short reason, never a key; the HTTP status
+    when the server answered with one (seeing.py tells a refused image by it)."""
+
+    def __init__(self, reason: str, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.status = status
 
 
 class UnusableReply(ModelFailure):
@@ -191,7 +196,7 @@ class ModelCalls:
             except (TimeoutError, ModelTimeoutError):
                 failure, retry, wait = ModelFailure("timed out"), self._settings.llm_retry_timeouts, None
             except Exception as exc:  # noqa: BLE001 - every provider's errors: retried or said, never raised raw
-                failure, retry, wait = ModelFailure(self._reason(exc)), _retryable(exc), _retry_after(exc)
+                failure, retry, wait = ModelFailure(self._reason(exc), _status(exc)), _retryable(exc), _retry_after(exc)
             else:
                 _count(model, kind, result)
                 return result

@@ -22,7 +22,7 @@ from threadsage.adapters.meaning import closeness, reads_meaning
 from threadsage.adapters.questions import small_talk
 from threadsage.adapters.questions.ambiguity import alternatives, option, passage_terms
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
-from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, Verdict, passage_label
+from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, TurnImage, Verdict, passage_label
 from threadsage.adapters.reasoning.offline.choosing import (
     COMPARISON,
     QUANTITY,
@@ -183,10 +183,13 @@ class OfflineReasoner:
         needed = max(1, math.ceil(0.3 * len(query)))
         return [len(query & passage_terms(p)) >= needed for p in passages]
 
-    async def answer(self, question: str, passages: Sequence[Passage]) -> GroundedAnswer:
+    async def answer(
+        self, question: str, passages: Sequence[Passage], images: Sequence[TurnImage] = ()
+    ) -> GroundedAnswer:
         """The extract, relying on the passages it quotes (the graph keeps the cited ones). Extraction
         grades by itself — it quotes sentences for the question's terms — and dropping passages by
-        `grade` first cost GitLab multi-hop questions answered from the gold file 25/25 → 23/25."""
+        `grade` first cost GitLab multi-hop questions answered from the gold file 25/25 → 23/25.
+        Images are read by their OCR text, already among the passages."""
         return GroundedAnswer(answer=await self.extract(question, passages), used=[])
 
     @off_the_loop
