@@ -13,6 +13,10 @@ callback queries still to be answered. Where it matters to a bot it is as strict
 - a bot may not write first to a person: a private chat it has not seen (no message from it)
   answers 403 "bot can't initiate conversation with a user";
 - `sendMessageDraft` only in private chats, with a non-zero `draft_id` (kept in `drafts`);
+- topics in private chats (Bot API 9.3) when `private_topics` is on: `getMe` says
+  `has_topics_enabled`, `createForumTopic` opens one (a name of 1-128 characters) and a message sent
+  with its `message_thread_id` lands in it; a topic that was never opened is 400 "message thread not
+  found", and `createForumTopic` in a private chat of a bot without topics is 400;
   `setMyCommands` / `getMyCommands` per `language_code`, `setChatMenuButton` / `getChatMenuButton`.
 
 Files are kept as Telegram keeps them: `upload` stores one (a document for `send_file`),
@@ -146,6 +150,9 @@ class FakeBotAPI:
         self.url = ""
         self.files: dict[str, tuple[dict, bytes]] = {}  # file_id → (File, content)
         self.downloaded = 0  # bytes of files sent
+        self.private_topics = False  # the bot's topic mode in private chats (@BotFather)
+        self.topics: dict[tuple[int, int], str] = {}  # (chat id, message_thread_id) → name
+        self._topic_ids = itertools.count(9900)
 
     # --- server ----------------------------------------------------------------------------
 
@@ -351,7 +358,19 @@ class FakeBotAPI:
     # --- Bot API methods -------------------------------------------------------------------
 
     def api_getMe(self, **_: Any) -> dict:  # noqa: N802 (Bot API names)
-        return BOT
+        return {**BOT, "has_topics_enabled": self.private_topics, "allows_users_to_create_topics": self.private_topics}
+
+    def api_createForumTopic(self, chat_id: str, name: str, **_: Any) -> dict:  # noqa: N802
+        """A topic in a forum supergroup or, with topics on, in a private chat with the bot."""
+        chat = self._chat(chat_id)
+        if not 1 <= len(name) <= 128:
+            raise ApiError(400, "Bad Request: TOPIC_NAME_INVALID")
+        forum = self.private_topics if chat["type"] == "private" else bool(chat.get("is_forum"))
+        if not forum:
+            raise ApiError(400, "Bad Request: the chat is not a forum")
+        topic = next(self._topic_ids)
+        self.topics[(int(chat_id), topic)] = name
+        return {"message_thread_id": topic, "name": name, "icon_color": 7322096}
 
     def api_setMyCommands(  # noqa: N802
         self, commands: list[dict], scope: dict | None = None, language_code: str = "", **_: Any
@@ -425,6 +444,8 @@ class FakeBotAPI:
                     # A reply lands in the forum topic of the message it answers (tdlib/telegram-bot-api#798).
                     message_thread_id = str(quoted["message_thread_id"])
         if message_thread_id is not None:
+            if chat["type"] == "private" and (int(chat_id), int(message_thread_id)) not in self.topics:
+                raise ApiError(400, "Bad Request: message thread not found")
             message.update(message_thread_id=int(message_thread_id), is_topic_message=True)
         self.messages[(int(chat_id), message["message_id"])] = message
         return message

@@ -57,6 +57,7 @@ TEXTS: dict[str, str] = {
     "step_checking": "Checking what I found…",
     "step_writing": "Writing the answer…",
     "slack_plan": "Looked up {count} questions",
+    "tg_new_topic": "New question",
     # What Slack's status rotates through while a step lasts (assistant.threads.setStatus's loading_messages).
     "step_searching_more": "Reading the passages that match…|Weighing which sections answer it…",
     "step_checking_more": "Making sure each point has its source…|Looking for a passage that says otherwise…",

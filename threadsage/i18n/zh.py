@@ -44,6 +44,7 @@ TEXTS: dict[str, str] = {
     "step_checking": "正在核对找到的内容…",
     "step_writing": "正在撰写回答…",
     "slack_plan": "查了 {count} 个问题",
+    "tg_new_topic": "新问题",
     "step_searching_more": "正在阅读相关段落…|正在判断哪些章节能回答这个问题…",
     "step_checking_more": "正在确认每一点都有出处…|正在查看是否有说法不同的段落…",
     "step_writing_more": "正在整理回答…|正在添加出处…",

@@ -129,3 +129,28 @@ async def test_in_a_private_chat_the_draft_shows_the_step_until_the_words_come(
     assert texts[0] == say(STEPS[Step.SEARCHING])  # before any word: what the turn is doing
     assert not steps & set(texts[first_words:])  # once the words come, steps no longer show
     assert "travel" in answer["text"].lower()
+
+
+async def test_a_reply_to_an_answer_its_words_became_continues_its_conversation(
+    tmp_path: Path, fake: FakeBotAPI, handbook_kb
+) -> None:
+    """In a group the answer is the message its drafts showed, edited: a reply to it (no mention)
+    is answered with the memory of the first question."""
+    async with drafting(tmp_path, fake, handbook_kb):
+        fake.say(GROUP, ANN, mention("What is the rate limit per API key for the Tidewater API?"))
+        await fake.wait_for(lambda: fake.sent(GROUP["id"]) and fake.sent(GROUP["id"])[0].get("reply_markup"), 20)
+        [answer] = fake.sent(GROUP["id"])
+        follow = fake.say(GROUP, BOB, "and what happens when it is exceeded?", reply_to=answer)
+        await fake.wait_for(
+            lambda: any(
+                m.get("reply_markup") and m["message_id"] != answer["message_id"] for m in fake.sent(GROUP["id"])
+            ),
+            20,
+        )
+        continued = [m for m in fake.sent(GROUP["id"]) if m["message_id"] != answer["message_id"]][-1]
+        since = len(fake.sent(GROUP["id"]))
+        fake.say(GROUP, BOB, mention("and what happens when it is exceeded?"))  # a new chain: no memory
+        await fake.wait_for(lambda: any(m.get("reply_markup") for m in fake.sent(GROUP["id"])[since:]), 20)
+        fresh = [m for m in fake.sent(GROUP["id"])[since:] if m.get("reply_markup")][-1]
+    assert continued["reply_to_message"]["message_id"] == follow["message_id"]
+    assert fresh["text"] != continued["text"]  # the follow-up was read with the first question

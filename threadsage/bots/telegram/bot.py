@@ -39,7 +39,7 @@ from threadsage.bots.replies import place_categories
 from threadsage.bots.telegram.access import StopDisallowedChats, TelegramAccess
 from threadsage.bots.telegram.announcer import TelegramAnnouncer
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, build_application
-from threadsage.bots.telegram.chains import ReplyChains, private_key
+from threadsage.bots.telegram.chains import ReplyChains, private_key, private_session, private_topic_key
 from threadsage.bots.telegram.clicking import Clicks
 from threadsage.bots.telegram.commands import register_commands
 from threadsage.bots.telegram.drafting import Drafts
@@ -48,6 +48,7 @@ from threadsage.bots.telegram.notifier import TelegramNotifier
 from threadsage.bots.telegram.polling import poll_into
 from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query, place_after_click, place_of
 from threadsage.bots.telegram.texts import message_language, person_language
+from threadsage.bots.telegram.topics import PrivateTopics
 from threadsage.bots.telegram.webhook import UPDATE, TelegramWebhook, UpdateShape
 from threadsage.bots.tokens import Signer, load_secret
 from threadsage.chat import ChatService, Turn, run_shown
@@ -108,6 +109,7 @@ class TelegramBot:
         self.send = TelegramSender(self.app.bot, self.signer, coordinator, self.chains)
         self.stop_disallowed = StopDisallowedChats(self.access, coordinator, self.send, self.chains)
         self.files = TelegramFiles(int(settings.max_attachment_mb * MB))
+        self.topics = PrivateTopics(self.app.bot, coordinator)
         self.clicks = Clicks(settings, settings, chat, self.send, self.chains, self.signer)
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
@@ -251,7 +253,7 @@ class TelegramBot:
                 place_of(message), say("tg_new_in_group", person_language(update.effective_user))
             )
             return
-        await self.chat.reset(private_key(message.chat_id), "telegram")
+        await self.chat.reset(private_session(message), "telegram")
         await self.send.send_plain(place_of(message), say("new_started", person_language(update.effective_user)))
 
     async def _on_ask(self, update: Update, _context: Context) -> None:
@@ -297,6 +299,16 @@ class TelegramBot:
     # --- questions -------------------------------------------------------------------------
 
     async def _ask_in_private(self, message: Message, text: str) -> None:
+        """A private chat's question: in its topic's conversation; with topics in private chats on,
+        a question outside any topic opens one (`topics`); else the chat is one conversation."""
+        language = person_language(message.from_user)
+        topic = (
+            message.message_thread_id if message.is_topic_message else await self.topics.open(message, text, language)
+        )
+        if topic:
+            place = Place(message.chat_id, True, topic)
+            await self._ask(message, private_topic_key(message.chat_id, topic), text, place)
+            return
         key = private_key(message.chat_id)
         if await self._idle_too_long(key):
             await self.chat.reset(key, "telegram")
@@ -328,13 +340,13 @@ class TelegramBot:
         )
         await self._answer(turn, private)
 
-    async def _ask(self, message: Message, key: str, text: str) -> None:
+    async def _ask(self, message: Message, key: str, text: str, place: Place | None = None) -> None:
         assert message.from_user is not None
         private = message.chat.type == ChatType.PRIVATE
         categories = place_categories(self.settings, str(message.chat_id), private)
         message_id = f"{message.chat_id}:{message.message_id}"
         log.info("question in %s chat %s", message.chat.type, message.chat_id)  # ids for THREADSAGE_CHANNEL_CATEGORIES
-        place = place_of(message)
+        place = place or place_of(message)
         files = (lambda: self.files.fetch(message)) if self.files.file_of(message) else None  # in its turn
         asker, language = str(message.from_user.id), person_language(message.from_user)
         turn = Turn(

@@ -1,6 +1,7 @@
 """Which messages are for the bot, and which session each continues.
 
-A private chat is one session. In groups the session is the reply chain: a mention or `/ask`
+A private chat is one session — or, with topics in private chats (Bot API 9.3, switched on in
+@BotFather), each topic is one (`private_topic_key`). In groups the session is the reply chain: a mention or `/ask`
 starts one at the question, and a reply to one of the bot's messages continues the session that
 message belongs to — remembered when it was sent, through the coordinator, so that every process
 knows it.
@@ -36,7 +37,7 @@ class ReplyChains:
         forgotten, or sent without a coordinator that outlives the process — the chain is taken
         to start at the question the message quotes (true for a first question)."""
         if message.chat.type == ChatType.PRIVATE:
-            return private_key(message.chat_id)
+            return private_session(message)
         known = await self.coordinator.recall(_message_key(message))
         if known is not None:
             return known
@@ -90,6 +91,17 @@ def _entities(message: Message, types: list[str | None]) -> dict[MessageEntity, 
 
 def private_key(chat_id: int) -> str:
     return session_key("telegram", "-", str(chat_id))
+
+
+def private_topic_key(chat_id: int, topic: int) -> str:
+    return session_key("telegram", "-", str(chat_id), f"topic-{topic}")
+
+
+def private_session(message: Message) -> str:
+    """The session of a private chat's message: its topic's, or the chat's."""
+    if message.is_topic_message and message.message_thread_id:
+        return private_topic_key(message.chat_id, message.message_thread_id)
+    return private_key(message.chat_id)
 
 
 def chain_key(chat_id: int, root_message_id: int) -> str:
