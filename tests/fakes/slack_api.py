@@ -391,6 +391,11 @@ class FakeSlack(ServedFake):
             ):
                 self.calls.append((f"{method}#invalid_arguments", params))
                 return 200, {}, {"ok": False, "error": "invalid_arguments"}
+            if method in ("chat.postMessage", "chat.update", "chat.postEphemeral", "chat.stopStream") and (
+                error := _refused_blocks(_json(params.get("blocks") or "[]"))
+            ):
+                self.calls.append((f"{method}#{error}", params))
+                return 200, {}, {"ok": False, "error": error}
             if method in STREAM_METHODS:
                 error = self._stream(method, params, ts)
                 if error:
@@ -531,6 +536,20 @@ class FakeSlack(ServedFake):
         file, content = known
         disposition = f'attachment; filename="{file["name"]}"'
         return 200, {"Content-Type": file["mimetype"], "Content-Disposition": disposition}, content
+
+
+MARKDOWN_BLOCKS_CHARS = (
+    12_000  # "The cumulative limit for all markdown blocks in a single payload is 12,000 characters"
+)
+
+
+def _refused_blocks(blocks: list[dict]) -> str | None:
+    """`invalid_blocks` for markdown blocks Slack refuses (docs.slack.dev/reference/block-kit/blocks/markdown-block):
+    one without its text, or texts over 12,000 characters together."""
+    texts = [b.get("text") for b in blocks if b.get("type") == "markdown"]
+    if any(not isinstance(t, str) or not t for t in texts) or sum(map(len, texts)) > MARKDOWN_BLOCKS_CHARS:
+        return "invalid_blocks"
+    return None
 
 
 TASK_STATUSES = {"pending", "in_progress", "complete", "error"}

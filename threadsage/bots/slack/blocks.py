@@ -4,6 +4,7 @@ signed buttons for clarifications and feedback — the bot's own words in the re
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from threadsage.bots.render import to_mrkdwn, to_mrkdwn_sections, to_slack_fallback
@@ -21,12 +22,16 @@ TEXT_FALLBACK_CHARS = 3000
 Message = tuple[list[dict[str, Any]], str]  # blocks and the plain-text fallback (notifications, old clients)
 
 
+MARKDOWN_BLOCK_CHARS = 12_000  # "The cumulative limit for all markdown blocks in a single payload"
+SLACK_CONTROL = re.compile(r"[<>&]")
+
+
 def reply_messages(reply: Reply, place: Place, turn: Turn, signer: Signer, mention: bool = False) -> list[Message]:
     """The messages a reply takes: long answers are split, and the hand-off, the sources, the note
     and the feedback buttons go under the last part."""
     if reply.kind is ReplyKind.CLARIFICATION:
         return [(clarification_blocks(reply, place, signer), fallback(reply.text))]
-    sections = [section(piece) for piece in to_mrkdwn_sections(reply.text)]
+    sections = body_blocks(reply.text)
     tail: list[dict[str, Any]] = []
     if reply.kind is ReplyKind.ANSWER:
         if reply.handoff is not None:
@@ -94,6 +99,17 @@ def choice_shown(body: dict[str, Any], label: str, user: str) -> Message:
 
 def sources(citations: tuple[Citation, ...], language: Language) -> str:
     return to_mrkdwn(f"**{say('sources', language)}:** " + " · ".join(source_markdown(c) for c in citations))
+
+
+def body_blocks(markdown: str) -> list[dict[str, Any]]:
+    """An answer's text: one `markdown` block, which Slack renders from standard Markdown itself
+    (tables, code, lists; and Chinese, whose mrkdwn markers Slack often fails to read), where it
+    fits — at most `MARKDOWN_BLOCK_CHARS`, and none of Slack's control characters (`<`, `>`, `&`:
+    what a quoted `<!channel>` would become in a markdown block is not documented); else mrkdwn
+    sections, escaped and split (`render`)."""
+    if 0 < len(markdown) <= MARKDOWN_BLOCK_CHARS and not SLACK_CONTROL.search(markdown):
+        return [{"type": "markdown", "text": markdown}]
+    return [section(piece) for piece in to_mrkdwn_sections(markdown)]
 
 
 def section(mrkdwn: str) -> dict[str, Any]:
