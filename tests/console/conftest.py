@@ -8,17 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.slack_api import FakeSlack
 from tests.helpers.console import TOKEN
-from tests.helpers.slack_harness import Harness, running
+from tests.helpers.slack_harness import Harness, on_fake_slack
 
 
 @pytest.fixture
 async def served(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
-    fake = FakeSlack().start()
-    async with running(tmp_path, handbook_kb, fake=fake, THREADSAGE_CONSOLE_TOKEN=TOKEN) as harness:
+    async with on_fake_slack(tmp_path, handbook_kb, THREADSAGE_CONSOLE_TOKEN=TOKEN) as harness:
         yield harness
-    fake.stop()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -17,11 +17,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.helpers import telegram_harness
 from tests.helpers.locations import EVAL, HANDBOOK, HANDBOOK_SITE, POSTGRES_URL
-from tests.helpers.slack_harness import Harness, running
+from tests.helpers.slack_harness import Harness, on_fake_slack
 from threadsage.adapters.knowledge import open_knowledge_base
 from threadsage.bots.telegram import TelegramBot
 from threadsage.cli import app
@@ -172,19 +171,15 @@ def llm():
 @pytest.fixture
 async def slack(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
     """The Slack bot served over HTTP, on the offline back-end and the demo handbook, against a fake Slack."""
-    fake = FakeSlack().start()
-    async with running(tmp_path, handbook_kb, fake=fake) as harness:
+    async with on_fake_slack(tmp_path, handbook_kb) as harness:
         yield harness
-    fake.stop()
 
 
 @pytest.fixture
 async def classic_slack(tmp_path: Path, handbook_kb) -> AsyncIterator[Harness]:
     """The same, for an app still on `assistant_view` (or neither): the DM's top level is one conversation."""
-    fake = FakeSlack().start()
-    async with running(tmp_path, handbook_kb, fake=fake, THREADSAGE_SLACK_AGENT_VIEW=False) as harness:
+    async with on_fake_slack(tmp_path, handbook_kb, THREADSAGE_SLACK_AGENT_VIEW=False) as harness:
         yield harness
-    fake.stop()
 
 
 @pytest.fixture

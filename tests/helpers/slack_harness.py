@@ -276,6 +276,17 @@ async def running(
             await serving
 
 
+@asynccontextmanager
+async def on_fake_slack(tmp_path: Path, kb: KnowledgeBase, **overrides: Any) -> AsyncIterator[Harness]:
+    """`running` against a fake Slack of its own, stopped afterwards; `overrides` as there."""
+    fake = FakeSlack().start()
+    try:
+        async with running(tmp_path, kb, fake=fake, **overrides) as harness:
+            yield harness
+    finally:
+        fake.stop()
+
+
 def thread_messages(fake: FakeSlack, thread_ts: str) -> list[dict]:
     return [m for m in fake.posted() if m.get("thread_ts") == thread_ts]
 

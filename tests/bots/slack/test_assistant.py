@@ -13,7 +13,16 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from tests.fakes.slack_api import TEAM, FakeSlack, assistant_thread, message_changed
-from tests.helpers.slack_harness import AMBIGUOUS, OTHER_ORG, Harness, as_text, dm_message, next_ts, running
+from tests.helpers.slack_harness import (
+    AMBIGUOUS,
+    OTHER_ORG,
+    Harness,
+    as_text,
+    dm_message,
+    next_ts,
+    on_fake_slack,
+    running,
+)
 from threadsage.bots.replies import STEPS
 from threadsage.bots.slack.sending import PLACEHOLDER_EVENT
 from threadsage.chat import Step
@@ -31,10 +40,8 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 
 @asynccontextmanager
 async def panel(tmp_path: Path, kb, **overrides) -> AsyncIterator[Harness]:
-    fake = FakeSlack().start()
-    async with running(tmp_path, kb, fake=fake, **{**SCOPED, **overrides}) as slack:
+    async with on_fake_slack(tmp_path, kb, **{**SCOPED, **overrides}) as slack:
         yield slack
-    fake.stop()
 
 
 async def open_panel(slack: Harness, context: dict | None = None, kind: str = "assistant_thread_started") -> str:
