@@ -106,3 +106,5 @@ async def test_images_that_cannot_be_read_or_too_many_each_get_a_plain_sentence(
         ),
         f"I read the first {MAX_IMAGES} images of a message; 2 more went unread — please send them in another message.",
     ]
+    downloaded = {c["file"] for name, c in slack.fake.calls if name == "files.download"}
+    assert downloaded == {i["id"] for i in images[:MAX_IMAGES]}  # those past the cap were never fetched

@@ -17,7 +17,15 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from threadsage.adapters.documents.attachments import Attachment, not_fetched, readable_as, too_big, unsupported
+from threadsage.adapters.documents.attachments import (
+    MAX_IMAGES,
+    Attachment,
+    not_fetched,
+    readable_as,
+    too_big,
+    unsupported,
+)
+from threadsage.adapters.documents.images import is_image
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +48,22 @@ class SlackFiles:
 
     async def fetch(self, event: dict[str, Any]) -> tuple[Attachment, ...]:
         """The files of a message, each downloaded or carrying why it was not (images too: their
-        text is read by OCR)."""
+        text is read by OCR). Images past `MAX_IMAGES` are not downloaded: they are refused unread
+        (`AttachmentReader`), so their bytes would only cost the download."""
         files = [f for f in event.get("files") or [] if isinstance(f, dict)][:MAX_FILES]
-        return tuple([await self._fetch(f) for f in files])
+        fetched: list[Attachment] = []
+        images = 0
+        for file in files:
+            name, media_type = _name(file), str(file.get("mimetype") or "")
+            images += (parse_as := readable_as(name, media_type)) is not None and is_image(parse_as)
+            past_cap = images > MAX_IMAGES and parse_as is not None and is_image(parse_as)
+            fetched.append(Attachment(name, b"", media_type) if past_cap else await self._fetch(file))
+        return tuple(fetched)
 
     async def _fetch(self, file: dict[str, Any]) -> Attachment:
         if file.get("file_access") == "check_file_info" or not file.get("url_private_download"):
             file = await self._info(file)
-        name = str(file.get("name") or file.get("title") or file.get("id") or "file")
+        name = _name(file)
         media_type = str(file.get("mimetype") or "")
         size = int(file.get("size") or 0)
         if readable_as(name, media_type) is None:
@@ -93,3 +109,7 @@ class SlackFiles:
 
     def _trusted(self, url: str) -> bool:
         return urlsplit(url)[:2] in self._origins
+
+
+def _name(file: dict[str, Any]) -> str:
+    return str(file.get("name") or file.get("title") or file.get("id") or "file")
