@@ -22,7 +22,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.helpers.served import free_port
+from tests.helpers.served import answers_ok, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL_VENV = REPO / ".venv-model"
@@ -73,19 +73,9 @@ class ModelServer:
 
 
 async def _wait_until_up(url: str, process: asyncio.subprocess.Process, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
     async with aiohttp.ClientSession() as session:
-        while time.monotonic() < deadline:
-            if process.returncode is not None:
-                raise RuntimeError(f"the model server exited with {process.returncode}")
-            try:
-                async with session.get(url + "/v1/models") as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.25)
-    raise TimeoutError(f"the model server did not come up within {seconds} s")
+        if not await answers_ok(session, url + "/v1/models", lambda: process.returncode, seconds, every=0.25):
+            raise TimeoutError(f"the model server did not come up within {seconds} s")
 
 
 def _proxy(upstream: str, server: ModelServer) -> web.Application:

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +89,25 @@ def free_port() -> int:
         return port
 
 
+async def answers_ok(
+    http: aiohttp.ClientSession, url: str, exited: Callable[[], int | None], timeout: float, every: float = 0.1
+) -> bool:
+    """Whether `url` answers 200 within `timeout` seconds, asked every `every`; the process serving
+    it exiting first (`exited()`: its code, else None) fails the test."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        if (code := exited()) is not None:
+            raise AssertionError(f"the process serving {url} exited with {code}")
+        try:
+            async with http.get(url) as response:
+                if response.status == 200:
+                    return True
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(every)
+    return False
+
+
 @dataclass
 class Served:
     process: subprocess.Popen
@@ -99,18 +118,8 @@ class Served:
         return f"http://127.0.0.1:{self.port}"
 
     async def healthy(self, http: aiohttp.ClientSession, timeout: float = 60) -> None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while asyncio.get_running_loop().time() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"the process on port {self.port} exited with {self.process.returncode}")
-            try:
-                async with http.get(f"{self.url}/healthz") as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
-        raise AssertionError(f"no /healthz on port {self.port}")
+        if not await answers_ok(http, f"{self.url}/healthz", self.process.poll, timeout):
+            raise AssertionError(f"no /healthz on port {self.port}")
 
     async def ready(self, http: aiohttp.ClientSession, timeout: float = 60) -> None:
         """Until /readyz says 200 (a front-end reaches Redis; a worker takes turns)."""

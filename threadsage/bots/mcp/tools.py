@@ -19,6 +19,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from threadsage.adapters.knowledge import KnowledgeBase, passage
+from threadsage.adapters.reasoner import Passage
 from threadsage.bots.mcp.access import Reader
 from threadsage.chat import ChatService
 from threadsage.chat.turns import MAX_QUESTION_CHARS, Reply, ReplyKind, Turn, fixed_notice
@@ -133,7 +134,7 @@ def _asked(text: str) -> str:
     return text
 
 
-def _found(p: Any) -> Found:
+def _found(p: Passage) -> Found:
     return Found(
         title=p["title"], section=p["heading"], source=p.get("url") or p["path"], text=p["text"], score=p["score"]
     )

@@ -299,7 +299,7 @@ class SlackBot:
         if event.get("tab") == "home":
             await self.dispatch(HomeJob(team=team, user=user).job(f"slack-home:{user}"))
         elif event.get("tab") == "messages" and self.settings.slack_agent_view:
-            await self.dispatch(AgentJob(event=event, team=team, user=user).job(f"slack-agent:{team}:{user}"))
+            await self.dispatch(AgentJob(event=event, team=team, user=user).queued())
 
     async def _on_ask(self, ack: Any, command: dict[str, Any]) -> None:
         request = parse_ask(unescaped(command.get("text", "")))

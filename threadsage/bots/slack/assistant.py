@@ -140,7 +140,7 @@ def register(app: AsyncApp, dispatch: Callable[[Job], Awaitable[object]]) -> Non
         user = event.get("user") or next((a.get("user_id") for a in body.get("authorizations") or []), None)
         if user:
             team = body.get("team_id", "")
-            await dispatch(AgentJob(event=event, team=team, user=user).job(f"slack-agent:{team}:{user}"))
+            await dispatch(AgentJob(event=event, team=team, user=user).queued())
 
     app.event("app_context_changed")(on_context_changed)
 

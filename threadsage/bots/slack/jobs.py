@@ -119,6 +119,10 @@ class AgentJob(SlackJob):
     team: str
     user: str
 
+    def queued(self) -> Job:
+        """The job, in order with the person's other agent events."""
+        return self.job(f"slack-agent:{self.team}:{self.user}")
+
 
 def handler(
     kind: type[J], perform: Callable[[J], Awaitable[None]], give_up: Callable[[J], Awaitable[None]] | None = None

@@ -37,16 +37,13 @@ class Tasks:
         if len(questions) > 1:
             chunks.append(PlanUpdateChunk(title=say("slack_plan", self._steps[0].language, count=len(questions))))
         chunks += [
-            self._task(i, p, "in_progress" if p.step is Step.WRITING else "complete") for i, p in self._numbered()
+            self._task(i, p, "in_progress" if p.step is Step.WRITING else "complete") for i, p in enumerate(self._steps)
         ]
         return chunks
 
     def finished(self) -> list[Chunk]:
         """The chunks the stream stops with: the writing step done."""
-        return [self._task(i, p, "complete") for i, p in self._numbered() if p.step is Step.WRITING]
-
-    def _numbered(self) -> list[tuple[int, Progress]]:
-        return list(enumerate(self._steps))
+        return [self._task(i, p, "complete") for i, p in enumerate(self._steps) if p.step is Step.WRITING]
 
     @staticmethod
     def _task(number: int, progress: Progress, status: str) -> TaskUpdateChunk:

@@ -28,7 +28,7 @@ class PrivateTopics:
     async def open(self, message: Message, text: str, language: Language = "en") -> int | None:
         """The topic a private question outside any topic is answered in: opened once per
         question (a redelivery finds it); None with topics off or refused."""
-        if not getattr(self.bot.bot, "has_topics_enabled", False):
+        if not self.bot.bot.has_topics_enabled:
             return None
         key = f"telegram-topic:{message.chat_id}:{message.message_id}"
         if (opened := await self.coordinator.recall(key)) is not None:
