@@ -24,6 +24,12 @@ The text (`markdown_text`, or `chunks` of type markdown_text as slack_sdk sends 
 the stored message, which chat.update may change once the stream is stopped; `streams` keeps each
 stream's appends in order.
 
+Rate limits as the Web API documents them ("Rate limits"; each method's tier), per method in the
+workspace: Tier 3 (`chat.update`, `chat.delete`, `reactions.add`, `reactions.remove`) 50 calls in
+any minute, Tier 4 (`chat.appendStream`) 100; `chat.postMessage` one a second in a channel, taken
+as 60 in any minute (bursts allowed). A call past them is answered HTTP 429 `ratelimited` with
+Retry-After (the seconds until the window has room), recorded as `method#429` (`rate_limited()`).
+
 Files (`upload`) are kept as Slack keeps them: `files.info` returns the file object, and its
 `url_private_download` serves the bytes only to a request with a bearer token — without one Slack
 answers with its sign-in page (HTML, status 200), and so does the fake.
@@ -139,6 +145,8 @@ MAX_LOADING_MESSAGES = 10  # setStatus's loading_messages: "Maximum of 10 messag
 RESPONSE_URL_USES = 5  # "up to 5 times within 30 minutes"
 STREAM_TEXT_CHARS = 12_000  # markdown_text: "Limit this field to 12,000 characters"
 STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
+TIERS = {"chat.update": 50, "chat.delete": 50, "reactions.add": 50, "reactions.remove": 50, "chat.appendStream": 100}
+POSTS_A_MINUTE = 60  # chat.postMessage: "1 per second per channel", short bursts allowed
 
 
 def message_changed(channel: str, original: dict, new_text: str, channel_type: str = "channel") -> dict:
@@ -254,6 +262,7 @@ class FakeSlack(ServedFake):
     tasks: dict[tuple[str, str], dict[str, dict]] = field(default_factory=dict)  # (channel, ts) → task id → task
     plans: dict[tuple[str, str], str] = field(default_factory=dict)  # (channel, ts) → the plan's title
     ephemerals: dict[str, list[dict]] = field(default_factory=dict)  # response_url name → what it was sent
+    _made: dict[str, list[float]] = field(default_factory=dict)  # a rate limit's key → its calls' times
 
     @property
     def api_url(self) -> str:
@@ -261,6 +270,27 @@ class FakeSlack(ServedFake):
 
     def rate_limit_next(self, method: str, times: int = 1) -> None:
         self._rate_limited[method] = times
+
+    def rate_limited(self) -> list[str]:
+        """The calls answered 429: past a documented limit, or queued by `rate_limit_next`."""
+        with self._lock:
+            return [name for name, _ in self.calls if name.endswith("#429")]
+
+    def _over_limit(self, method: str, params: dict) -> int:
+        """0 if the call is within its documented limit (and counts), else the seconds to wait."""
+        if method in TIERS:
+            key, calls = method, TIERS[method]
+        elif method == "chat.postMessage":
+            key, calls = f"posts:{params.get('channel')}", POSTS_A_MINUTE
+        else:
+            return 0
+        now = time.monotonic()
+        made = [t for t in self._made.get(key, []) if t > now - 60]
+        if len(made) >= calls:
+            self._made[key] = made
+            return max(1, int(made[0] + 60 - now + 1))
+        self._made[key] = [*made, now]
+        return 0
 
     def drop_next(self, method: str, times: int = 1) -> None:
         self._dropped[method] = times
@@ -372,6 +402,9 @@ class FakeSlack(ServedFake):
             if authorization.removeprefix("Bearer ") in self.revoked:
                 self.calls.append((f"{method}#invalid_auth", params))
                 return 200, {}, {"ok": False, "error": "invalid_auth"}
+            if wait := self._over_limit(method, params):
+                self.calls.append((f"{method}#429", params))
+                return 429, {"Retry-After": str(wait)}, {"ok": False, "error": "ratelimited"}
             if method == "apps.connections.open":
                 self.calls.append((method, {"authorization": authorization}))
                 return 200, {}, {"ok": True, "url": self.socket_url}

@@ -19,6 +19,10 @@ callback queries still to be answered. Where it matters to a bot it is as strict
   found", and `createForumTopic` in a private chat of a bot without topics is 400;
   `setMyCommands` / `getMyCommands` per `language_code`, `setChatMenuButton` / `getChatMenuButton`.
 
+Flood limits as the Bot API FAQ states them: a bot sends "not more than 30 messages per second"
+in all and "not more than 20 messages per minute" in a group; a message sent or edited past them is
+answered 429 "Too Many Requests: retry after N" with `parameters.retry_after` (`flood_waits()`).
+
 Files are kept as Telegram keeps them: `upload` stores one (a document for `send_file`),
 `getFile` returns a File with its `file_path` — or 400 "file is too big" past the 20 MB bots may
 download — and `GET /file/bot<token>/<file_path>` serves the bytes.
@@ -52,6 +56,11 @@ BOT = {
     "can_read_all_group_messages": False,
     "supports_inline_queries": False,
 }
+MESSAGES = frozenset({
+    "sendMessage", "sendPhoto", "sendDocument", "editMessageText", "editMessageReplyMarkup", "copyMessage",
+    "forwardMessage",
+})  # fmt: skip  # what the flood limits count
+PER_SECOND, PER_GROUP_MINUTE = 30, 20
 JSON_PARAMS = {
     "reply_markup", "reply_parameters", "link_preview_options", "allowed_updates", "entities", "commands", "scope",
     "menu_button",
@@ -153,6 +162,7 @@ class FakeBotAPI:
         self.private_topics = False  # the bot's topic mode in private chats (@BotFather)
         self.topics: dict[tuple[int, int], str] = {}  # (chat id, message_thread_id) → name
         self._topic_ids = itertools.count(9900)
+        self._sent_at: dict[str, list[float]] = {}  # "all" or a group's id → when its messages were sent
 
     # --- server ----------------------------------------------------------------------------
 
@@ -183,6 +193,7 @@ class FakeBotAPI:
         self.calls.append(call)
         try:
             self._maybe_fail(method, params)
+            self._flood_control(method, params)
             handler = getattr(self, f"api_{method}", None)
             if handler is None:
                 raise ApiError(404, "Not Found: method not found")
@@ -200,7 +211,27 @@ class FakeBotAPI:
                 queue.pop(0)
                 raise error
 
+    def _flood_control(self, method: str, params: dict) -> None:
+        if method not in MESSAGES:
+            return
+        now = time.monotonic()
+        limits = [("all", PER_SECOND, 1.0)]
+        if str(params.get("chat_id", "")).startswith(("-", "@")):
+            limits.append((str(params["chat_id"]), PER_GROUP_MINUTE, 60.0))
+        for key, calls, seconds in limits:
+            sent = [t for t in self._sent_at.get(key, []) if t > now - seconds]
+            self._sent_at[key] = sent
+            if len(sent) >= calls:
+                wait = max(1, int(sent[0] + seconds - now + 1))
+                raise ApiError(429, f"Too Many Requests: retry after {wait}", {"retry_after": wait})
+        for key, _, _ in limits:
+            self._sent_at[key].append(now)
+
     # --- what tests do ---------------------------------------------------------------------
+
+    def flood_waits(self) -> list[Call]:
+        """The calls answered 429 (a flood limit passed, or queued by `fail_next`)."""
+        return [call for call in self.calls if call.status == 429]
 
     def fail_next(
         self, method: str, status: int, description: str, parameters: dict | None = None, html_only: bool = False

@@ -14,7 +14,7 @@ from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.helpers import telegram_harness
 from tests.helpers.conversation import QUESTION, route_to
-from tests.helpers.slack_harness import CHANNEL, Harness, running
+from tests.helpers.slack_harness import CHANNEL, Harness, mention_event, running
 from tests.helpers.telegram_harness import ANN, GROUP, bot_settings, mention, new_messages, private
 from threadsage.bots.telegram import TelegramBot
 from threadsage.chat import readable
@@ -86,3 +86,46 @@ async def test_telegram_shows_the_models_words_in_a_group_in_the_message_that_be
         [answer] = fake.sent(GROUP["id"])
         assert answer["message_id"] == shown["message_id"] and "Premium economy is allowed" in answer["text"]
         assert fake.drafts == {}
+
+
+async def test_fifty_answers_streaming_at_once_in_slack_channels_meet_no_rate_limit(
+    tmp_path: Path, handbook_kb, llm: FakeOpenAI
+) -> None:
+    """Ten channels, five questions each (fifty people), all at once: every answer is posted whole, and not one
+    call goes past Slack's documented limits (the fake answers 429 past them) — the streams'
+    appends coalesce and the steps give way to the replies instead."""
+    channels = [f"C0LOAD{n:04d}" for n in range(10)]
+    async with slack_on(tmp_path, handbook_kb, streaming(llm)) as slack:
+        asked = []
+        for n in range(50):
+            event = {**mention_event(QUESTION, user=f"U0LOAD{n:04d}"), "channel": channels[n % 10]}
+            asked.append((event["channel"], event["ts"]))
+            assert await slack.event(event) == 200
+        await slack.settle()
+        answers = [[m for m in slack.fake.current(channel, ts) if m["ts"] != ts] for channel, ts in asked]
+        assert all(len(answer) == 1 and answer[0]["metadata"]["event_type"] == "threadsage_reply" for answer in answers)
+        assert all("Premium economy is allowed" in answer[0]["blocks"][0]["text"] for answer in answers)
+        assert slack.fake.rate_limited() == []
+        assert slack.fake.streams  # some streamed, within the channels' posts to spare
+        assert len(slack.fake.of("chat.appendStream")) <= 100
+
+
+async def test_fifty_answers_drafted_at_once_in_telegram_groups_meet_no_flood_control(
+    tmp_path: Path, fake: FakeBotAPI, handbook_kb, llm: FakeOpenAI
+) -> None:
+    """Ten groups, five questions each (fifty people), all at once: every answer arrives with its buttons, and
+    Telegram never answers "retry after" (the fake does past 20 messages a minute in a group, 30 a
+    second in all) — the drafts are shown only where the groups' limits have room to spare."""
+    groups = [{"id": -1001000000000 - n, "title": f"Team {n}", "type": "supergroup"} for n in range(10)]
+    async with telegram_on(tmp_path, fake, handbook_kb, streaming(llm)):
+        for n in range(50):
+            fake.say(groups[n % 10], {**ANN, "id": ANN["id"] + n}, mention(QUESTION))
+
+        def answered() -> bool:
+            sent = [m for group in groups for m in fake.sent(group["id"])]
+            return sum(1 for m in sent if m.get("reply_markup")) == 50
+
+        await fake.wait_for(answered, timeout=120)
+        sent = [m for group in groups for m in fake.sent(group["id"])]
+        assert len(sent) == 50 and all("Premium economy is allowed" in m["text"] for m in sent)  # one message each
+        assert fake.flood_waits() == []

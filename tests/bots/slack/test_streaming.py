@@ -184,3 +184,16 @@ async def test_the_fake_streams_as_slack_documents_it(slack: Harness) -> None:
     webhook = AsyncWebhookClient(slack.fake.response_url("five"))
     statuses = [(await webhook.send(text=f"{n}")).status_code for n in range(6)]
     assert statuses == [200] * 5 + [404]  # "up to 5 times within 30 minutes"
+
+
+async def test_the_fake_keeps_slacks_documented_rate_limits(slack: Harness) -> None:
+    """Tier 3 (chat.update) takes 50 calls a minute in the workspace; the 51st is 429 with a
+    Retry-After, which slack_sdk reads (its retry handlers off here, so the refusal shows)."""
+    client = AsyncWebClient(token="xoxb-test", base_url=slack.fake.api_url)
+    posted = await client.chat_postMessage(channel=CHANNEL, text="Hi")
+    for n in range(50):
+        await client.chat_update(channel=CHANNEL, ts=posted["ts"], text=f"Hi {n}")
+    with pytest.raises(SlackApiError, match="ratelimited") as refused:
+        await client.chat_update(channel=CHANNEL, ts=posted["ts"], text="one too many")
+    assert refused.value.response.status_code == 429 and 1 <= int(refused.value.response.headers["Retry-After"]) <= 61
+    assert slack.fake.rate_limited() == ["chat.update#429"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from telegram import Bot
-from telegram.error import BadRequest, Forbidden
+from telegram.error import BadRequest, Forbidden, RetryAfter
 
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.helpers.drafting import Drafting
@@ -154,3 +154,19 @@ async def test_a_reply_to_an_answer_its_words_became_continues_its_conversation(
         fresh = [m for m in fake.sent(GROUP["id"])[since:] if m.get("reply_markup")][-1]
     assert continued["reply_to_message"]["message_id"] == follow["message_id"]
     assert fresh["text"] != continued["text"]  # the follow-up was read with the first question
+
+
+@pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")  # raised inside PTB's RetryAfter
+async def test_the_fake_keeps_telegrams_flood_limits(fake: FakeBotAPI) -> None:
+    """Through python-telegram-bot without a rate limiter: 20 messages a minute in a group, then
+    "retry after"; a private chat is not held by the group's limit."""
+    fake.say(GROUP, ANN, "hello")
+    fake.say(private(ANN), ANN, "/start")
+    async with Bot(TOKEN, base_url=f"{fake.url}/bot") as bot:
+        for n in range(20):
+            await bot.send_message(GROUP["id"], f"{n}")
+        with pytest.raises(RetryAfter):
+            await bot.send_message(GROUP["id"], "one too many")
+        await bot.send_message(ANN["id"], "still fine")
+    [refused] = fake.flood_waits()
+    assert (refused.method, refused.status) == ("sendMessage", 429)

@@ -61,6 +61,20 @@ class Answering:
         to do where the bot may not post; `in_panel`: an assistant thread, where the steps are its
         status; `respond_to`: the response_url of a private turn. A service outage propagates:
         the turn queue retries."""
+        with self.send.answering(place):
+            await self._answer(place, turn, question, on_accepted, notices_to, unreachable, in_panel, respond_to)
+
+    async def _answer(
+        self,
+        place: Place,
+        turn: Turn,
+        question: Question | None,
+        on_accepted: Action | None,
+        notices_to: str | None,
+        unreachable: Action | None,
+        in_panel: bool,
+        respond_to: str,
+    ) -> None:
         apology = say("apology", turn.reply_language)
         shown = self._shown(place, turn, in_panel, respond_to)
         try:

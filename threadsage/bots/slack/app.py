@@ -33,6 +33,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from starlette.routing import Route
 
 from threadsage.adapters.documents.attachments import MB
+from threadsage.bots.pacing import Windows
 from threadsage.bots.slack import assistant
 from threadsage.bots.slack.announcer import SlackAnnouncer
 from threadsage.bots.slack.answering import Answering
@@ -59,6 +60,7 @@ from threadsage.bots.slack.jobs import (
     VoteJob,
     handler,
 )
+from threadsage.bots.slack.limits import PacedClient
 from threadsage.bots.slack.messages import Messages
 from threadsage.bots.slack.notifier import SlackNotifier
 from threadsage.bots.slack.outsiders import stopping_outsiders
@@ -97,7 +99,6 @@ class SlackBot:
         *,
         dispatch: Callable[[Job], Awaitable[object]] | None = None,
         receive: bool = True,
-        client: AsyncWebClient | None = None,
     ) -> None:
         if settings.slack_bot_token is None:
             raise ValueError("SLACK_BOT_TOKEN is not set")
@@ -124,7 +125,8 @@ class SlackBot:
         # One HTTP session for every Web API call: slack_sdk otherwise opens a session (and builds
         # a TLS context, CPU on the event loop) per call, which shows in ack latency (docs/performance.md, "Slack").
         self._session = aiohttp.ClientSession()
-        self.client = client or AsyncWebClient(
+        self.client = PacedClient(
+            Windows(),  # Slack's limits, shared by the bot's turns (see `limits`)
             token=settings.slack_bot_token.get_secret_value(),
             base_url=settings.slack_api_url or AsyncWebClient.BASE_URL,
             session=self._session,

@@ -8,7 +8,8 @@ Slack's Web API (50+ calls a minute per workspace), which a placeholder changing
 every turn would exceed. The placeholder is marked with the job's key in its metadata, so a turn
 redelivered by the queue (its worker died) finds it in the thread and goes on updating it rather
 than posting another. Turns that report no steps (the offline back-end answers in milliseconds)
-show none; nor does any turn with THREADSAGE_SLACK_PROGRESS=false.
+show none; nor does any turn with THREADSAGE_SLACK_PROGRESS=false. The steps are optional calls
+(`pacing.optional`): with many turns at once they give way to the replies.
 
 Where Slack cannot stream (the top level of a DM), the answer's drafts are shown the same way:
 the placeholder's text becomes the answer so far, at most once every `step_seconds`, and the
@@ -21,6 +22,7 @@ import asyncio
 import logging
 import time
 
+from threadsage.bots.pacing import NotNow, optional
 from threadsage.bots.render import to_mrkdwn
 from threadsage.bots.replies import STEPS
 from threadsage.bots.slack.places import Place
@@ -86,7 +88,11 @@ class Placeholder:
         if not self.enabled:
             return
         if self.ts is None:
-            self.ts = await self.send.post_marked(self.place, text, PLACEHOLDER_EVENT, self.key)
+            try:
+                with optional():
+                    self.ts = await self.send.post_marked(self.place, text, PLACEHOLDER_EVENT, self.key)
+            except NotNow:
+                return  # the channel's posts are kept for replies: a later step tries again
             self._shown_at = time.monotonic()
             return
         self._next = text

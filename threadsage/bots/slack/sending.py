@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from threadsage.bots.pacing import NotNow, optional
 from threadsage.bots.slack.blocks import choice_shown, reply_messages
+from threadsage.bots.slack.limits import PacedClient, reply_keys
 from threadsage.bots.slack.places import Place
 from threadsage.bots.tokens import Signer
 from threadsage.chat import Reply, Turn
@@ -35,10 +36,14 @@ NOT_HERE = {"not_in_channel", "channel_not_found"}  # Slack's errors where the b
 
 
 class SlackSender:
-    def __init__(self, client: AsyncWebClient, signer: Signer, mention: bool = False) -> None:
+    def __init__(self, client: PacedClient, signer: Signer, mention: bool = False) -> None:
         self.client = client
         self.signer = signer
         self.mention = mention  # THREADSAGE_HANDOFF_MENTION
+
+    def answering(self, place: Place) -> AbstractContextManager[None]:
+        """A turn in flight in `place`: Slack's limits keep room for its reply (see `limits`)."""
+        return self.client.windows.answering(reply_keys(place))
 
     async def post(self, place: Place, reply: Reply, turn: Turn, replacing: str | None = None) -> None:
         """A reply in the place's thread (or the DM itself); long answers take several messages,
@@ -106,9 +111,13 @@ class SlackSender:
         return found
 
     async def update_text(self, channel: str, ts: str, text: str) -> None:
-        """A placeholder shows the next step (best effort: the answer replaces it anyway)."""
+        """A placeholder shows the next step (best effort, and only where Slack's limits have room
+        to spare: the answer replaces it anyway)."""
         try:
-            await self.client.chat_update(channel=channel, ts=ts, text=text)
+            with optional():
+                await self.client.chat_update(channel=channel, ts=ts, text=text)
+        except NotNow:
+            log.debug("a placeholder's step skipped: no room to spare in Slack's limits")
         except SlackApiError as exc:
             log.warning("could not update a placeholder: %s", exc.response.get("error"))
 
@@ -176,22 +185,31 @@ class SlackSender:
 
     @asynccontextmanager
     async def eyes_on(self, channel: str, ts: str) -> AsyncIterator[None]:
-        """👀 on the message while the body runs: the person sees it is being worked on."""
-        await self._react(channel, ts, add=True)
+        """👀 on the message while the body runs: the person sees it is being worked on (where
+        Slack's limits have room to spare; taken off again only where it was put)."""
+        with optional():
+            added = await self._react(channel, ts, add=True)
         try:
             yield
         finally:
-            await self._react(channel, ts, add=False)
+            if added:
+                await self._react(channel, ts, add=False)
 
-    async def _react(self, channel: str, ts: str, add: bool) -> None:
-        """A reaction is a courtesy: one that fails (Slack's refusal, or the connection) is logged
-        and the answer goes on (seen: a burst of 200 turns whose 👀 met reset connections)."""
+    async def _react(self, channel: str, ts: str, add: bool) -> bool:
+        """A reaction is a courtesy: one that fails (Slack's refusal, the connection, or no room
+        in the limits) is logged and the answer goes on (seen: a burst of 200 turns whose 👀 met
+        reset connections)."""
         try:
             if add:
                 await self.client.reactions_add(channel=channel, timestamp=ts, name=EYES)
             else:
                 await self.client.reactions_remove(channel=channel, timestamp=ts, name=EYES)
+        except NotNow:
+            return False
         except SlackApiError as exc:
             log.debug("reaction %s failed: %s", "add" if add else "remove", exc.response.get("error"))
+            return False
         except (aiohttp.ClientError, TimeoutError) as exc:
             log.warning("reaction %s failed: %s", "add" if add else "remove", type(exc).__name__)
+            return False
+        return True

@@ -3,9 +3,10 @@
 In a thread (a mention's, a DM's, the assistant panel's) the first `Draft` starts a streamed reply
 (`chat.startStream`, through slack_sdk's `chat_stream`), each later one appends what it adds
 (`chat.appendStream`, at most every `APPEND_EVERY` seconds: the newest text then goes in one
-call), and the turn's reply finishes it: the stream is stopped (`chat.stopStream`) and the
-message becomes the reply as every other answer is posted — Block Kit sections, sources, the
-feedback buttons and the turn's metadata (`chat.update`). Until the first draft the steps show as
+call; with many streams at once, as often as Slack's limits have room to spare, see `limits`),
+and the turn's reply finishes it: the stream is stopped (`chat.stopStream`) and the message
+becomes the reply as every other answer is posted — Block Kit sections, sources, the feedback
+buttons and the turn's metadata (`chat.update`). Until the first draft the steps show as
 before (the placeholder, or the panel's status); the placeholder then gives way to the stream,
 which shows them on as Slack's task timeline above the words (`tasks`).
 
@@ -29,7 +30,7 @@ from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.models.messages.chunk import MarkdownTextChunk
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
-from threadsage.bots.pacing import Pacer
+from threadsage.bots.pacing import Pacer, optional
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.progress import Placeholder
 from threadsage.bots.slack.sending import SlackSender
@@ -183,8 +184,9 @@ class Streaming:
             await (self._start() if self._stream is None else self._append())
 
     async def _start(self) -> None:
+        """The stream starts where the channel's posts have room to spare (else `NotNow`: the
+        placeholder or status shows on, and the pacer tries again with the newest words)."""
         await self._settle_held()
-        await self.inner.give_way()
         recipient = {} if self.place.is_dm else {"recipient_user_id": self.turn.user_id}
         if recipient and self.place.team:
             recipient["recipient_team_id"] = self.place.team
@@ -194,23 +196,28 @@ class Streaming:
             channel=self.place.channel, thread_ts=self.place.thread_ts, buffer_size=1, **display, **recipient
         )
         try:
-            await stream.append(chunks=[*tasks, MarkdownTextChunk(text=self._latest)])
+            with optional():
+                await stream.append(chunks=[*tasks, MarkdownTextChunk(text=self._latest)])
         except SlackApiError as exc:
             log.warning("could not start a stream: %s", exc.response.get("error"))
-            self._closed = True  # the steps' placeholder is gone: the reply is posted as usual
+            self._closed = True  # the reply is posted as usual, in the placeholder's place
             return
         self._stream, self._streamed = stream, self._latest
         self._stream_ts = stream.ts
         if stream.ts is not None:
             await self.coordinator.remember(self._key, stream.ts, STREAM_KEPT)
+        await self.inner.give_way()
 
     async def _append(self) -> None:
+        """What the newest draft adds, where Slack's limits have room to spare. Words refused for
+        now (`NotNow`) stay in the stream's buffer and go with the next append."""
         stream, added = self._stream, self._latest[len(self._streamed) :]
-        if stream is None or not added:
+        if stream is None:
             return
         self._streamed = self._latest
         try:
-            await stream.append(markdown_text=added)
+            with optional():
+                await stream.append(markdown_text=added)  # no call when nothing is added or buffered
         except (SlackApiError, SlackRequestError) as exc:  # the reply replaces it anyway
             log.warning("could not append to a stream: %s", exc)
             self._stream, self._closed = None, True

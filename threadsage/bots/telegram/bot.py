@@ -44,6 +44,7 @@ from threadsage.bots.telegram.clicking import Clicks
 from threadsage.bots.telegram.commands import register_commands
 from threadsage.bots.telegram.drafting import Drafts
 from threadsage.bots.telegram.files import TelegramFiles
+from threadsage.bots.telegram.limits import FloodLimits
 from threadsage.bots.telegram.notifier import TelegramNotifier
 from threadsage.bots.telegram.polling import poll_into
 from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query, place_after_click, place_of
@@ -94,7 +95,8 @@ class TelegramBot:
     ) -> None:
         self.access = TelegramAccess.from_settings(settings)
         ptb_polls = receive and dispatch is None and not settings.telegram_webhook_url
-        self.app = build_application(settings, polling=ptb_polls)
+        self.limits = FloodLimits()  # Telegram's flood limits, shared by the bot's turns
+        self.app = build_application(settings, polling=ptb_polls, limits=self.limits)
         self.settings = settings
         self.chat = chat
         self.signer = signer or Signer(load_secret(settings, settings.data_dir))
@@ -357,11 +359,12 @@ class TelegramBot:
     async def _answer(self, turn: Turn, place: Place) -> None:
         """The turn's drafts shown as they come (see `drafting`), then its replies."""
         drafts = Drafts(self.app.bot, place, turn.message_id)
-        async with self.send.typing(place):
-            replies = await run_shown(self.chat, turn, drafts)
-        curator = place.private and self.settings.is_curator("telegram", turn.user_id)  # a group would see it too
-        replacing = await drafts.finish()
-        await self.send.deliver(replies, place, turn.session_key, turn.message_id, curator, replacing)
+        with self.limits.answering(place.chat_id):
+            async with self.send.typing(place):
+                replies = await run_shown(self.chat, turn, drafts)
+            curator = place.private and self.settings.is_curator("telegram", turn.user_id)  # a group would see it
+            replacing = await drafts.finish()
+            await self.send.deliver(replies, place, turn.session_key, turn.message_id, curator, replacing)
 
     async def _idle_too_long(self, key: str) -> bool:
         """Whether the session's last activity (its latest checkpoint, so this survives restarts)

@@ -8,8 +8,11 @@
   withdrawn draft shows Telegram's "Thinking…" (an empty text).
 - Elsewhere (groups, forum topics), where drafts are not offered: the first words are sent as a
   message (quoting the question, in the topic) and edited with the newest words, at most every
-  `EDIT_EVERY` seconds — a group takes about 20 messages a minute, edits included, so a few turns
-  at once stay within it — and the reply takes that message's place (`TelegramSender.deliver`).
+  `EDIT_EVERY` seconds — a group takes about 20 messages a minute, edits included — and the reply
+  takes that message's place (`TelegramSender.deliver`).
+
+Drafts are optional calls (`limits`): with many turns at once in a group, they are shown only
+where the group's limit has room beyond the replies still to come, and the newest waits for it.
   A withdrawn draft leaves the words shown until the reply replaces them.
 
 Drafts are plain text (a partial answer's Markdown may not be closed yet); what fails to show is
@@ -25,7 +28,7 @@ from telegram import Bot, Message
 from telegram.constants import MessageLimit
 from telegram.error import BadRequest, TelegramError
 
-from threadsage.bots.pacing import Pacer
+from threadsage.bots.pacing import NotNow, Pacer, optional
 from threadsage.bots.replies import STEPS
 from threadsage.bots.telegram.sending import Place
 from threadsage.chat import Draft, Progress, Reply
@@ -87,22 +90,32 @@ class Drafts:
         return self.message
 
     async def _show(self) -> None:
+        """The newest draft, where the chat's flood limits have room to spare; else (`NotNow`)
+        it waits, unless a newer one overtakes it."""
         text, self._latest = self._latest, None
         if text is None or (text == self._shown and self.message is not None):
             return
         try:
-            if self.place.private:
-                # Without a text (not an empty one, which python-telegram-bot's ExtBot sends as "[]"):
-                # Telegram's "Thinking…".
-                await self.bot.send_message_draft(
-                    self.place.chat_id, self.draft_id, text or None, message_thread_id=self.place.topic
-                )
-            elif self.message is None:
-                self.message = await self.bot.send_message(self.place.chat_id, text, **self.place.send_kwargs())
-            else:
-                await self.message.edit_text(text)
+            with optional():
+                await self._send(text)
             self._shown = text
+        except NotNow:
+            if self._latest is None:
+                self._latest = text
+            raise
         except BadRequest as exc:
             log.info("a draft was not shown: %s", exc.message)
         except TelegramError as exc:
             log.warning("a draft was not shown: %s", exc)
+
+    async def _send(self, text: str) -> None:
+        if self.place.private:
+            # Without a text (not an empty one, which python-telegram-bot's ExtBot sends as "[]"):
+            # Telegram's "Thinking…".
+            await self.bot.send_message_draft(
+                self.place.chat_id, self.draft_id, text or None, message_thread_id=self.place.topic
+            )
+        elif self.message is None:
+            self.message = await self.bot.send_message(self.place.chat_id, text, **self.place.send_kwargs())
+        else:
+            await self.message.edit_text(text)

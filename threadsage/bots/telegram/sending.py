@@ -16,6 +16,7 @@ from telegram import Bot, CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 from telegram.constants import ChatAction, ChatType, ParseMode
 from telegram.error import BadRequest, TelegramError
 
+from threadsage.bots.pacing import NotNow, optional
 from threadsage.bots.render import to_telegram_messages
 from threadsage.bots.replies import handoff_markdown, source_markdown, verifiable
 from threadsage.bots.telegram.chains import ReplyChains
@@ -165,7 +166,7 @@ class TelegramSender:
 
         async def keep_typing() -> None:
             while True:
-                with suppress(TelegramError):
+                with suppress(TelegramError, NotNow), optional():  # a courtesy: never before a reply
                     await self.bot.send_chat_action(place.chat_id, ChatAction.TYPING, message_thread_id=place.topic)
                 await asyncio.sleep(TYPING_EVERY)
 
