@@ -65,7 +65,9 @@ async def test_a_structured_answer_streams_its_words_before_the_reply(
     assert drafts[-1] == readable(ANSWER) == readable(reply.text)
     assert events[-1] is reply and reply.kind is ReplyKind.ANSWER and reply.citations
     # the first words come while it writes: before the check starts
-    assert events.index(next(e for e in events if isinstance(e, Draft))) < events.index(Progress(Step.CHECKING))
+    checking = next(e for e in events if isinstance(e, Progress) and e.step is Step.CHECKING)
+    assert events.index(next(e for e in events if isinstance(e, Draft))) < events.index(checking)
+    assert checking.found is not None and checking.found.passages >= 1  # what the search found, told
     assert streamed_kinds(llm) == ["answer"]  # routing and judging never stream
 
 

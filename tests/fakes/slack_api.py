@@ -591,7 +591,8 @@ TASK_TEXT_CHARS = 256  # a task's details and output
 
 def _refused_chunks(chunks: list[dict], display_mode: Any) -> str | None:
     """The error Slack answers a stream's chunks with, None when they are as documented: types
-    markdown_text (text), task_update (id, title, status of TASK_STATUSES), plan_update (title), blocks;
+    markdown_text (text), task_update (id, title, status of TASK_STATUSES, sources of type url with url
+    and text), plan_update (title), blocks;
     task_display_mode `timeline` or `plan`."""
     if display_mode not in (None, "timeline", "plan"):
         return "invalid_arguments"
@@ -599,7 +600,16 @@ def _refused_chunks(chunks: list[dict], display_mode: Any) -> str | None:
         kind = chunk.get("type")
         if kind == "task_update":
             texts_ok = all(len(str(chunk.get(k) or "")) <= TASK_TEXT_CHARS for k in ("details", "output"))
-            if not (chunk.get("id") and chunk.get("title") and chunk.get("status") in TASK_STATUSES and texts_ok):
+            sources_ok = all(
+                s.get("type") == "url" and s.get("url") and s.get("text") for s in chunk.get("sources") or []
+            )
+            if not (
+                chunk.get("id")
+                and chunk.get("title")
+                and chunk.get("status") in TASK_STATUSES
+                and texts_ok
+                and sources_ok
+            ):
                 return "invalid_chunks"
         elif (kind == "plan_update" and not chunk.get("title")) or kind not in (
             "markdown_text",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from threadsage.bots.replies import documents_text
 from threadsage.i18n import DEFAULT, Language, say
 
 
@@ -18,7 +19,6 @@ def coverage_lines(
     ingested without a category are "general"."""
     shown = {c: n for c, n in counts.items() if n}
     return [
-        f"{shown_as(category or say('coverage_general', language))} — "
-        + say("coverage_documents" if n != 1 else "coverage_document", language, count=n)
+        f"{shown_as(category or say('coverage_general', language))} — {documents_text(n, language)}"
         for category, n in sorted(shown.items(), key=lambda item: (-item[1], item[0]))
     ]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from threadsage.chat import Citation, Reply, ReplyKind, Step
-from threadsage.i18n import say
+from threadsage.chat import Citation, Found, Reply, ReplyKind, Step
+from threadsage.i18n import Language, say
 from threadsage.settings.sections import AccessSettings
 
 STEPS = {Step.SEARCHING: "step_searching", Step.CHECKING: "step_checking", Step.WRITING: "step_writing"}  # keys
@@ -42,6 +42,22 @@ def source_markdown(citation: Citation) -> str:
     if url:
         return f"[{citation['number']}] [{label}]({url})"
     return f"[{citation['number']}] {label} — `{citation['path']}`"
+
+
+def found_text(found: Found, language: Language) -> str:
+    """ "Found 5 passages in 3 documents", in `language`."""
+    passages = say("found_passage" if found.passages == 1 else "found_passages", language, count=found.passages)
+    return say("step_found", language, passages=passages, documents=documents_text(len(found.documents), language))
+
+
+def documents_text(count: int, language: Language) -> str:
+    """ "1 document", "3 documents"."""
+    return say("coverage_document" if count == 1 else "coverage_documents", language, count=count)
+
+
+def web_sources(found: Found) -> list[tuple[str, str]]:
+    """The found documents that can be opened on the web: (title, address)."""
+    return [(title, link) for title, link in found.documents if link.startswith(("http://", "https://"))]
 
 
 def place_categories(settings: AccessSettings, channel: str, private: bool) -> tuple[str, ...] | None:

@@ -26,7 +26,7 @@ from threadsage.chat.turns import (
 )
 from threadsage.graph.drafts import readable  # a reply's text as its drafts showed it
 from threadsage.graph.state import Citation  # re-exported: front-ends take it from the seam
-from threadsage.graph.steps import Step
+from threadsage.graph.steps import Found, Step
 
 __all__ = [
     "ACCEPTED",
@@ -45,6 +45,7 @@ __all__ = [
     "Collecting",
     "Display",
     "Draft",
+    "Found",
     "Progress",
     "Reply",
     "ReplyKind",

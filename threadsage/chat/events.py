@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from threadsage.chat.turns import Draft, Progress, Reply
-from threadsage.graph.steps import Step
+from threadsage.graph.steps import Found, Report, Step
 from threadsage.i18n import Language
 
 RunEvent = Progress | Draft
@@ -54,15 +54,15 @@ class _Listener:
 _listener: ContextVar[_Listener | None] = ContextVar("threadsage_listener", default=None)
 
 
-def reporters(language: Language) -> tuple[Callable[[Step, str], None] | None, Callable[[str], None] | None]:
+def reporters(language: Language) -> tuple[Report | None, Callable[[str], None] | None]:
     """What the current turn's run calls with each step it enters and with each draft: (None, None)
     where nobody listens, no draft function where drafts were not asked for."""
     listener = _listener.get()
     if listener is None:
         return None, None
 
-    def step(step: Step, detail: str) -> None:
-        listener.put(Progress(step, detail, language))
+    def step(step: Step, detail: str, found: Found | None) -> None:
+        listener.put(Progress(step, detail, language, found))
 
     def draft(text: str) -> None:
         listener.put(Draft(text, language))

@@ -11,7 +11,7 @@ from typing import Any
 
 from threadsage.adapters.documents.attachments import Attachment
 from threadsage.graph.state import Citation
-from threadsage.graph.steps import Step
+from threadsage.graph.steps import Found, Step
 from threadsage.i18n import DEFAULT, Language, language_of, say
 from threadsage.support.handoff import Contact
 
@@ -102,6 +102,7 @@ class Progress:
     step: Step
     detail: str = ""  # e.g. the sub-question a step of deep search looks up
     language: Language = DEFAULT
+    found: Found | None = None  # what the search before this step found
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import wraps
 from typing import Any, cast
@@ -47,6 +48,33 @@ STEP_OF_NODE: dict[str, Step] = {
 }
 
 
+@dataclass(frozen=True)
+class Found:
+    """What the search before a step found: its passages, and the documents they are in (title, and
+    link: the document's web address, else its source) in the order they rank."""
+
+    passages: int
+    documents: tuple[tuple[str, str], ...]
+
+
+# The nodes that start once a search has found something: what it found is reported with them.
+AFTER_A_SEARCH = frozenset({"judge", "generate", "execute", "synthesise"})
+
+
+def found_of(node: str, state: Any) -> Found | None:
+    """The passages the search just done found (a deep search's step: its own), as `node` starts."""
+    if node not in AFTER_A_SEARCH or not isinstance(state, dict):
+        return None
+    findings = state.get("findings") or []
+    passages = findings[-1]["passages"] if node in ("execute", "synthesise") and findings else state.get("documents")
+    if node == "execute" and not findings:
+        return None  # the deep search's first step: nothing looked up yet
+    if not passages:
+        return None
+    documents = dict.fromkeys((p.get("title") or p["path"], p.get("url") or p["source"]) for p in passages)
+    return Found(len(passages), tuple(documents))
+
+
 def detail_of(node: str, state: Any) -> str:
     """What a node starting on `state` is about, when people would want to know."""
     if node == "execute" and isinstance(state, dict) and state.get("sub_questions"):
@@ -55,7 +83,8 @@ def detail_of(node: str, state: Any) -> str:
 
 
 # The reporter of the run in progress: set by `run_reporting`, called by the nodes' wrapper.
-_reporter: ContextVar[Callable[[Step, str], None] | None] = ContextVar("threadsage_steps", default=None)
+Report = Callable[[Step, str, Found | None], None]
+_reporter: ContextVar[Report | None] = ContextVar("threadsage_steps", default=None)
 
 
 def reported(name: str, node: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
@@ -71,7 +100,7 @@ def reported(name: str, node: Callable[..., Any]) -> Callable[..., Awaitable[Any
     async def run(state: Any, *args: Any, **kwargs: Any) -> Any:
         report = _reporter.get()
         if step is not None and report is not None:
-            report(step, detail_of(name, state))
+            report(step, detail_of(name, state), found_of(name, state))
         result = node(state, *args, **kwargs)
         return await result if inspect.isawaitable(result) else result
 
@@ -83,20 +112,21 @@ async def run_reporting(
     graph_input: Any,
     config: RunnableConfig,
     context: Any,
-    report: Callable[[Step, str], None] | None,
+    report: Report | None,
     drafts: Callable[[str], None] | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """What `graph.ainvoke` returns (the final state, with `__interrupt__` when the run paused),
-    calling `report` each time a node of a new step (or with a new detail) starts, and `drafts`
-    (when given) with the answer's words as they are written (drafts.py)."""
+    calling `report` each time a node of a new step (or with a new detail, or after a search that
+    found something) starts, and `drafts` (when given) with the answer's words as they are written
+    (drafts.py)."""
     current: tuple[Step, str] | None = None
 
-    def on_node(step: Step, detail: str) -> None:
+    def on_node(step: Step, detail: str, found: Found | None) -> None:
         nonlocal current
-        if (step, detail) != current:
+        if (step, detail) != current or found is not None:
             current = (step, detail)
-            report(step, detail)  # type: ignore[misc]
+            report(step, detail, found)  # type: ignore[misc]
 
     token = _reporter.set(None if report is None else on_node)
     try:

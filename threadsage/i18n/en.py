@@ -56,6 +56,9 @@ TEXTS: dict[str, str] = {
     "step_searching": "Looking in the documents…",
     "step_checking": "Checking what I found…",
     "step_writing": "Writing the answer…",
+    "step_found": "Found {passages} in {documents}",
+    "found_passage": "{count} passage",
+    "found_passages": "{count} passages",
     "slack_plan": "Looked up {count} questions",
     "tg_new_topic": "New question",
     # What Slack's status rotates through while a step lasts (assistant.threads.setStatus's loading_messages).

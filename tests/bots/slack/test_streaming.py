@@ -7,6 +7,7 @@ the fake Slack's streaming methods. The chat service's answers come as drafts fi
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,7 +25,8 @@ from threadsage.bots.replies import STEPS
 from threadsage.bots.slack.jobs import MessageJob
 from threadsage.bots.slack.places import place_of_mention
 from threadsage.bots.slack.streaming import APPEND_EVERY
-from threadsage.chat import Step
+from threadsage.bots.slack.tasks import Tasks
+from threadsage.chat import Found, Progress, Step
 from threadsage.delivery.current import Delivery
 from threadsage.i18n import say
 
@@ -83,7 +85,21 @@ async def test_the_steps_stay_above_the_streamed_words_as_slacks_task_timeline(t
     assert tasks[0]["title"] == say(STEPS[Step.SEARCHING])
     assert say(STEPS[Step.WRITING]) in [t["title"] for t in tasks]
     assert {t["status"] for t in tasks} == {"complete"}  # the writing step too, once the stream stopped
+    assert re.fullmatch(r"Found \d+ passages? in \d+ documents?", tasks[0]["output"])  # what the search found
     assert "premium economy" in as_text(answer).lower()
+
+
+def test_a_search_task_names_what_it_found_and_links_the_documents_on_the_web() -> None:
+    tasks = Tasks()
+    tasks.saw(Progress(Step.SEARCHING))
+    found = Found(3, (("Laptops", "https://it.example.com/laptops"), ("Travel", "finance/travel.md")))
+    tasks.saw(Progress(Step.CHECKING, found=found))
+    tasks.saw(Progress(Step.WRITING, found=found))  # told again: the search keeps what it first found
+    searching, checking, writing = (chunk.to_dict() for chunk in tasks.started())
+    assert searching["output"] == "Found 3 passages in 2 documents"
+    assert searching["sources"] == [{"type": "url", "url": "https://it.example.com/laptops", "text": "Laptops"}]
+    assert "output" not in checking and "sources" not in writing
+    assert writing["status"] == "in_progress"
 
 
 async def test_at_the_top_of_a_dm_the_placeholder_shows_the_words_so_far(tmp_path: Path, handbook_kb) -> None:
@@ -174,7 +190,14 @@ async def test_the_fake_streams_as_slack_documents_it(slack: Harness) -> None:
         await client.chat_appendStream(channel=CHANNEL, ts=started["ts"], markdown_text="!")
     assert slack.fake.streams[(CHANNEL, started["ts"])] == ["Hi", " there", ""]
     task = {"type": "task_update", "id": "t1", "title": "Looking", "status": "in_progress"}
-    for wrong in ({**task, "status": "done"}, {**task, "details": "x" * 257}, {"type": "plan_update"}, {"type": "x"}):
+    wrongs = (
+        {**task, "status": "done"},
+        {**task, "details": "x" * 257},
+        {**task, "sources": [{"type": "url", "url": "https://example.com", "text": ""}]},  # a source needs its text
+        {"type": "plan_update"},
+        {"type": "x"},
+    )
+    for wrong in wrongs:
         with pytest.raises(SlackApiError, match="invalid_chunks"):
             await client.chat_startStream(channel=DM, thread_ts="1.1", chunks=[wrong])
     with pytest.raises(SlackApiError, match="invalid_arguments"):

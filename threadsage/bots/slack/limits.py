@@ -23,6 +23,7 @@ from threadsage.bots.slack.places import Place
 
 # Each window a little longer than Slack's minute: a call is counted when it leaves, Slack counts it
 # when it arrives, and a slow connection between must not make 51 of 50.
+TIER_2 = Limit(20, 62.0)
 TIER_3 = Limit(50, 62.0)
 TIER_4 = Limit(100, 62.0)
 POSTING = Limit(10, 10.5)  # a message a second in a channel, ten at most at once
@@ -33,6 +34,8 @@ PER_WORKSPACE = {
     "reactions.add": TIER_3,
     "reactions.remove": TIER_3,
     "chat.appendStream": TIER_4,
+    "chat.startStream": TIER_2,  # the streams' start and stop: Tier 2 as slack-morphism keeps them (the
+    "chat.stopStream": TIER_2,  # reference names no tier); the stricter reading, since a start is optional
 }
 POSTS = frozenset({"chat.postMessage", "chat.startStream", "chat.stopStream"})  # each a message event in its channel
 

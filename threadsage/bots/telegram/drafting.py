@@ -29,7 +29,7 @@ from telegram.constants import MessageLimit
 from telegram.error import BadRequest, TelegramError
 
 from threadsage.bots.pacing import NotNow, Pacer, optional
-from threadsage.bots.replies import STEPS
+from threadsage.bots.replies import STEPS, found_text
 from threadsage.bots.telegram.sending import Place
 from threadsage.chat import Draft, Progress, Reply
 from threadsage.i18n import say
@@ -67,6 +67,8 @@ class Drafts:
         if not self.place.private or self._words:
             return
         step = say(STEPS[progress.step], progress.language)
+        if progress.found is not None:  # "Checking what I found… — Found 5 passages in 3 documents"
+            step = f"{step} — {found_text(progress.found, progress.language)}"
         self._latest = f"{step} ({progress.detail})" if progress.detail else step
         await self._pacer.offer()
 
