@@ -20,7 +20,16 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from tests.fakes.slack_api import FakeSlack, assistant_thread
 from tests.helpers.conversation import delivering
 from tests.helpers.drafting import Drafting
-from tests.helpers.slack_harness import CHANNEL, TRAVEL, Harness, as_text, dm_message, next_ts, running
+from tests.helpers.slack_harness import (
+    CHANNEL,
+    TRAVEL,
+    Harness,
+    as_text,
+    dm_message,
+    next_ts,
+    running,
+    thread_reply,
+)
 from threadsage.bots.replies import STEPS
 from threadsage.bots.slack.jobs import MessageJob
 from threadsage.bots.slack.places import place_of_mention
@@ -220,3 +229,24 @@ async def test_the_fake_keeps_slacks_documented_rate_limits(slack: Harness) -> N
         await client.chat_update(channel=CHANNEL, ts=posted["ts"], text="one too many")
     assert refused.value.response.status_code == 429 and 1 <= int(refused.value.response.headers["Retry-After"]) <= 61
     assert slack.fake.rate_limited() == ["chat.update#429"]
+
+
+async def test_a_reply_in_the_thread_of_a_streamed_answer_continues_its_conversation(
+    tmp_path: Path, handbook_kb
+) -> None:
+    """The streamed message became the answer; a reply in its thread (no mention) is answered with
+    the memory of the first question, and a new mention asking the same is not."""
+    question = "What is the rate limit per API key for the Tidewater API?"
+    follow = "and what happens when it is exceeded?"
+    async with drafting(tmp_path, handbook_kb) as slack:
+        ts = await slack.mention(question)
+        await slack.settle()
+        assert slack.fake.streams and the_answer(slack, CHANNEL, ts)
+        await slack.event(thread_reply(follow, ts))
+        await slack.settle()
+        continued = [m for m in slack.fake.current(CHANNEL, ts) if (m.get("metadata") or {}).get("event_type")][-1]
+        fresh_ts = await slack.mention(follow)
+        await slack.settle()
+        fresh = the_answer(slack, CHANNEL, fresh_ts)
+    assert continued["metadata"]["event_payload"]["turn"] != f"{CHANNEL}:{ts}"  # the follow-up's own answer
+    assert as_text(fresh) != as_text(continued)  # the follow-up was read with the first question
