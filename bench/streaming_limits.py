@@ -49,7 +49,8 @@ def model() -> FakeOpenAI:
 def report(name: str, began: float, done: dict[int, float], calls: Counter[str], refused: int, shown: int) -> None:
     times = sorted(t - began for t in done.values())
     p95 = times[max(0, int(len(times) * 0.95) - 1)]
-    print(f"\n{name}: {len(done)} answers; last at {times[-1]:.1f} s; p50 {statistics.median(times):.1f} s, p95 {p95:.1f} s")
+    print(f"\n{name}: {len(done)} answers; last at {times[-1]:.1f} s;", end=" ")
+    print(f"p50 {statistics.median(times):.1f} s, p95 {p95:.1f} s")
     print(f"  refused (429): {refused}; streamed or drafted first: {shown}")
     print("  calls: " + ", ".join(f"{method} {n}" for method, n in calls.most_common()))
 
@@ -85,9 +86,9 @@ async def telegram(kb, answers: int, places: int, scratch: Path) -> None:
     groups = [{"id": -1001000000000 - n, "title": f"Team {n}", "type": "supergroup"} for n in range(places)]
     settings = bot_settings(scratch / "telegram", fake, OPENAI_BASE_URL=llm.base_url, **MODEL)
     async with telegram_harness.running(settings, kb):
-        began, asked = time.monotonic(), []
+        began = time.monotonic()
         for n in range(answers):
-            asked.append(fake.say(groups[n % places], {**ANN, "id": ANN["id"] + n}, mention(QUESTION)))
+            fake.say(groups[n % places], {**ANN, "id": ANN["id"] + n}, mention(QUESTION))
         done: dict[int, float] = {}
         while len(done) < answers:
             sent = [m for group in groups for m in fake.sent(group["id"]) if m.get("reply_markup")]
