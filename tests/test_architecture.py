@@ -166,8 +166,8 @@ BOT_PARTS = "a bot hands the sections to the parts it puts together (access, but
 WHOLE_SETTINGS = {
     "threadsage/bots/platform.py:MakesBot.__call__": BOT_PARTS,
     "threadsage/bots/slack/app.py:SlackBot.__init__": BOT_PARTS,
-    "threadsage/bots/slack/app.py:front_end": "builds a SlackBot",
-    "threadsage/bots/slack/app.py:_front_end": "builds a SlackBot",
+    "threadsage/bots/slack/front_end.py:front_end": "builds a SlackBot",
+    "threadsage/bots/slack/front_end.py:_front_end": "builds a SlackBot",
     "threadsage/bots/telegram/bot.py:TelegramBot.__init__": BOT_PARTS,
     "threadsage/console/__init__.py:console_routes": "puts the console together: its token, the database, the views",
     "threadsage/console/knowledge.py:knowledge_info": "shows settings of three sections (embeddings, storage, sources)",

@@ -263,6 +263,8 @@ class FakeSlack(ServedFake):
     plans: dict[tuple[str, str], str] = field(default_factory=dict)  # (channel, ts) → the plan's title
     ephemerals: dict[str, list[dict]] = field(default_factory=dict)  # response_url name → what it was sent
     _made: dict[str, list[float]] = field(default_factory=dict)  # a rate limit's key → its calls' times
+    # (channel, ts) → a person's message, as the events a test sends carry it (`person_said`)
+    people: dict[tuple[str, str], dict] = field(default_factory=dict)
 
     @property
     def api_url(self) -> str:
@@ -349,18 +351,36 @@ class FakeSlack(ServedFake):
     def downloads(self) -> list[dict]:
         return self.of("files.download")
 
+    def person_said(self, event: dict) -> dict:
+        """A person's message (an event a test sends) kept as Slack keeps it, for the
+        conversations.replies/history that read it back; the event, for sending."""
+        with self._lock:
+            self.people[(event["channel"], event["ts"])] = {
+                key: event[key] for key in ("ts", "user", "text", "thread_ts") if key in event
+            }
+        return event
+
     def _read_back(self, params: dict) -> list[dict]:
-        """The bot's messages in a channel (or one thread of it) as they are now, as Slack returns
-        them: metadata only with include_all_metadata."""
+        """The messages in a channel (or one thread of it) as they are now, oldest first, as Slack
+        returns them: the bot's (metadata only with include_all_metadata) and the people's that
+        tests kept (`person_said`); at most `limit`."""
         with_metadata = str(params.get("include_all_metadata", "")).lower() in ("1", "true")
+        channel, thread = params.get("channel", ""), params.get("ts")
         messages = []
-        for stored in self.current(params.get("channel", ""), params.get("ts")):
+        for stored in self.current(channel, thread):
             message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "ts": stored["ts"]}
             message["text"] = stored.get("text", "")
             if with_metadata and stored.get("metadata"):
                 message["metadata"] = _json(stored["metadata"])
             messages.append(message)
-        return messages
+        with self._lock:
+            messages += [
+                {"type": "message", **m}
+                for (c, ts), m in self.people.items()
+                if c == channel and (thread is None or thread in (m.get("thread_ts"), ts))
+            ]
+        messages.sort(key=lambda m: (m["ts"] != thread, m["ts"]))  # a thread's parent message first
+        return messages[: int(params.get("limit") or 1000)]
 
     def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
         url = urllib.parse.urlparse(path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
@@ -299,3 +300,14 @@ def user_message(text: str, user: str = "U444", thread_ts: str | None = None) ->
     """A person's message as Slack shows it inside payloads."""
     ts = next_ts()
     return {"type": "message", "user": user, "text": text, "ts": ts, **({"thread_ts": thread_ts} if thread_ts else {})}
+
+
+def ephemeral_click(ephemeral: dict, user: str, value: str, action_id: str = "verify") -> bytes:
+    """A click on a button of an ephemeral message as Slack sends it: the container says so and
+    names the thread; the message itself is not in the payload (java-slack-sdk#1200)."""
+    message = {"ts": next_ts(), "thread_ts": ephemeral.get("thread_ts"), "text": ephemeral.get("text", "")}
+    body = action_body(message, ephemeral["channel"], user, action_id, value, "button", next_ts())
+    payload = json.loads(urllib.parse.unquote(body.decode().removeprefix("payload=")))
+    payload["container"]["is_ephemeral"] = True
+    del payload["message"]
+    return ("payload=" + urllib.parse.quote(json.dumps(payload))).encode()

@@ -8,16 +8,15 @@ who and its sources, and no longer once its document changes, until saved again.
 from __future__ import annotations
 
 import json
-import urllib.parse
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.slack_api import TEAM, action_body
+from tests.fakes.slack_api import TEAM
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.helpers.library import COVERED, TRAVEL_2, library
-from tests.helpers.slack_harness import CHANNEL, Harness, as_text, next_ts, thread_messages
+from tests.helpers.slack_harness import CHANNEL, Harness, as_text, ephemeral_click, thread_messages
 from tests.helpers.slack_harness import running as slack_running
 from tests.helpers.telegram_harness import ANN, BOB, GROUP, bot_settings, exchange, mention, private, running
 from threadsage.bots.slack.places import Place
@@ -91,17 +90,6 @@ async def test_a_curator_saves_an_answer_on_telegram_and_it_is_reused_until_its_
             assert await toast(fake, fake.click(new, ANN, option=2)) == say("verify_saved", who="Ann")
             _q, again = await exchange(fake, private(BOB), BOB, PARAPHRASE)
             assert "Verified answer (by Ann" in again["text"] and "economy" in again["text"]
-
-
-def ephemeral_click(ephemeral: dict, user: str, value: str) -> bytes:
-    """A click on a button of an ephemeral message as Slack sends it: the container says so and
-    names the thread; the message itself is not in the payload (java-slack-sdk#1200)."""
-    message = {"ts": next_ts(), "thread_ts": ephemeral.get("thread_ts"), "text": ephemeral.get("text", "")}
-    body = action_body(message, ephemeral["channel"], user, "verify", value, say("verify_button"), next_ts())
-    payload = json.loads(urllib.parse.unquote(body.decode().removeprefix("payload=")))
-    payload["container"]["is_ephemeral"] = True
-    del payload["message"]
-    return ("payload=" + urllib.parse.quote(json.dumps(payload))).encode()
 
 
 def offers(slack: Harness) -> list[dict]:

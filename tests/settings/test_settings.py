@@ -106,6 +106,8 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "THREADSAGE_FILE_READERS": ("file_readers", "3", 3),
     "THREADSAGE_ANYONE_MAY_ANSWER": ("anyone_may_answer", "true", True),
     "THREADSAGE_HANDOFF": ("handoff", "it=#it-help,*=@U024BE7LH|help-desk", "it=#it-help,*=@U024BE7LH|help-desk"),
+    "THREADSAGE_HELP_CHANNELS": ("help_channels", '{"#C0HELPDESK": "answer"}', {"C0HELPDESK": "answer"}),
+    "THREADSAGE_EXPERTS": ("experts", "people=C0EXPERTS,*=#C0HELPDESK", "people=C0EXPERTS,*=#C0HELPDESK"),
     "THREADSAGE_HANDOFF_MENTION": ("handoff_mention", "true", True),
     "THREADSAGE_SECRET": ("secret", "s" * 32, "s" * 32),
     "THREADSAGE_SOURCES": ("sources", "sources.yaml", Path("sources.yaml")),

@@ -39,6 +39,8 @@ class ButtonKind(Enum):
     VERIFY = b"v"  # a curator's "Save as verified answer" (ref: the answered turn, as for feedback)
     SHARE = b"s"  # a private answer posted where it was asked (Slack)
     MOVE = b"m"  # a private answer's conversation continued in a DM (Slack)
+    ESCALATE = b"e"  # "Still need help?" under an answer (ref: the answered turn)
+    EXPERT = b"x"  # an expert's "Save as verified answer" under their relayed reply (ref: the reply)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The seam every front-end uses: a neutral `Turn` in, the events of its handling out, through
 `ChatService` (see `service.py`); the types live in `turns.py`."""
 
+from threadsage.chat.replies import answers_from_documents
 from threadsage.chat.service import ChatService, session_config
 from threadsage.chat.showing import Collecting, Display, run_shown
 from threadsage.chat.turns import (
@@ -52,6 +53,7 @@ __all__ = [
     "Step",
     "Turn",
     "TurnEvent",
+    "answers_from_documents",
     "notice",
     "readable",
     "run_shown",

@@ -260,7 +260,8 @@ class KnowledgeLoop:
         self, question: str, categories: Sequence[str] | None, language: Language
     ) -> tuple[Reply, dict[str, Any]] | None:
         """The verified answer for `question`, with the state its turn records; None when none
-        matches closely, or the retrieval (in the place's categories) does not agree."""
+        matches closely, or the retrieval (in the place's categories) does not find the documents
+        it cites (an expert's own answer cites none)."""
         wanted = term_set(question)
         if not wanted:
             return None
@@ -274,10 +275,10 @@ class KnowledgeLoop:
         kept = await self.records.active_verified(best)
         if kept is None:  # retired or stale since this process read the questions
             return None
-        hits = {h.doc_id: h for h in reversed(await self.kb.search(question, AGREE_K, categories))}
         docs = [c.get("doc", "") for c in kept.citations]
-        if not docs or not all(d in hits for d in docs):
-            return None
+        hits = {h.doc_id: h for h in reversed(await self.kb.search(question, AGREE_K, categories))} if docs else {}
+        if not all(d in hits for d in docs):
+            return None  # an answer from documents holds while the search still finds them (an expert's cites none)
         await self.records.used(kept.id, int(time.time() * 1000))
         return _verified_reply(kept, [hits[d] for d in docs], language)
 
@@ -349,6 +350,14 @@ class Knowledge:
         if self.loop is None:
             return "gone"
         return await self.loop.records.verify_answer(session_key, answer_ref, by, int(time.time() * 1000))
+
+    async def keep_answer(self, question: str, answer: str, by: str) -> str:
+        """An expert's reply kept as the verified answer to the question they answered: "saved",
+        or "gone" where the knowledge loop does not run (no records)."""
+        if self.loop is None:
+            return "gone"
+        await self.loop.records.keep_answer(question, answer, by, int(time.time() * 1000))
+        return "saved"
 
     async def send_waiting(self) -> None:
         """The follow-ups of gaps an ingest closed where no bot ran, through the bots registered here."""

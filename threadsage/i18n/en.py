@@ -217,6 +217,22 @@ TEXTS: dict[str, str] = {
         "• 👍/👎 under an answer tell the maintainers whether it helped."
     ),
     "doc_changed": "ℹ️ {titles} changed since the earlier answer here: this one is from the new version.",
+    "escalate_button": "Still need help?",
+    "escalation": "*{asker} asked in {channel}* (<{link}|the question>):\n>{question}",
+    "escalation_attempt": "*What the bot answered:*",
+    "escalation_uncovered": "_The documents do not cover it._",
+    "escalation_how": "Reply in this thread: the first reply goes to the person who asked.",
+    "escalated_privately": "I couldn't find this in the documents, so I've asked the experts — their answer will "
+    "come in this thread.",
+    "escalated_click": "I've asked the experts — their answer will come in this thread.",
+    "escalated_already": "The experts have this question already — their answer will come in this thread.",
+    "escalation_nowhere": "No experts are set up to ask.",
+    "relayed": "*{expert} answered* (<{link}|in the experts' channel>):\n{answer}",
+    "relay_offer": "Your reply went to the person who asked. Save it as the verified answer to their question? The "
+    "same question asked again is then answered with it, in your name.",
+    "relay_gone": "The question was deleted, so your reply could not be passed on.",
+    "expert_saved": "Saved as the verified answer (by {who}).",
+    "expert_not_yours": "Only the expert who replied can save this reply.",
     "verify_button": "Save as verified answer",
     "verify_offer": "You are a curator: save this answer as the verified answer to its question? It is then "
     "given first to questions like it, with your name.",

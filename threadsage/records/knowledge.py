@@ -257,6 +257,19 @@ class KnowledgeRecords:
         KnowledgeRecords._verified_changes += 1
         return ident
 
+    async def keep_answer(self, question: str, answer: str, by: str, at: int) -> str:
+        """A person's own answer to a question (an expert's reply to an escalation) kept as the
+        verified answer to it, citing nothing; its id (the same question again replaces it)."""
+        ident = hashlib.sha1(f"expert\n{question.strip().lower()}".encode()).hexdigest()[:16]
+        await self.tables.execute(f"DELETE FROM {VERIFIED} WHERE id = {{p}}", (ident,))
+        await self.tables.execute(
+            f"INSERT INTO {VERIFIED} (id, question, answer, citations, verified_by, verified_at) "
+            "VALUES ({p}, {p}, {p}, {p}, {p}, {p})",
+            (ident, question, answer, "[]", by, at),
+        )
+        KnowledgeRecords._verified_changes += 1
+        return ident
+
     async def verify_answer(self, session_key: str, answer_ref: str, by: str, at: int) -> str:
         """Keep the answer a curator's button names (its `answer_ref`) as verified: "saved";
         "stale" when a document it cites changed since; "gone" when no such answer is recorded."""

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from threadsage.i18n import DEFAULT, Language
+from threadsage.settings.help_channels import HelpSettings
 from threadsage.settings.knowledge_loop import KnowledgeLoopSettings
 from threadsage.settings.language_model import LanguageModelSettings
 from threadsage.settings.mcp import McpSettings
@@ -80,6 +81,7 @@ class Settings(
     LanguageSettings,
     LogSettings,
     McpSettings,
+    HelpSettings,
     KnowledgeLoopSettings,
     DocumentSettings,
     AccessSettings,

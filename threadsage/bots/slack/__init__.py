@@ -3,7 +3,8 @@ read back (`sending`), button clicks (`buttons`), and where a message lives, whi
 session (`places`)."""
 
 from threadsage.bots.platform import Platform
-from threadsage.bots.slack.app import SlackBot, front_end
+from threadsage.bots.slack.app import SlackBot
+from threadsage.bots.slack.front_end import front_end
 
 PLATFORM = Platform("slack", lambda settings: settings.slack_bot_token is not None, SlackBot, front_end)
 

@@ -27,6 +27,7 @@ from threadsage.i18n import say
 log = logging.getLogger(__name__)
 
 Action = Callable[[], Awaitable[None]]
+Instead = Callable[[Reply], Awaitable[bool]]
 
 
 class Answering:
@@ -55,14 +56,18 @@ class Answering:
         unreachable: Action | None = None,
         in_panel: bool = False,
         respond_to: str = "",
+        instead: Instead | None = None,
     ) -> None:
         """`on_accepted`: what to do once a clicked answer is accepted; `notices_to`: the person
         whom notices go to privately while nothing shows (a refused click); `unreachable`: what
         to do where the bot may not post; `in_panel`: an assistant thread, where the steps are its
-        status; `respond_to`: the response_url of a private turn. A service outage propagates:
-        the turn queue retries."""
+        status; `respond_to`: the response_url of a private turn; `instead`: what takes a reply in
+        place of posting it (True: taken) — a help channel's escalation, whose turn then shows no
+        steps nor words on the way. A service outage propagates: the turn queue retries."""
         with self.send.answering(place):
-            await self._answer(place, turn, question, on_accepted, notices_to, unreachable, in_panel, respond_to)
+            await self._answer(
+                place, turn, question, on_accepted, notices_to, unreachable, in_panel, respond_to, instead
+            )
 
     async def _answer(
         self,
@@ -74,14 +79,20 @@ class Answering:
         unreachable: Action | None,
         in_panel: bool,
         respond_to: str,
+        instead: Instead | None,
     ) -> None:
         apology = say("apology", turn.reply_language)
-        shown = self._shown(place, turn, in_panel, respond_to)
+        quiet = instead is not None  # a reply that may not be posted shows nothing before it
+        shown: Shown = (
+            Placeholder(self.send, place, turn.message_id, enabled=False)
+            if quiet
+            else self._shown(place, turn, in_panel, respond_to)
+        )
         try:
             await shown.find()
             if question is not None:
                 turn = await question.latest(turn)  # edited before its turn began
-            drafts = self.progress and not place.private_for  # only where the words show as they come
+            drafts = self.progress and not place.private_for and not quiet  # only where the words show as they come
             replies = await self._run(turn, shown, on_accepted, drafts)
             for _ in range(MAX_EDITS):
                 edited = turn if question is None else await question.latest(turn)
@@ -89,6 +100,8 @@ class Answering:
                     break
                 turn, replies = edited, await self._run(edited, shown, on_accepted, drafts)
             for reply in replies:
+                if instead is not None and await instead(reply):
+                    continue
                 if reply.kind is ReplyKind.NOTICE and notices_to is not None and shown.ts is None:
                     await self.send.ephemeral(place, notices_to, reply.text)
                 else:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from functools import cached_property
 from typing import Any
 
@@ -39,12 +39,14 @@ from threadsage.bots.slack.announcer import SlackAnnouncer
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.apologies import Apologies
 from threadsage.bots.slack.asking import Asking, parse_ask
+from threadsage.bots.slack.blocks import ESCALATE_ACTION
 from threadsage.bots.slack.bolt_internals import share_identity
 from threadsage.bots.slack.buttons import Buttons
 from threadsage.bots.slack.curation import ACTION as CURATOR_ACTION
 from threadsage.bots.slack.curation import Curation
 from threadsage.bots.slack.edits import Question, edit_of
 from threadsage.bots.slack.files import SlackFiles
+from threadsage.bots.slack.help import EXPERT_ACTION, HelpDesk, asks_here, replies_to_escalation
 from threadsage.bots.slack.home import Home, RecentQuestions
 from threadsage.bots.slack.intake import events_route, from_a_person, on_error, socket_mode
 from threadsage.bots.slack.jobs import (
@@ -53,6 +55,8 @@ from threadsage.bots.slack.jobs import (
     ClickJob,
     CommandJob,
     EditJob,
+    ExpertReplyJob,
+    HelpClickJob,
     HomeJob,
     MessageJob,
     ShareJob,
@@ -133,7 +137,7 @@ class SlackBot:
             # slack_sdk's default (one retry of a connection refused or reset) and Slack's 429s
             retry_handlers=[AsyncConnectionErrorRetryHandler(), AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
         )
-        self.send = SlackSender(self.client, self.signer, settings.handoff_mention)
+        self.send = SlackSender(self.client, self.signer, settings.handoff_mention, escalate=bool(settings.experts))
         self.files = SlackFiles(
             self.client,
             self._session,
@@ -159,6 +163,7 @@ class SlackBot:
         self.app.action(re.compile(r"^clarify:\d+$"))(self._on_clarify)
         self.app.action(re.compile(r"^feedback:(up|down|vote)$"))(self._on_feedback)
         self.app.action(CURATOR_ACTION)(self._on_verify)
+        self.app.action(re.compile(rf"^({ESCALATE_ACTION}|{EXPERT_ACTION})$"))(self._on_help_click)
         self.app.action(re.compile(rf"^({SHARE_ACTION}|{MOVE_ACTION})$"))(self._on_share)
         assistant.register(self.app, self.dispatch)
         if not settings.slack_allow_external:
@@ -283,6 +288,14 @@ class SlackBot:
             return
         if not from_a_person(event, context):
             return  # joins, bots (ourselves included), other non-user messages
+        if replies_to_escalation(self.settings, event):
+            job = ExpertReplyJob(event=event, team=body.get("team_id", ""))
+            await self.dispatch(job.job(f"slack-relay:{event['channel']}:{event['thread_ts']}"))
+            return
+        if asks_here(self.settings, event):
+            asked = place_of_mention(event, body)
+            await self.dispatch(MessageJob(event=event, place=asked, help=True).job(asked.session))
+            return
         agent_view = self.settings.slack_agent_view
         place = place_of_message(event, body, dm_threads=agent_view)
         if place is not None and place.is_dm and agent_view and not event.get("thread_ts") and self._coordinator:
@@ -332,6 +345,10 @@ class SlackBot:
         await ack()
         self.tasks.spawn(self.curation.save(body, action), name="slack-verify")
 
+    async def _on_help_click(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        await self.dispatch(HelpClickJob(body=body, action=action).job(place_of_click(body).session))
+
     async def _message_job(self, event: dict[str, Any], place: Place) -> None:
         await self.dispatch(MessageJob(event=event, place=place).job(place.session))
 
@@ -342,7 +359,13 @@ class SlackBot:
 
     @cached_property
     def messages(self) -> Messages:
-        return Messages(self.chat, self.coordinator, self.send, self.files, self.panel, self.recent, self.answering)
+        return Messages(
+            self.chat, self.coordinator, self.send, self.files, self.panel, self.recent, self.answering, self.help
+        )
+
+    @cached_property
+    def help(self) -> HelpDesk:
+        return HelpDesk(self.settings, self.settings, self.chat, self.send, self.signer, self.coordinator)
 
     @cached_property
     def apologies(self) -> Apologies:
@@ -365,6 +388,8 @@ class SlackBot:
                 handler(ShareJob, lambda job: self.sharing.click(job.body, job.action), self.apologies.for_click),
                 handler(AssistantJob, self.panel.handle),
                 handler(AgentJob, self.panel.agent_event),
+                handler(ExpertReplyJob, lambda job: self.help.relay(job.event, job.team)),
+                handler(HelpClickJob, lambda job: self.help.click(job.body, job.action)),
             ],
         )
 
@@ -373,22 +398,3 @@ class SlackBot:
 
     async def give_up(self, job: Job) -> None:
         await self.jobs.give_up(job)
-
-
-def front_end(
-    settings: Settings, signer: Signer, put: Callable[[Job], Awaitable[object]]
-) -> AbstractAsyncContextManager[list[Route]]:
-    """`threadsage serve`'s Slack: the Events API, each delivery put in the turn queue (`put`), by a
-    `SlackBot` (hence the whole `Settings`)."""
-    if settings.slack_signing_secret is None:
-        raise ValueError("threadsage serve takes Slack's Events API: set SLACK_SIGNING_SECRET")
-    return _front_end(settings, signer, put)
-
-
-@asynccontextmanager
-async def _front_end(
-    settings: Settings, signer: Signer, put: Callable[[Job], Awaitable[object]]
-) -> AsyncIterator[list[Route]]:
-    async with SlackBot(settings, None, signer=signer, dispatch=put, receive=False).running() as bot:
-        log.info("Slack: Events API at POST /slack/events, into the turn queue")
-        yield [bot.route()]

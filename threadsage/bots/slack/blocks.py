@@ -16,6 +16,7 @@ from threadsage.chat import Citation, Reply, ReplyKind, Turn, turn_ref
 from threadsage.i18n import Language, language_of, say
 
 MAX_BLOCKS = 50
+ESCALATE_ACTION = "escalate"  # "Still need help?" (`help`)
 FEEDBACK_ACTION = "feedback:vote"  # answers posted before it carry buttons "feedback:up" / "feedback:down"
 TEXT_FALLBACK_CHARS = 3000
 
@@ -26,9 +27,12 @@ MARKDOWN_BLOCK_CHARS = 12_000  # "The cumulative limit for all markdown blocks i
 SLACK_CONTROL = re.compile(r"[<>&]")
 
 
-def reply_messages(reply: Reply, place: Place, turn: Turn, signer: Signer, mention: bool = False) -> list[Message]:
+def reply_messages(
+    reply: Reply, place: Place, turn: Turn, signer: Signer, mention: bool = False, escalate: bool = False
+) -> list[Message]:
     """The messages a reply takes: long answers are split, and the hand-off, the sources, the note
-    and the feedback buttons go under the last part."""
+    and the feedback buttons go under the last part — with `escalate` (experts to ask), "Still need
+    help?" too."""
     if reply.kind is ReplyKind.CLARIFICATION:
         return [(clarification_blocks(reply, place, signer), fallback(reply.text))]
     sections = body_blocks(reply.text)
@@ -42,6 +46,8 @@ def reply_messages(reply: Reply, place: Place, turn: Turn, signer: Signer, menti
         if reply.citations:
             tail.append(context(sources(reply.citations, reply.language)))
         tail.append(feedback_block(place, turn, signer))
+        if escalate and not place.private_for:
+            tail.append(escalate_block(place, turn, signer, reply.language))
     messages = []
     room = MAX_BLOCKS - len(tail)
     for start in range(0, len(sections), room):
@@ -85,6 +91,18 @@ def feedback_block(place: Place, turn: Turn, signer: Signer) -> dict[str, Any]:
         "negative_button": button("👎", 0),
     }
     return {"type": "context_actions", "block_id": f"feedback-{ref}", "elements": [element]}
+
+
+def escalate_block(place: Place, turn: Turn, signer: Signer, language: Language) -> dict[str, Any]:
+    """ "Still need help?": the answer's question to the experts (`help`)."""
+    token = signer.sign(Button(ButtonKind.ESCALATE, session_digest(place.session), turn_ref(turn.message_id), 0))
+    button = {
+        "type": "button",
+        "action_id": ESCALATE_ACTION,
+        "text": {"type": "plain_text", "text": say("escalate_button", language)},
+        "value": token,
+    }
+    return {"type": "actions", "block_id": f"escalate-{turn_ref(turn.message_id)}", "elements": [button]}
 
 
 def choice_shown(body: dict[str, Any], label: str, user: str) -> Message:

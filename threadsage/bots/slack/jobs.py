@@ -48,6 +48,23 @@ class MessageJob(SlackJob):
     kind = "message"
     event: Annotated[SlackObject, _holding("channel", "ts", "user")]
     place: Place
+    help: bool = False  # a question in a help channel, asked without a mention (`help`)
+
+
+class ExpertReplyJob(SlackJob):
+    """A reply in a thread of the experts' channel: an escalation's answer, perhaps (`help`)."""
+
+    kind = "expert_reply"
+    event: Annotated[SlackObject, _holding("channel", "ts", "user", "thread_ts")]
+    team: str
+
+
+class HelpClickJob(SlackJob):
+    """ "Still need help?" under an answer, or an expert's "Save as verified answer" (`help`)."""
+
+    kind = "help_click"
+    body: Annotated[SlackObject, _holding("user")]
+    action: SlackObject
 
 
 class EditJob(SlackJob):

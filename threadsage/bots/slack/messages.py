@@ -1,4 +1,5 @@
-"""A message's turn: a mention, a DM, or a reply in a thread the bot takes part in, answered once
+"""A message's turn: a mention, a DM, a reply in a thread the bot takes part in, or a question in a
+help channel (whose reply the documents do not cover goes to the experts, see `help`), answered once
 (Slack sends a mention as both `app_mention` and `message`, and retries deliveries) — with 👀 on
 it while the bot works, its files read, and in an assistant thread its scope and title from the
 panel; "new" in a DM starts a new conversation."""
@@ -11,6 +12,7 @@ from threadsage.bots.slack import assistant
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.edits import Question
 from threadsage.bots.slack.files import SlackFiles
+from threadsage.bots.slack.help import HelpDesk
 from threadsage.bots.slack.home import Asked, RecentQuestions
 from threadsage.bots.slack.jobs import MessageJob
 from threadsage.bots.slack.sending import SlackSender
@@ -29,10 +31,11 @@ class Messages:
     panel: assistant.Panel
     recent: RecentQuestions
     answering: Answering
+    help: HelpDesk
 
     async def answer(self, job: MessageJob) -> None:
         event, place = job.event, job.place
-        is_thread_reply = event.get("type") == "message" and not place.is_dm
+        is_thread_reply = event.get("type") == "message" and not place.is_dm and not job.help
         if is_thread_reply and not await self.chat.has_conversation(place.session):
             return  # a thread the bot is not part of: there it speaks only when mentioned
         # app_mention and message arrive both for a mention; Slack retries re-deliver: once only.
@@ -58,4 +61,5 @@ class Messages:
                 "slack", place.session, event["user"], message_id, text=text, categories=categories, fetch_files=files
             )
             question = Question(self.coordinator, event["channel"], event["ts"])
-            await self.answering.answer(place, turn, question, in_panel=in_panel)
+            instead = self.help.escalating(place, event["user"], unescaped(text)) if job.help else None
+            await self.answering.answer(place, turn, question, in_panel=in_panel, instead=instead)

@@ -36,10 +36,11 @@ NOT_HERE = {"not_in_channel", "channel_not_found"}  # Slack's errors where the b
 
 
 class SlackSender:
-    def __init__(self, client: PacedClient, signer: Signer, mention: bool = False) -> None:
+    def __init__(self, client: PacedClient, signer: Signer, mention: bool = False, escalate: bool = False) -> None:
         self.client = client
         self.signer = signer
         self.mention = mention  # THREADSAGE_HANDOFF_MENTION
+        self.escalate = escalate  # THREADSAGE_EXPERTS set: answers carry "Still need help?"
 
     def answering(self, place: Place) -> AbstractContextManager[None]:
         """A turn in flight in `place`: Slack's limits keep room for its reply (see `limits`)."""
@@ -52,7 +53,9 @@ class SlackSender:
         Each message carries its turn and part in its metadata. A turn redelivered by the queue
         (its worker died, perhaps after posting) first reads back what was posted and skips it."""
         posted = {int(p.get("part", 0)) for p in await self.find(place, REPLY_EVENT, turn.message_id)}
-        for part, (blocks, fallback) in enumerate(reply_messages(reply, place, turn, self.signer, self.mention)):
+        for part, (blocks, fallback) in enumerate(
+            reply_messages(reply, place, turn, self.signer, self.mention, self.escalate)
+        ):
             if part in posted:
                 log.info("part %d of the reply to %s was already posted", part, turn.message_id)
                 continue

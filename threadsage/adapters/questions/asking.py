@@ -1,0 +1,44 @@
+"""Whether a message in a help channel asks something, so that the bot answers it unasked.
+
+In a help channel the bot answers without a mention, so it must keep out of conversation: a
+statement ("Deploy is done, thanks all"), small talk, an announcement. A message asks when it has a
+question mark, opens as a question or a request does ("how do I…", "can someone…", "is there…",
+"does anyone know…", "I need help with…", "怎么…", "请问…"), or ends with a Chinese question
+particle ("…吗"). Short replies between people ("ok?", "really?") are not questions for the
+documents: a question has at least `MIN_WORDS` words of its own.
+"""
+
+from __future__ import annotations
+
+import re
+
+from threadsage.adapters.questions.small_talk import is_small_talk
+from threadsage.support.text import terms
+
+MIN_WORDS = 2  # content words: "ok?" and "lunch?" are for the people in the channel
+
+_QUESTION_MARK = re.compile(r"[?？]\s*\S{0,3}\s*$|[?？]\s")
+_OPENS_AS_QUESTION = re.compile(
+    r"^\s*(?:hi|hello|hey|quick question|question)?[\s,:!-]*"
+    r"(how|what|what's|whats|where|when|who|whom|whose|why|which|can|could|may|might|should|shall|would|will|"
+    r"is|are|was|were|am|do|does|did|has|have|had|any(?:one|body)|some(?:one|body)|"
+    r"i need|we need|i'm looking for|im looking for|looking for|need help|help|please|pls|"
+    r"is there|are there|does anyone|do we|do i|how do|how can|where can|who can|who do)\b",
+    re.IGNORECASE,
+)
+_CHINESE_ASKS = re.compile(
+    r"^\s*(请问|请教|问一下|有没有|有人知道|谁知道|怎么|如何|为什么|哪里|哪儿|什么|能否|可否|是否)|[吗呢么][\s。.!！]*$"
+)
+_CHINESE_ASKING_WORD = re.compile(r"怎么|如何|为什么|哪里|哪儿|哪个|哪些|什么|多少|几|谁|是否|能不能|可不可以|有没有")
+
+
+def asks_something(text: str) -> bool:
+    """Whether `text` asks a question the documents might answer (see the module)."""
+    stripped = text.strip()
+    if not stripped or is_small_talk(stripped) or len(terms(stripped)) < MIN_WORDS:
+        return False
+    if _QUESTION_MARK.search(stripped + " ") or _OPENS_AS_QUESTION.match(stripped):
+        return True
+    return bool(_CHINESE_ASKS.search(stripped)) or (
+        bool(_CHINESE_ASKING_WORD.search(stripped)) and not stripped.endswith(("。", "！", "!"))
+    )

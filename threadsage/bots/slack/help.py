@@ -1,0 +1,266 @@
+"""Help channels and the experts' loop, in Slack (docs/help-channels.md).
+
+- In a help channel (THREADSAGE_HELP_CHANNELS) every top-level message that asks something
+  (`questions.asking`) is answered in its thread without a mention; statements, small talk, bots'
+  messages, edits and joins get nothing.
+- With experts (THREADSAGE_EXPERTS), a help channel's question the documents do not cover gets no
+  "not covered" there: it is escalated, and its person is told so privately. "Still need help?"
+  under any answer escalates its question too.
+- An escalation is a message in the experts' channel: who asked where, the question and a link to
+  it, what the bot answered and its sources. Its metadata says where the question is.
+- The first reply a person writes in an escalation's thread is relayed into the asker's thread,
+  named and linked (once: later replies stay with the experts; the bot's own messages are never
+  replies). Its author then privately gets "Save as verified answer": the question and the reply
+  become a verified answer of the knowledge loop, given to the same question when it comes again.
+  Everyone in the experts' channel is an expert: its membership is the list.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+
+from threadsage.adapters.questions.asking import asks_something
+from threadsage.bots.render import to_mrkdwn
+from threadsage.bots.slack.blocks import context, section, sources
+from threadsage.bots.slack.places import Place, thread_of_click
+from threadsage.bots.slack.sending import SlackSender
+from threadsage.bots.slack.texts import escaped, question_text, unescaped
+from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest
+from threadsage.chat import ChatService, Reply, ReplyKind, answers_from_documents, turn_ref
+from threadsage.delivery.coordination import Coordinator
+from threadsage.i18n import DEFAULT, Language, language_of, say
+from threadsage.settings.help_channels import HelpSettings
+from threadsage.settings.sections import AccessSettings
+
+log = logging.getLogger(__name__)
+
+ESCALATION_EVENT = "threadsage_escalation"  # the metadata event type of an escalation
+RELAY_EVENT = "threadsage_relay"  # …and of an expert's reply relayed to the asker
+EXPERT_ACTION = "expert_verify"
+ATTEMPT_CHARS = 1500  # of the bot's answer, shown in the escalation
+QUESTION_CHARS = 1000  # of the question, kept in the escalation's metadata
+KEPT = 30 * 24 * 3600.0  # seconds an escalation and a relayed reply are remembered
+
+
+def asks_here(settings: HelpSettings, event: dict[str, Any]) -> bool:
+    """A person's top-level message in a help channel that asks something."""
+    return (
+        not event.get("thread_ts")
+        and settings.help_mode(str(event.get("channel", ""))) == "answer"
+        and asks_something(unescaped(question_text(event.get("text"))))
+    )
+
+
+def replies_to_escalation(settings: HelpSettings, event: dict[str, Any]) -> bool:
+    """A person's reply in a thread of an experts' channel (an escalation's, if its root says so)."""
+    thread = event.get("thread_ts")
+    return bool(thread) and thread != event.get("ts") and event.get("channel") in settings.expert_channels()
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A question in a channel thread: where it is, who asked it, what it says."""
+
+    channel: str
+    ts: str
+    user: str
+    text: str
+
+    @property
+    def payload(self) -> dict[str, str]:
+        return {"channel": self.channel, "ts": self.ts, "user": self.user, "question": self.text[:QUESTION_CHARS]}
+
+
+class HelpDesk:
+    def __init__(
+        self,
+        settings: HelpSettings,
+        access: AccessSettings,
+        chat: ChatService,
+        send: SlackSender,
+        signer: Signer,
+        coordinator: Coordinator,
+    ) -> None:
+        self.settings = settings
+        self.access = access  # a place's categories: whose experts
+        self.chat = chat
+        self.send = send
+        self.signer = signer
+        self.coordinator = coordinator
+
+    # --- escalating -------------------------------------------------------------------------
+
+    def escalating(self, place: Place, asker: str, question: str) -> Callable[[Reply], Awaitable[bool]] | None:
+        """For a help channel's question: what takes a reply the documents do not cover instead of
+        posting it (True: taken) — None without experts to ask."""
+        experts = self._experts(place)
+        if experts is None:
+            return None
+
+        async def escalated(reply: Reply) -> bool:
+            if reply.kind is not ReplyKind.ANSWER or covered(reply):
+                return False
+            asked = Asked(place.channel, place.thread_ts, asker, question)
+            await self.escalate(asked, None, experts, reply.language)
+            await self.send.ephemeral(place, asker, say("escalated_privately", reply.language))
+            return True
+
+        return escalated
+
+    async def escalate(self, asked: Asked, attempt: Reply | None, experts: str, language: Language) -> bool:
+        """The question posted in the experts' channel with the bot's answer (`attempt`; None:
+        the documents do not cover it), once (False: it was already)."""
+        if not await self.coordinator.claim(f"slack-escalation:{asked.channel}:{asked.ts}", KEPT):
+            return False
+        link = await self.send.permalink(asked.channel, asked.ts) or ""
+        quoted = escaped(asked.text).replace("\n", "\n>")
+        lead = say(
+            "escalation", language, asker=f"<@{asked.user}>", channel=f"<#{asked.channel}>", link=link, question=quoted
+        )
+        blocks: list[dict[str, Any]] = [section(lead)]
+        if attempt is not None:
+            blocks.append(section(f"{say('escalation_attempt', language)}\n{to_mrkdwn(attempt.text)[:ATTEMPT_CHARS]}"))
+            if attempt.citations:
+                blocks.append(context(sources(attempt.citations, language)))
+        else:
+            blocks.append(context(say("escalation_uncovered", language)))
+        blocks.append(context(say("escalation_how", language)))
+        await self.send.client.chat_postMessage(
+            channel=experts,
+            text=f"{asked.user}: {asked.text}"[:3000],
+            blocks=blocks,
+            unfurl_links=False,
+            metadata={"event_type": ESCALATION_EVENT, "event_payload": asked.payload},
+        )
+        return True
+
+    async def click(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await (self.save if action.get("action_id") == EXPERT_ACTION else self.escalate_click)(body, action)
+
+    async def escalate_click(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """ "Still need help?" under an answer: its question (the thread's first message) goes to
+        the experts, with the answer as the bot's attempt."""
+        place, user = thread_of_click(body), body.get("user", {}).get("id", "")
+        try:
+            button = self.signer.verify(str(action.get("value", "")), place.session)
+        except InvalidToken as exc:
+            log.warning("rejected an escalate button in %s: %s", place.channel, exc)
+            button = None
+        if button is None or button.kind is not ButtonKind.ESCALATE:
+            await self.send.ephemeral(place, user, say("slack_invalid_button", DEFAULT))
+            return
+        root = await self._first_message(place.channel, place.thread_ts)
+        experts = self._experts(place)
+        language = language_of(str(root.get("text", ""))) if root else DEFAULT
+        if root is None or experts is None:
+            await self.send.ephemeral(place, user, say("escalation_nowhere", language))
+            return
+        answer = str(body.get("message", {}).get("text", ""))
+        attempt = Reply(ReplyKind.ANSWER, answer, language=language)
+        asked = Asked(place.channel, place.thread_ts, str(root.get("user", user)), question_text(root.get("text")))
+        sent = await self.escalate(asked, attempt, experts, language)
+        await self.send.ephemeral(place, user, say("escalated_click" if sent else "escalated_already", language))
+
+    # --- the expert's reply -----------------------------------------------------------------
+
+    async def relay(self, event: dict[str, Any], team: str) -> None:
+        """The first reply in an escalation's thread, into the asker's thread; then its author is
+        offered to save it as the verified answer."""
+        channel, thread, expert = event["channel"], event["thread_ts"], event["user"]
+        root = await self._first_message(channel, thread)
+        metadata = (root or {}).get("metadata") or {}
+        if metadata.get("event_type") != ESCALATION_EVENT:
+            return  # a thread of the experts' own
+        asked = metadata.get("event_payload") or {}
+        if not await self.coordinator.claim(f"slack-relay:{channel}:{thread}", KEPT):
+            return  # the first reply was relayed; the rest is the experts' conversation
+        answer = unescaped(question_text(event.get("text")))
+        language = language_of(str(asked.get("question", "")))
+        link = await self.send.permalink(channel, event["ts"]) or ""
+        here = Place(team, channel, thread, False)
+        try:
+            await self.send.client.chat_postMessage(
+                channel=asked["channel"],
+                thread_ts=asked["ts"],
+                text=say("relayed", language, expert=f"<@{expert}>", link=link, answer=escaped(answer)),
+                unfurl_links=False,
+                metadata={"event_type": RELAY_EVENT, "event_payload": {"escalation": f"{channel}:{thread}"}},
+            )
+        except (SlackApiError, KeyError) as exc:
+            log.warning("an expert's reply could not be relayed: %s", exc)
+            await self.send.ephemeral(here, expert, say("relay_gone", language))
+            return
+        ref = turn_ref(f"{channel}:{event['ts']}")
+        kept = {"question": str(asked.get("question", "")), "answer": answer, "expert": expert}
+        await self.coordinator.remember(f"slack-expert-answer:{ref}", json.dumps(kept), KEPT)
+        await self._offer(here, expert, ref, language)
+
+    async def save(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """The expert's click: their relayed reply kept as the verified answer to the question."""
+        place, user = thread_of_click(body), body.get("user", {})
+        try:
+            button = self.signer.verify(str(action.get("value", "")), place.session)
+        except InvalidToken as exc:
+            log.warning("rejected an expert's save button in %s: %s", place.channel, exc)
+            button = None
+        kept = await self.coordinator.recall(f"slack-expert-answer:{button.ref}") if button is not None else None
+        if button is None or button.kind is not ButtonKind.EXPERT or kept is None:
+            await self.send.ephemeral(place, user.get("id", ""), say("slack_invalid_button", DEFAULT))
+            return
+        reply = json.loads(kept)
+        language = language_of(reply["question"])
+        if user.get("id") != reply["expert"]:
+            await self.send.ephemeral(place, user.get("id", ""), say("expert_not_yours", language))
+            return
+        by = str(user.get("name") or user.get("username") or user["id"])
+        outcome = await self.chat.knowledge.keep_answer(reply["question"], reply["answer"], by)
+        key = "expert_saved" if outcome == "saved" else f"verify_{outcome}"
+        await self.send.ephemeral(place, user["id"], say(key, language, who=by))
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _experts(self, place: Place) -> str | None:
+        categories = place.categories(self.access)
+        return self.settings.experts_for(categories[0] if categories else None)
+
+    async def _first_message(self, channel: str, thread: str) -> dict[str, Any] | None:
+        """A thread's first message, with its metadata; None when it is gone."""
+        try:
+            response = await self.send.client.conversations_replies(
+                channel=channel, ts=thread, include_all_metadata=True, limit=1
+            )
+        except SlackApiError as exc:
+            log.info("no thread %s in %s: %s", thread, channel, exc.response.get("error"))
+            return None
+        messages: list[dict[str, Any]] = response.get("messages", [])
+        return messages[0] if messages and messages[0].get("ts") == thread else None
+
+    async def _offer(self, place: Place, expert: str, ref: str, language: Language) -> None:
+        token = self.signer.sign(Button(ButtonKind.EXPERT, session_digest(place.session), ref, 1))
+        blocks: list[dict[str, Any]] = [
+            section(say("relay_offer", language)),
+            {
+                "type": "actions",
+                "elements": [
+                    {
+                        "type": "button",
+                        "action_id": EXPERT_ACTION,
+                        "text": {"type": "plain_text", "text": say("verify_button", language)},
+                        "value": token,
+                        "style": "primary",
+                    }
+                ],
+            },
+        ]
+        await self.send.ephemeral(place, expert, say("relay_offer", language), blocks)
+
+
+def covered(reply: Reply) -> bool:
+    """An answer from the documents, or a verified answer (an expert's cites nothing)."""
+    return answers_from_documents(reply) or reply.route == "verified"
