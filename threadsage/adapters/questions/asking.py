@@ -4,8 +4,8 @@ In a help channel the bot answers without a mention, so it must keep out of conv
 statement ("Deploy is done, thanks all"), small talk, an announcement. A message asks when it has a
 question mark, opens as a question or a request does ("how do I…", "can someone…", "is there…",
 "does anyone know…", "I need help with…", "怎么…", "请问…"), or ends with a Chinese question
-particle ("…吗"). Short replies between people ("ok?", "really?") are not questions for the
-documents: a question has at least `MIN_WORDS` words of its own.
+particle ("…吗"). Short replies between people ("ok?", "lunch?") are not questions for the
+documents: a question mark alone needs `MIN_WORDS` content words ("Who is the CFO?" opens as one).
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ _CHINESE_ASKING_WORD = re.compile(r"怎么|如何|为什么|哪里|哪儿|哪个
 def asks_something(text: str) -> bool:
     """Whether `text` asks a question the documents might answer (see the module)."""
     stripped = text.strip()
-    if not stripped or is_small_talk(stripped) or len(terms(stripped)) < MIN_WORDS:
+    words = len(terms(stripped))
+    if not words or is_small_talk(stripped):
         return False
-    if _QUESTION_MARK.search(stripped + " ") or _OPENS_AS_QUESTION.match(stripped):
+    if _OPENS_AS_QUESTION.match(stripped) or (words >= MIN_WORDS and _QUESTION_MARK.search(stripped + " ")):
         return True
     return bool(_CHINESE_ASKS.search(stripped)) or (
         bool(_CHINESE_ASKING_WORD.search(stripped)) and not stripped.endswith(("。", "！", "!"))
