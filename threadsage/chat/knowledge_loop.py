@@ -359,6 +359,15 @@ class Knowledge:
         await self.loop.records.keep_answer(question, answer, by, int(time.time() * 1000))
         return "saved"
 
+    async def escalated(self, ident: str, where: tuple[str, str, str], question: str, experts: str) -> None:
+        """A question sent to the experts, for the console (nothing where no records are kept)."""
+        if self.loop is not None:
+            await self.loop.records.escalated(ident, where, question, experts, int(time.time() * 1000))
+
+    async def expert_replied(self, ident: str, expert: str) -> None:
+        if self.loop is not None:
+            await self.loop.records.expert_replied(ident, expert, int(time.time() * 1000))
+
     async def send_waiting(self) -> None:
         """The follow-ups of gaps an ingest closed where no bot ran, through the bots registered here."""
         if self.loop is not None:

@@ -1,6 +1,7 @@
 """What the console shows of the knowledge loop (`threadsage.chat.knowledge_loop`): the answers gone stale,
 grouped by the document that changed, with how many people saw them; the gaps a new or changed
-document closed, and what became of each follow-up; the verified answers with their use counts.
+document closed, and what became of each follow-up; the verified answers with their use counts; the
+questions sent to experts from help channels, answered or open.
 Each bounded (LIMIT), on the indexes of `threadsage.records.knowledge`."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections import defaultdict
 from dataclasses import asdict
 from typing import Any
 
-from threadsage.records.knowledge import CITED, CLOSES, KnowledgeRecords
+from threadsage.records.knowledge import CITED, CLOSES, ESCALATIONS, KnowledgeRecords
 from threadsage.records.turns import TABLE
 
 STALE_DOCUMENTS = 50
@@ -68,6 +69,15 @@ class LoopData:
         for row in found:
             row["citations"] = json.loads(row["citations"])
         return found
+
+    async def escalations(self, limit: int = CLOSED_LIMIT) -> list[dict[str, Any]]:
+        """The questions sent to experts, the latest first, with who answered and when."""
+        rows = await self.tables.fetch(
+            "SELECT escalated_at, platform, channel, user_id, question, experts, expert, answered_at "
+            f"FROM {ESCALATIONS} ORDER BY escalated_at DESC LIMIT {int(limit)}"
+        )
+        names = ("escalated_at", "platform", "channel", "user_id", "question", "experts", "expert", "answered_at")
+        return [dict(zip(names, row, strict=True)) for row in rows]
 
     async def verified(self) -> list[dict[str, Any]]:
         return [asdict(v) for v in await self.records.verified()]

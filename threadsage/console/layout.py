@@ -24,6 +24,7 @@ VIEWS = (
     ("stale", "Stale answers", "/console/stale"),
     ("closed", "Closed gaps", "/console/closed"),
     ("verified", "Verified answers", "/console/verified"),
+    ("escalations", "Escalations", "/console/escalations"),
 )
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "

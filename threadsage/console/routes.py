@@ -27,7 +27,7 @@ from threadsage.records.turns import OUTCOMES, TABLE
 Endpoint = Callable[[Request], Awaitable[Response]]
 TITLES = {key: name for key, name, _ in VIEWS}
 LISTS = ("questions", "gaps", "clarifications")
-LOOP_VIEWS = ("stale", "closed", "verified")  # the knowledge loop's: not filtered
+LOOP_VIEWS = ("stale", "closed", "verified", "escalations")  # the knowledge loop's: not filtered
 
 
 class Console:
@@ -86,7 +86,8 @@ class Console:
             return html(request, "knowledge.html", title=TITLES[name], current=name, **views.knowledge(info))
         if name in LOOP_VIEWS:
             found = await getattr(self.loop, name)()
-            return html(request, f"{name}.html", title=TITLES[name], current=name, rows=found)
+            summary = views.escalation_summary(found) if name == "escalations" else {}
+            return html(request, f"{name}.html", title=TITLES[name], current=name, rows=found, summary=summary)
         filters = Filters.parse(request.query_params)
         places = await self._places(filters)
         context: dict[str, Any] = {

@@ -59,3 +59,14 @@ def knowledge(info: dict[str, Any]) -> dict[str, Any]:
         "categories": bars(categories, "Documents per category"),
         "sources": bars(list(info.get("sources", {}).items()), "Documents per source"),
     }
+
+
+def escalation_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many escalations are open and answered, and the median time to the first expert's reply
+    (in seconds; None before any reply)."""
+    waits = sorted(r["answered_at"] - r["escalated_at"] for r in rows if r["answered_at"] is not None)
+    return {
+        "open": sum(r["answered_at"] is None for r in rows),
+        "answered": len(waits),
+        "median_seconds": waits[len(waits) // 2] / 1000 if waits else None,
+    }

@@ -24,6 +24,7 @@ from threadsage.records.turns import GAP_OUTCOMES, TABLE
 CITED = "threadsage_cited"
 CLOSES = "threadsage_gap_closes"
 VERIFIED = "threadsage_verified"
+ESCALATIONS = "threadsage_escalations"
 VERIFIED_COLUMNS = "id, question, answer, citations, verified_by, verified_at, uses, stale_at, change, retired_at"
 ACTIVE = "stale_at IS NULL AND retired_at IS NULL"  # a verified answer given to the questions it matches
 _CREATE = [
@@ -70,6 +71,18 @@ _CREATE = [
     change TEXT,
     retired_at BIGINT
 )""",
+    f"""CREATE TABLE IF NOT EXISTS {ESCALATIONS} (
+    id TEXT PRIMARY KEY,
+    platform TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    question TEXT NOT NULL,
+    experts TEXT NOT NULL,
+    escalated_at BIGINT NOT NULL,
+    expert TEXT,
+    answered_at BIGINT
+)""",
+    f"CREATE INDEX IF NOT EXISTS {ESCALATIONS}_at ON {ESCALATIONS} (escalated_at)",
 ]
 
 
@@ -269,6 +282,25 @@ class KnowledgeRecords:
         )
         KnowledgeRecords._verified_changes += 1
         return ident
+
+    # --- escalations to experts (help channels) ------------------------------------------------
+
+    async def escalated(self, ident: str, where: tuple[str, str, str], question: str, experts: str, at: int) -> None:
+        """A question sent to the experts (`where`: platform, channel, who asked); once per `ident`."""
+        platform, channel, user = where
+        await self.tables.execute(f"DELETE FROM {ESCALATIONS} WHERE id = {{p}}", (ident,))
+        await self.tables.execute(
+            f"INSERT INTO {ESCALATIONS} (id, platform, channel, user_id, question, experts, escalated_at) "
+            "VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p})",
+            (ident, platform, channel, user, question, experts, at),
+        )
+
+    async def expert_replied(self, ident: str, expert: str, at: int) -> None:
+        """The first expert's reply to an escalation, relayed to the asker."""
+        await self.tables.execute(
+            f"UPDATE {ESCALATIONS} SET expert = {{p}}, answered_at = {{p}} WHERE id = {{p}} AND answered_at IS NULL",
+            (expert, at, ident),
+        )
 
     async def verify_answer(self, session_key: str, answer_ref: str, by: str, at: int) -> str:
         """Keep the answer a curator's button names (its `answer_ref`) as verified: "saved";

@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.slack_api import BOT_ID, TEAM, action_body
 from tests.helpers.library import COVERED, GAP, library
 from tests.helpers.slack_harness import Harness, as_text, ephemeral_click, next_ts, running
@@ -22,17 +24,24 @@ from threadsage.settings.environment import Settings
 
 HELP, EXPERTS, OTHER = "C0HELPDESK", "C0EXPERTS", "C0RANDOM"
 FORM = "application/x-www-form-urlencoded"
+TOKEN = "console-test-password-4b1d"
 
 
 @asynccontextmanager
-async def help_desk(tmp_path: Path, experts: bool = True) -> AsyncIterator[Harness]:
+async def help_desk(tmp_path: Path, experts: bool = True, database_url: str = "") -> AsyncIterator[Harness]:
     settings = Settings(THREADSAGE_DATA_DIR=tmp_path / "kb", THREADSAGE_EMBEDDINGS="none", _env_file=None)
     with library(tmp_path / "library", settings) as shelf:
-        options = {"THREADSAGE_HELP_CHANNELS": {HELP: "answer"}}
+        options = {"THREADSAGE_HELP_CHANNELS": {HELP: "answer"}, "THREADSAGE_CONSOLE_TOKEN": TOKEN}
         if experts:
             options["THREADSAGE_EXPERTS"] = f"*={EXPERTS}"
-        async with running(tmp_path, shelf.kb, **options) as slack:
+        async with running(tmp_path, shelf.kb, database_url, **options) as slack:
             yield slack
+
+
+async def console(slack: Harness, path: str) -> str:
+    async with slack.http.get(f"{slack.url}{path}", headers={"Authorization": f"Bearer {TOKEN}"}) as response:
+        assert response.status == 200, await response.text()
+        return await response.text()
 
 
 async def say_in(slack: Harness, text: str, channel: str = HELP, user: str = "U222", **fields: object) -> str:
@@ -172,3 +181,26 @@ async def test_still_need_help_sends_an_answer_and_its_question_to_the_experts(t
         assert COVERED in as_text(escalation) and "business class" in as_text(escalation)  # the bot's attempt
         told = [m["text"] for m in ephemerals(slack, "U222")]
         assert told == [say("slack_invalid_button"), say("escalated_click"), say("escalated_already")]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest) -> str:
+    return "" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+
+
+async def test_the_console_shows_escalations_open_and_answered(tmp_path: Path, database_url: str) -> None:
+    async with help_desk(tmp_path, database_url=database_url) as slack:
+        await say_in(slack, GAP)
+        await say_in(slack, "How do I book a meeting room?", user="U333")
+        await slack.settle()
+        first, _second = sorted(escalations(slack), key=lambda m: m["ts"])
+        await say_in(slack, "Ask People Ops: 16 weeks.", channel=EXPERTS, user="U900", thread_ts=first["ts"])
+        await slack.settle()
+        rows = json.loads(await console(slack, "/console/api/escalations"))
+        assert {(r["question"], r["experts"], r.get("expert")) for r in rows} == {
+            (GAP, EXPERTS, "U900"),
+            ("How do I book a meeting room?", EXPERTS, None),
+        }
+        assert "user_id" not in rows[0]  # people only with the console's people filter
+        page = await console(slack, "/console/escalations")
+        assert "1 open · 1 answered" in page and "answered by U900" in page and GAP in page

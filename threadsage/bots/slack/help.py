@@ -131,6 +131,8 @@ class HelpDesk:
         else:
             blocks.append(context(say("escalation_uncovered", language)))
         blocks.append(context(say("escalation_how", language)))
+        where = ("slack", asked.channel, asked.user)
+        await self.chat.knowledge.escalated(f"slack:{asked.channel}:{asked.ts}", where, asked.text, experts)
         await self.send.client.chat_postMessage(
             channel=experts,
             text=f"{asked.user}: {asked.text}"[:3000],
@@ -196,6 +198,7 @@ class HelpDesk:
             log.warning("an expert's reply could not be relayed: %s", exc)
             await self.send.ephemeral(here, expert, say("relay_gone", language))
             return
+        await self.chat.knowledge.expert_replied(f"slack:{asked['channel']}:{asked['ts']}", expert)
         ref = turn_ref(f"{channel}:{event['ts']}")
         kept = {"question": str(asked.get("question", "")), "answer": answer, "expert": expert}
         await self.coordinator.remember(f"slack-expert-answer:{ref}", json.dumps(kept), KEPT)
