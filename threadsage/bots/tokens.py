@@ -41,6 +41,7 @@ class ButtonKind(Enum):
     MOVE = b"m"  # a private answer's conversation continued in a DM (Slack)
     ESCALATE = b"e"  # "Still need help?" under an answer (ref: the answered turn)
     EXPERT = b"x"  # an expert's "Save as verified answer" under their relayed reply (ref: the reply)
+    DRAFT = b"d"  # an expert's "Post as is" (value 1) or "Discard" (0) on a draft channel's answer
 
 
 @dataclass(frozen=True)

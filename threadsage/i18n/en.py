@@ -233,6 +233,15 @@ TEXTS: dict[str, str] = {
     "relay_gone": "The question was deleted, so your reply could not be passed on.",
     "expert_saved": "Saved as the verified answer (by {who}).",
     "expert_not_yours": "Only the expert who replied can save this reply.",
+    "draft_attempt": "*The bot's draft:*",
+    "draft_how": "Post it as is, discard it, or reply in this thread with your own answer: the first reply goes "
+    "to the person who asked.",
+    "draft_post": "Post as is",
+    "draft_discard": "Discard",
+    "draft_posted": "Posted as is by {expert}.",
+    "draft_discarded": "Discarded by {expert}: reply in this thread to answer instead.",
+    "draft_answered_already": "This question has been answered already.",
+    "drafted_privately": "Your question is with the experts, who check the answer first: it will come in this thread.",
     "verify_button": "Save as verified answer",
     "verify_offer": "You are a curator: save this answer as the verified answer to its question? It is then "
     "given first to questions like it, with your name.",

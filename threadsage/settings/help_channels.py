@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from threadsage.settings.sections import section
 from threadsage.support.handoff import ANY_CATEGORY
 
-HelpMode = Literal["answer"]
+HelpMode = Literal["answer", "draft"]
 _SLACK_CHANNEL = re.compile(r"^#?([CG][A-Z0-9]{6,})$")
 _TELEGRAM_CHAT = re.compile(r"^telegram:(-?\d{1,20})$")
 _CATEGORY = re.compile(r"^(\*|[\w.-]{1,128})$")
@@ -73,6 +73,12 @@ class HelpSettings(BaseModel):
         "`people=C0EXPERTS,*=C0HELPDESK` (a Slack channel id). Set, every answer carries "
         '"Still need help?", and an expert\'s first reply to an escalation is relayed to the asker. Empty = none',
     )
+
+    @model_validator(mode="after")
+    def _drafts_have_reviewers(self) -> HelpSettings:
+        if "draft" in self.help_channels.values() and not self.experts:
+            raise ValueError("THREADSAGE_HELP_CHANNELS: a `draft` channel's answers go to THREADSAGE_EXPERTS: set it")
+        return self
 
     def expert_channels(self) -> frozenset[str]:
         return frozenset(experts_of(self.experts).values())

@@ -204,3 +204,79 @@ async def test_the_console_shows_escalations_open_and_answered(tmp_path: Path, d
         assert "user_id" not in rows[0]  # people only with the console's people filter
         page = await console(slack, "/console/escalations")
         assert "1 open · 1 answered" in page and "answered by U900" in page and GAP in page
+
+
+DRAFTS = "C0ASKPEOPLE"
+
+
+def review_click(slack: Harness, draft: dict, user: str, value: str, action_id: str) -> bytes:
+    return action_body(draft, EXPERTS, user, action_id, value, "button", next_ts())
+
+
+def draft_buttons(draft: dict) -> dict[str, dict]:
+    return {e["action_id"]: e for b in draft["blocks"] if b["type"] == "actions" for e in b["elements"]}
+
+
+async def test_a_draft_channels_answer_goes_to_the_experts_who_post_it_or_discard_it(tmp_path: Path) -> None:
+    settings = Settings(THREADSAGE_DATA_DIR=tmp_path / "kb", THREADSAGE_EMBEDDINGS="none", _env_file=None)
+    with library(tmp_path / "library", settings) as shelf:
+        options = {"THREADSAGE_HELP_CHANNELS": {DRAFTS: "draft"}, "THREADSAGE_EXPERTS": f"*={EXPERTS}"}
+        async with running(tmp_path, shelf.kb, **options) as slack:
+            posted_ts = await say_in(slack, COVERED, channel=DRAFTS)
+            discarded_ts = await say_in(
+                slack, "Which class for flights of six hours or more?", channel=DRAFTS, user="U333"
+            )
+            await slack.settle()
+            assert in_thread(slack, DRAFTS, posted_ts) == [] and in_thread(slack, DRAFTS, discarded_ts) == []
+            assert [m["text"] for m in ephemerals(slack, "U222")] == [say("drafted_privately")]
+            drafts = {m["metadata"]["event_payload"]["ts"]: m for m in escalations(slack)}
+            draft = drafts[posted_ts]
+            assert "business class" in as_text(draft) and set(draft_buttons(draft)) == {"draft_post", "draft_discard"}
+
+            post = draft_buttons(draft)["draft_post"]
+            forged = draft_buttons(drafts[discarded_ts])["draft_post"]["value"]  # another question's button
+            for value in (forged, post["value"], post["value"]):
+                assert (
+                    await slack.send(review_click(slack, draft, "U900", value, "draft_post"), content_type=FORM) == 200
+                )
+                await slack.settle()
+            [answer] = in_thread(slack, DRAFTS, posted_ts)  # posted once, as any answer is
+            assert "business class" in as_text(answer) and answer["metadata"]["event_type"] == "threadsage_reply"
+            assert "travel.md" in as_text(answer)
+            told = [m["text"] for m in ephemerals(slack, "U900")]
+            assert told == [say("slack_invalid_button"), say("draft_answered_already")]
+            [marked] = [m for m in escalations(slack) if m["ts"] == draft["ts"]]
+            assert "Posted as is by <@U900>" in as_text(marked) and not draft_buttons(marked)
+
+            other = drafts[discarded_ts]
+            discard = draft_buttons(other)["draft_discard"]["value"]
+            assert (
+                await slack.send(review_click(slack, other, "U901", discard, "draft_discard"), content_type=FORM) == 200
+            )
+            await slack.settle()
+            assert in_thread(slack, DRAFTS, discarded_ts) == []
+            [marked] = [m for m in escalations(slack) if m["ts"] == other["ts"]]
+            assert "Discarded by <@U901>" in as_text(marked)
+            await say_in(
+                slack,
+                "Business class, and book it through TripDesk.",
+                channel=EXPERTS,
+                user="U901",
+                thread_ts=other["ts"],
+            )
+            await slack.settle()
+            [relayed] = in_thread(slack, DRAFTS, discarded_ts)  # the expert's own version
+            assert "TripDesk" in relayed["text"] and "<@U901>" in relayed["text"]
+
+
+def test_a_draft_channel_needs_experts_and_telegram_is_not_a_help_channel_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({DRAFTS: "draft"}))
+    with pytest.raises(ValueError, match="a `draft` channel's answers go to THREADSAGE_EXPERTS"):
+        Settings(_env_file=None)
+    monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({"telegram:-100123": "answer"}))
+    with pytest.raises(ValueError, match="Telegram groups are not help channels"):
+        Settings(_env_file=None)
+    monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({HELP: "answer"}))
+    monkeypatch.setenv("THREADSAGE_EXPERTS", "people")
+    with pytest.raises(ValueError, match="is not category=place"):
+        Settings(_env_file=None)

@@ -39,14 +39,13 @@ from threadsage.bots.slack.announcer import SlackAnnouncer
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.apologies import Apologies
 from threadsage.bots.slack.asking import Asking, parse_ask
-from threadsage.bots.slack.blocks import ESCALATE_ACTION
 from threadsage.bots.slack.bolt_internals import share_identity
 from threadsage.bots.slack.buttons import Buttons
 from threadsage.bots.slack.curation import ACTION as CURATOR_ACTION
 from threadsage.bots.slack.curation import Curation
 from threadsage.bots.slack.edits import Question, edit_of
 from threadsage.bots.slack.files import SlackFiles
-from threadsage.bots.slack.help import EXPERT_ACTION, HelpDesk, asks_here, replies_to_escalation
+from threadsage.bots.slack.help import HELP_ACTIONS, HelpDesk, asks_here, replies_to_escalation
 from threadsage.bots.slack.home import Home, RecentQuestions
 from threadsage.bots.slack.intake import events_route, from_a_person, on_error, socket_mode
 from threadsage.bots.slack.jobs import (
@@ -163,7 +162,7 @@ class SlackBot:
         self.app.action(re.compile(r"^clarify:\d+$"))(self._on_clarify)
         self.app.action(re.compile(r"^feedback:(up|down|vote)$"))(self._on_feedback)
         self.app.action(CURATOR_ACTION)(self._on_verify)
-        self.app.action(re.compile(rf"^({ESCALATE_ACTION}|{EXPERT_ACTION})$"))(self._on_help_click)
+        self.app.action(re.compile(rf"^({'|'.join(HELP_ACTIONS)})$"))(self._on_help_click)
         self.app.action(re.compile(rf"^({SHARE_ACTION}|{MOVE_ACTION})$"))(self._on_share)
         assistant.register(self.app, self.dispatch)
         if not settings.slack_allow_external:

@@ -20,15 +20,16 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
 from threadsage.adapters.questions.asking import asks_something
 from threadsage.bots.render import to_mrkdwn
-from threadsage.bots.slack.blocks import context, section, sources
+from threadsage.bots.slack.blocks import ESCALATE_ACTION, context, section, sources
+from threadsage.bots.slack.escalations import ESCALATION_EVENT, KEPT, RELAY_EVENT, Asked, relay_key
 from threadsage.bots.slack.places import Place, thread_of_click
+from threadsage.bots.slack.reviewing import REVIEW_ACTIONS, Reviewing
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.texts import escaped, question_text, unescaped
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest
@@ -40,19 +41,19 @@ from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
 
-ESCALATION_EVENT = "threadsage_escalation"  # the metadata event type of an escalation
-RELAY_EVENT = "threadsage_relay"  # …and of an expert's reply relayed to the asker
 EXPERT_ACTION = "expert_verify"
 ATTEMPT_CHARS = 1500  # of the bot's answer, shown in the escalation
-QUESTION_CHARS = 1000  # of the question, kept in the escalation's metadata
-KEPT = 30 * 24 * 3600.0  # seconds an escalation and a relayed reply are remembered
+DRAFT_CHARS = 2900  # …and of a draft, shown whole where a section allows (3,000 characters)
+
+
+HELP_ACTIONS = (ESCALATE_ACTION, EXPERT_ACTION, *sorted(REVIEW_ACTIONS))  # the buttons this module answers
 
 
 def asks_here(settings: HelpSettings, event: dict[str, Any]) -> bool:
     """A person's top-level message in a help channel that asks something."""
     return (
         not event.get("thread_ts")
-        and settings.help_mode(str(event.get("channel", ""))) == "answer"
+        and settings.help_mode(str(event.get("channel", ""))) is not None
         and asks_something(unescaped(question_text(event.get("text"))))
     )
 
@@ -61,20 +62,6 @@ def replies_to_escalation(settings: HelpSettings, event: dict[str, Any]) -> bool
     """A person's reply in a thread of an experts' channel (an escalation's, if its root says so)."""
     thread = event.get("thread_ts")
     return bool(thread) and thread != event.get("ts") and event.get("channel") in settings.expert_channels()
-
-
-@dataclass(frozen=True)
-class Asked:
-    """A question in a channel thread: where it is, who asked it, what it says."""
-
-    channel: str
-    ts: str
-    user: str
-    text: str
-
-    @property
-    def payload(self) -> dict[str, str]:
-        return {"channel": self.channel, "ts": self.ts, "user": self.user, "question": self.text[:QUESTION_CHARS]}
 
 
 class HelpDesk:
@@ -93,29 +80,39 @@ class HelpDesk:
         self.send = send
         self.signer = signer
         self.coordinator = coordinator
+        self.reviewing = Reviewing(chat, send, signer, coordinator)
 
     # --- escalating -------------------------------------------------------------------------
 
     def escalating(self, place: Place, asker: str, question: str) -> Callable[[Reply], Awaitable[bool]] | None:
-        """For a help channel's question: what takes a reply the documents do not cover instead of
-        posting it (True: taken) — None without experts to ask."""
+        """For a help channel's question: what takes an answer instead of posting it (True: taken)
+        — in an `answer` channel one the documents do not cover, escalated; in a `draft` channel
+        every answer, sent to the experts to review (one not covered, escalated). None without
+        experts to ask."""
         experts = self._experts(place)
         if experts is None:
             return None
+        drafting = self.settings.help_mode(place.channel) == "draft"
 
         async def escalated(reply: Reply) -> bool:
-            if reply.kind is not ReplyKind.ANSWER or covered(reply):
+            if reply.kind is not ReplyKind.ANSWER or (covered(reply) and not drafting):
                 return False
             asked = Asked(place.channel, place.thread_ts, asker, question)
-            await self.escalate(asked, None, experts, reply.language)
-            await self.send.ephemeral(place, asker, say("escalated_privately", reply.language))
+            draft = reply if covered(reply) else None
+            await self.escalate(asked, draft, experts, reply.language, place.team if draft is not None else None)
+            told = "drafted_privately" if draft is not None else "escalated_privately"
+            await self.send.ephemeral(place, asker, say(told, reply.language))
             return True
 
         return escalated
 
-    async def escalate(self, asked: Asked, attempt: Reply | None, experts: str, language: Language) -> bool:
+    async def escalate(
+        self, asked: Asked, attempt: Reply | None, experts: str, language: Language, review: str | None = None
+    ) -> bool:
         """The question posted in the experts' channel with the bot's answer (`attempt`; None:
-        the documents do not cover it), once (False: it was already)."""
+        the documents do not cover it), once (False: it was already). With `review` (a draft
+        channel's: the question's team), the answer is a draft the experts post as it is or
+        discard (`reviewing`)."""
         if not await self.coordinator.claim(f"slack-escalation:{asked.channel}:{asked.ts}", KEPT):
             return False
         link = await self.send.permalink(asked.channel, asked.ts) or ""
@@ -125,12 +122,16 @@ class HelpDesk:
         )
         blocks: list[dict[str, Any]] = [section(lead)]
         if attempt is not None:
-            blocks.append(section(f"{say('escalation_attempt', language)}\n{to_mrkdwn(attempt.text)[:ATTEMPT_CHARS]}"))
+            label = say("escalation_attempt" if review is None else "draft_attempt", language)
+            shown = to_mrkdwn(attempt.text)[: ATTEMPT_CHARS if review is None else DRAFT_CHARS]
+            blocks.append(section(f"{label}\n{shown}"))
             if attempt.citations:
                 blocks.append(context(sources(attempt.citations, language)))
         else:
             blocks.append(context(say("escalation_uncovered", language)))
-        blocks.append(context(say("escalation_how", language)))
+        if review is not None and attempt is not None:
+            blocks.append(await self.reviewing.buttons(review, asked, attempt))
+        blocks.append(context(say("escalation_how" if review is None else "draft_how", language)))
         where = ("slack", asked.channel, asked.user)
         await self.chat.knowledge.escalated(f"slack:{asked.channel}:{asked.ts}", where, asked.text, experts)
         await self.send.client.chat_postMessage(
@@ -143,7 +144,11 @@ class HelpDesk:
         return True
 
     async def click(self, body: dict[str, Any], action: dict[str, Any]) -> None:
-        await (self.save if action.get("action_id") == EXPERT_ACTION else self.escalate_click)(body, action)
+        kind = action.get("action_id")
+        if kind in REVIEW_ACTIONS:
+            await self.reviewing.decide(body, action)
+            return
+        await (self.save if kind == EXPERT_ACTION else self.escalate_click)(body, action)
 
     async def escalate_click(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         """ "Still need help?" under an answer: its question (the thread's first message) goes to
@@ -157,7 +162,7 @@ class HelpDesk:
         if button is None or button.kind is not ButtonKind.ESCALATE:
             await self.send.ephemeral(place, user, say("slack_invalid_button", DEFAULT))
             return
-        root = await self._first_message(place.channel, place.thread_ts)
+        root = await self.send.first_of_thread(place.channel, place.thread_ts)
         experts = self._experts(place)
         language = language_of(str(root.get("text", ""))) if root else DEFAULT
         if root is None or experts is None:
@@ -175,12 +180,12 @@ class HelpDesk:
         """The first reply in an escalation's thread, into the asker's thread; then its author is
         offered to save it as the verified answer."""
         channel, thread, expert = event["channel"], event["thread_ts"], event["user"]
-        root = await self._first_message(channel, thread)
+        root = await self.send.first_of_thread(channel, thread)
         metadata = (root or {}).get("metadata") or {}
         if metadata.get("event_type") != ESCALATION_EVENT:
             return  # a thread of the experts' own
         asked = metadata.get("event_payload") or {}
-        if not await self.coordinator.claim(f"slack-relay:{channel}:{thread}", KEPT):
+        if not await self.coordinator.claim(relay_key(channel, thread), KEPT):
             return  # the first reply was relayed; the rest is the experts' conversation
         answer = unescaped(question_text(event.get("text")))
         language = language_of(str(asked.get("question", "")))
@@ -231,18 +236,6 @@ class HelpDesk:
     def _experts(self, place: Place) -> str | None:
         categories = place.categories(self.access)
         return self.settings.experts_for(categories[0] if categories else None)
-
-    async def _first_message(self, channel: str, thread: str) -> dict[str, Any] | None:
-        """A thread's first message, with its metadata; None when it is gone."""
-        try:
-            response = await self.send.client.conversations_replies(
-                channel=channel, ts=thread, include_all_metadata=True, limit=1
-            )
-        except SlackApiError as exc:
-            log.info("no thread %s in %s: %s", thread, channel, exc.response.get("error"))
-            return None
-        messages: list[dict[str, Any]] = response.get("messages", [])
-        return messages[0] if messages and messages[0].get("ts") == thread else None
 
     async def _offer(self, place: Place, expert: str, ref: str, language: Language) -> None:
         token = self.signer.sign(Button(ButtonKind.EXPERT, session_digest(place.session), ref, 1))

@@ -113,6 +113,19 @@ class SlackSender:
                 found.append({**payload, "ts": message["ts"]})
         return found
 
+    async def first_of_thread(self, channel: str, thread: str) -> dict[str, Any] | None:
+        """A thread's first message (a person's or the bot's), with its metadata; None when it is
+        gone or cannot be read."""
+        try:
+            response = await self.client.conversations_replies(
+                channel=channel, ts=thread, include_all_metadata=True, limit=1
+            )
+        except SlackApiError as exc:
+            log.info("no thread %s in %s: %s", thread, channel, exc.response.get("error"))
+            return None
+        messages: list[dict[str, Any]] = response.get("messages", [])
+        return messages[0] if messages and messages[0].get("ts") == thread else None
+
     async def update_text(self, channel: str, ts: str, text: str) -> None:
         """A placeholder shows the next step (best effort, and only where Slack's limits have room
         to spare: the answer replaces it anyway)."""
