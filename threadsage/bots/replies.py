@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from threadsage.chat import Citation, Found, Reply, ReplyKind, Step
+from threadsage.chat import Citation, Found, Reply, ReplyKind, Step, answers_from_documents
 from threadsage.i18n import Language, say
 from threadsage.settings.sections import AccessSettings
 
@@ -64,6 +64,12 @@ def place_categories(settings: AccessSettings, channel: str, private: bool) -> t
     """The knowledge categories a place may read (None: every one). Private conversations (DMs)
     are all one place, channel "", whatever their id: the default categories cover them."""
     return settings.categories_for("" if private else channel)
+
+
+def covered(reply: Reply) -> bool:
+    """An answer from the documents, or a verified answer (an expert's cites nothing): what a help
+    channel posts rather than sends to the experts."""
+    return answers_from_documents(reply) or reply.route == "verified"
 
 
 def verifiable(reply: Reply) -> bool:

@@ -242,6 +242,12 @@ TEXTS: dict[str, str] = {
     "draft_discarded": "Discarded by {expert}: reply in this thread to answer instead.",
     "draft_answered_already": "This question has been answered already.",
     "drafted_privately": "Your question is with the experts, who check the answer first: it will come in this thread.",
+    "tg_escalation": "❓ <b>{asker}</b> asked in <b>{chat}</b>:\n\n{question}",
+    "tg_escalation_how": "The documents do not cover it. Reply to this message: the first reply goes to the "
+    "person who asked.",
+    "tg_escalated": "I couldn't find this in the documents, so I've asked the experts — their answer will come "
+    "as a reply here.",
+    "tg_relayed": "<b>{expert}</b> answered:\n\n{answer}",
     "verify_button": "Save as verified answer",
     "verify_offer": "You are a curator: save this answer as the verified answer to its question? It is then "
     "given first to questions like it, with your name.",

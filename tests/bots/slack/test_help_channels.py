@@ -269,14 +269,29 @@ async def test_a_draft_channels_answer_goes_to_the_experts_who_post_it_or_discar
             assert "TripDesk" in relayed["text"] and "<@U901>" in relayed["text"]
 
 
-def test_a_draft_channel_needs_experts_and_telegram_is_not_a_help_channel_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_draft_channel_needs_experts_and_is_a_slack_channel(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({DRAFTS: "draft"}))
     with pytest.raises(ValueError, match="a `draft` channel's answers go to THREADSAGE_EXPERTS"):
         Settings(_env_file=None)
-    monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({"telegram:-100123": "answer"}))
-    with pytest.raises(ValueError, match="Telegram groups are not help channels"):
+    monkeypatch.setenv("THREADSAGE_EXPERTS", f"*={EXPERTS},people=telegram:-100999")
+    monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({"telegram:-100123": "draft"}))
+    with pytest.raises(ValueError, match="`draft` channels are Slack channels only"):
         Settings(_env_file=None)
+    monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({"telegram:-100123": "answer", f"#{HELP}": "answer"}))
+    settings = Settings(_env_file=None)
+    assert settings.help_channels == {"telegram:-100123": "answer", HELP: "answer"}
+    assert settings.experts_for("people", "slack") == EXPERTS  # a question goes to experts of its platform
+    assert settings.experts_for("people", "telegram") == "telegram:-100999"
+    assert settings.experts_for("it", "telegram") is None
     monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({HELP: "answer"}))
     monkeypatch.setenv("THREADSAGE_EXPERTS", "people")
     with pytest.raises(ValueError, match="is not category=place"):
         Settings(_env_file=None)
+
+
+async def test_the_experts_own_threads_and_top_level_talk_are_left_alone(tmp_path: Path) -> None:
+    async with help_desk(tmp_path) as slack:
+        root = await say_in(slack, "Who is on call this weekend?", channel=EXPERTS, user="U900")  # not a help channel
+        await say_in(slack, "Me, until Sunday night.", channel=EXPERTS, user="U901", thread_ts=root)
+        await slack.settle()
+        assert slack.fake.posted() == [] and slack.fake.of("chat.postEphemeral") == []

@@ -26,6 +26,7 @@ from slack_sdk.errors import SlackApiError
 
 from threadsage.adapters.questions.asking import asks_something
 from threadsage.bots.render import to_mrkdwn
+from threadsage.bots.replies import covered
 from threadsage.bots.slack.blocks import ESCALATE_ACTION, context, section, sources
 from threadsage.bots.slack.escalations import ESCALATION_EVENT, KEPT, RELAY_EVENT, Asked, relay_key
 from threadsage.bots.slack.places import Place, thread_of_click
@@ -33,7 +34,7 @@ from threadsage.bots.slack.reviewing import REVIEW_ACTIONS, Reviewing
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.texts import escaped, question_text, unescaped
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest
-from threadsage.chat import ChatService, Reply, ReplyKind, answers_from_documents, turn_ref
+from threadsage.chat import ChatService, Reply, ReplyKind, turn_ref
 from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import DEFAULT, Language, language_of, say
 from threadsage.settings.help_channels import HelpSettings
@@ -235,7 +236,7 @@ class HelpDesk:
 
     def _experts(self, place: Place) -> str | None:
         categories = place.categories(self.access)
-        return self.settings.experts_for(categories[0] if categories else None)
+        return self.settings.experts_for(categories[0] if categories else None, "slack")
 
     async def _offer(self, place: Place, expert: str, ref: str, language: Language) -> None:
         token = self.signer.sign(Button(ButtonKind.EXPERT, session_digest(place.session), ref, 1))
@@ -255,8 +256,3 @@ class HelpDesk:
             },
         ]
         await self.send.ephemeral(place, expert, say("relay_offer", language), blocks)
-
-
-def covered(reply: Reply) -> bool:
-    """An answer from the documents, or a verified answer (an expert's cites nothing)."""
-    return answers_from_documents(reply) or reply.route == "verified"

@@ -39,11 +39,12 @@ from threadsage.bots.replies import place_categories
 from threadsage.bots.telegram.access import StopDisallowedChats, TelegramAccess
 from threadsage.bots.telegram.announcer import TelegramAnnouncer
 from threadsage.bots.telegram.application import ALLOWED_UPDATES, build_application
-from threadsage.bots.telegram.chains import ReplyChains, private_key, private_session, private_topic_key
+from threadsage.bots.telegram.chains import ReplyChains, chain_key, private_key, private_session, private_topic_key
 from threadsage.bots.telegram.clicking import Clicks
 from threadsage.bots.telegram.commands import register_commands
 from threadsage.bots.telegram.drafting import Drafts
 from threadsage.bots.telegram.files import TelegramFiles
+from threadsage.bots.telegram.help import Instead, TelegramHelp
 from threadsage.bots.telegram.limits import FloodLimits
 from threadsage.bots.telegram.notifier import TelegramNotifier
 from threadsage.bots.telegram.polling import poll_into
@@ -112,7 +113,8 @@ class TelegramBot:
         self.stop_disallowed = StopDisallowedChats(self.access, coordinator, self.send, self.chains)
         self.files = TelegramFiles(int(settings.max_attachment_mb * MB))
         self.topics = PrivateTopics(self.app.bot, coordinator)
-        self.clicks = Clicks(settings, settings, chat, self.send, self.chains, self.signer)
+        self.help = TelegramHelp(settings, settings, chat, self.send, self.chains, self.signer, coordinator)
+        self.clicks = Clicks(settings, settings, chat, self.send, self.chains, self.signer, self.help.save)
         self._outages: dict[int, ServiceUnavailable] = {}  # update id → outage, for `perform`
         self._add_handlers()
         chat.knowledge.register("telegram", TelegramNotifier(settings, self.access, self.send))  # gaps that closed
@@ -275,11 +277,18 @@ class TelegramBot:
         await self._ask_in_private(update.message, update.message.text or update.message.caption or "")
 
     async def _on_group_text(self, update: Update, _context: Context) -> None:
-        """Only messages addressed to the bot: a mention or a reply to one of its messages."""
+        """Messages addressed to the bot (a mention or a reply to one of its messages), an expert's
+        reply to an escalation, and in a help group every question (`help`)."""
         message = update.message
         assert message is not None
+        if await self.help.relay(message):
+            return
+        text = self.chains.question_text(message)
         if self.chains.replies_to_me(message) or self.chains.mentions_me(message):
-            await self._ask(message, await self.chains.group_session(message), self.chains.question_text(message))
+            await self._ask(message, await self.chains.group_session(message), text)
+        elif self.help.asks_here(message, text):
+            instead = self.help.escalating(message, text, person_language(message.from_user))
+            await self._ask(message, chain_key(message.chat_id, message.message_id), text, instead=instead)
 
     async def _on_error(self, update: object, context: Context) -> None:
         """Never silent: whatever failed, the person gets a short apology (best effort) — unless a
@@ -342,7 +351,9 @@ class TelegramBot:
         )
         await self._answer(turn, private)
 
-    async def _ask(self, message: Message, key: str, text: str, place: Place | None = None) -> None:
+    async def _ask(
+        self, message: Message, key: str, text: str, place: Place | None = None, instead: Instead | None = None
+    ) -> None:
         assert message.from_user is not None
         private = message.chat.type == ChatType.PRIVATE
         categories = place_categories(self.settings, str(message.chat_id), private)
@@ -354,14 +365,16 @@ class TelegramBot:
         turn = Turn(
             "telegram", key, asker, message_id, text, categories=categories, fetch_files=files, language=language
         )
-        await self._answer(turn, place)
+        await self._answer(turn, place, instead)
 
-    async def _answer(self, turn: Turn, place: Place) -> None:
-        """The turn's drafts shown as they come (see `drafting`), then its replies."""
+    async def _answer(self, turn: Turn, place: Place, instead: Instead | None = None) -> None:
+        """The turn's drafts shown as they come (see `drafting`), then its replies — but those
+        `instead` takes (a help group's escalation), for which no words are drafted either."""
         drafts = Drafts(self.app.bot, place, turn.message_id)
         with self.limits.answering(place.chat_id):
             async with self.send.typing(place):
-                replies = await run_shown(self.chat, turn, drafts)
+                replies = await run_shown(self.chat, turn, drafts, drafts=instead is None)
+            replies = [reply for reply in replies if instead is None or not await instead(reply)]
             curator = place.private and self.settings.is_curator("telegram", turn.user_id)  # a group would see it
             replacing = await drafts.finish()
             await self.send.deliver(replies, place, turn.session_key, turn.message_id, curator, replacing)

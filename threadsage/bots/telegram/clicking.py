@@ -7,6 +7,7 @@ place of the options and "typing…" starts — then the answer's drafts and its
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 from telegram import CallbackQuery, Message, Update
@@ -71,7 +72,9 @@ class Clicks:
         send: TelegramSender,
         chains: ReplyChains,
         signer: Signer,
+        expert_saves: Callable[[CallbackQuery, Button, Language], Awaitable[None]],
     ) -> None:
+        self.expert_saves = expert_saves  # an expert's "Save as verified answer" (`help`)
         self.access = access
         self.curators = curators
         self.chat = chat
@@ -104,6 +107,8 @@ class Clicks:
                 await self._again_if_stale(query, message, key, button.ref)
         elif button.kind is ButtonKind.VERIFY:
             await self._save_verified(query, key, button.ref, language)
+        elif button.kind is ButtonKind.EXPERT:
+            await self.expert_saves(query, button, language)
         else:
             await self._choose(query, message, key, button)
 

@@ -1,0 +1,174 @@
+"""Help groups and the experts' loop, in Telegram (docs/help-channels.md).
+
+- In a help group (`telegram:<chat id>` in THREADSAGE_HELP_CHANNELS, mode `answer`) every message
+  that asks something (`questions.asking`) is answered as a reply to it, without a mention; the bot
+  must see the group's messages (privacy mode off in @BotFather, or the bot an administrator).
+- With experts (a `telegram:<chat id>` place in THREADSAGE_EXPERTS), a help group's question the
+  documents do not cover gets no "not covered": it goes to the experts' group — who asked where,
+  the question, a link to it — and the group is told that it did.
+- The first reply to that message in the experts' group is relayed to the asker, as a reply to the
+  question, naming its author. Its author then gets "Save as verified answer" (a button only they
+  may press): the question and the reply become a verified answer of the knowledge loop. Later
+  replies stay with the experts; a reply to any other bot message there is a question as usual.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import cast
+
+from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from telegram.constants import ChatType, ParseMode
+from telegram.error import TelegramError
+
+from threadsage.adapters.questions.asking import asks_something
+from threadsage.bots.replies import covered, place_categories
+from threadsage.bots.telegram.chains import ReplyChains, chain_key
+from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query, place_of
+from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest
+from threadsage.chat import ChatService, Reply, ReplyKind, turn_ref
+from threadsage.delivery.coordination import Coordinator
+from threadsage.i18n import Language, say
+from threadsage.settings.help_channels import TELEGRAM, HelpSettings, telegram_chat
+from threadsage.settings.sections import AccessSettings
+
+log = logging.getLogger(__name__)
+
+KEPT = 30 * 24 * 3600.0  # seconds an escalation and a relayed reply are remembered
+QUESTION_CHARS = 1000
+
+Instead = Callable[[Reply], Awaitable[bool]]
+
+
+class TelegramHelp:
+    def __init__(
+        self,
+        settings: HelpSettings,
+        access: AccessSettings,
+        chat: ChatService,
+        send: TelegramSender,
+        chains: ReplyChains,
+        signer: Signer,
+        coordinator: Coordinator,
+    ) -> None:
+        self.settings = settings
+        self.access = access
+        self.chat = chat
+        self.send = send
+        self.chains = chains
+        self.signer = signer
+        self.coordinator = coordinator
+
+    def asks_here(self, message: Message, text: str) -> bool:
+        """A message in a help group that asks something."""
+        return self.settings.help_mode(f"{TELEGRAM}{message.chat_id}") == "answer" and asks_something(text)
+
+    def escalating(self, message: Message, text: str, language: Language) -> Instead | None:
+        """What takes a help group's answer the documents do not cover instead of sending it
+        (True: taken); None without experts to ask."""
+        categories = place_categories(self.access, str(message.chat_id), False)
+        place = self.settings.experts_for(categories[0] if categories else None, "telegram")
+        experts = telegram_chat(place) if place is not None else None
+        if experts is None:
+            return None
+
+        async def escalated(reply: Reply) -> bool:
+            if reply.kind is not ReplyKind.ANSWER or covered(reply):
+                return False
+            await self._escalate(message, text, experts, language)
+            return True
+
+        return escalated
+
+    async def _escalate(self, message: Message, text: str, experts: int, language: Language) -> None:
+        """The question sent to the experts' group (once), and its group told so."""
+        if not await self.coordinator.claim(f"tg-escalation:{message.chat_id}:{message.message_id}", KEPT):
+            return
+        person = message.from_user
+        name = person.full_name if person is not None else ""
+        where = html.escape(message.chat.title or str(message.chat_id))
+        asked = say("tg_escalation", language, asker=html.escape(name), chat=where, question=html.escape(text))
+        link = message.link  # a supergroup's message has one; a basic group's not
+        body = f"{asked}\n\n{say('tg_escalation_how', language)}" + (f'\n<a href="{link}">↗</a>' if link else "")
+        sent = await self.send.bot.send_message(experts, body, parse_mode=ParseMode.HTML)
+        kept = {
+            "chat": message.chat_id,
+            "message": message.message_id,
+            "user": person.id if person is not None else 0,
+            "question": text[:QUESTION_CHARS],
+            "language": language,
+        }
+        await self.coordinator.remember(f"tg-escalated:{experts}:{sent.message_id}", json.dumps(kept), KEPT)
+        ident = f"telegram:{message.chat_id}:{message.message_id}"
+        where_asked = ("telegram", str(message.chat_id), str(kept["user"]))
+        await self.chat.knowledge.escalated(ident, where_asked, text, f"{TELEGRAM}{experts}")
+        await self.send.send_plain(
+            Place(message.chat_id, False, None, message.message_id), say("tg_escalated", language)
+        )
+
+    async def relay(self, message: Message) -> bool:
+        """A reply in an experts' group to one of the bot's escalations: the first is relayed to
+        the asker (True: handled, relayed or not); False for any other message."""
+        replied = message.reply_to_message
+        if replied is None or message.chat.type == ChatType.PRIVATE or not self.chains.replies_to_me(message):
+            return False
+        kept = await self.coordinator.recall(f"tg-escalated:{message.chat_id}:{replied.message_id}")
+        if kept is None:
+            return False
+        if not await self.coordinator.claim(f"tg-relay:{message.chat_id}:{replied.message_id}", KEPT):
+            return True  # answered already: the rest is the experts' conversation
+        asked = json.loads(kept)
+        expert, answer = message.from_user, message.text or message.caption or ""
+        name = expert.full_name if expert is not None else ""
+        relayed = say("tg_relayed", asked["language"], expert=html.escape(name), answer=html.escape(answer))
+        try:
+            question = Place(asked["chat"], False, None, asked["message"], strict=True)  # gone: not sent at all
+            await self.send.bot.send_message(
+                asked["chat"], relayed, parse_mode=ParseMode.HTML, **question.send_kwargs()
+            )
+        except TelegramError as exc:  # the question (or the group) is gone
+            log.warning("an expert's reply could not be relayed: %s", exc)
+            await self.send.send_plain(place_of(message), say("relay_gone", asked["language"]))
+            return True
+        await self.chat.knowledge.expert_replied(
+            f"telegram:{asked['chat']}:{asked['message']}", str(expert.id if expert else "")
+        )
+        await self._offer(message, asked, answer)
+        return True
+
+    async def _offer(self, message: Message, asked: dict[str, object], answer: str) -> None:
+        """The offer to save the reply as the verified answer, under it: a button only its author may press."""
+        key = chain_key(message.chat_id, message.message_id)
+        ref = turn_ref(key)
+        expert = message.from_user.id if message.from_user is not None else 0
+        kept = {"question": asked["question"], "answer": answer, "expert": expert}
+        await self.coordinator.remember(f"tg-expert-answer:{ref}", json.dumps(kept), KEPT)
+        language = cast(Language, asked["language"])
+        token = self.signer.sign(Button(ButtonKind.EXPERT, session_digest(key), ref, 1))
+        keyboard = InlineKeyboardMarkup(
+            [[InlineKeyboardButton(f"✅ {say('verify_button', language)}", callback_data=token)]]
+        )
+        sent = await self.send.bot.send_message(
+            message.chat_id,
+            say("relay_offer", language),
+            reply_markup=keyboard,
+            **place_of(message).send_kwargs(),
+        )
+        await self.chains.remember(key, [sent])
+
+    async def save(self, query: CallbackQuery, button: Button, language: Language) -> None:
+        """The expert's click: their relayed reply kept as the verified answer to the question."""
+        kept = await self.coordinator.recall(f"tg-expert-answer:{button.ref}")
+        if kept is None:
+            await answer_query(query, say("tg_invalid_button", language))
+            return
+        reply = json.loads(kept)
+        if query.from_user.id != reply["expert"]:
+            await answer_query(query, say("expert_not_yours", language))
+            return
+        by = query.from_user.full_name or query.from_user.username or str(query.from_user.id)
+        outcome = await self.chat.knowledge.keep_answer(reply["question"], reply["answer"], by)
+        await answer_query(query, say("expert_saved" if outcome == "saved" else f"verify_{outcome}", language, who=by))
