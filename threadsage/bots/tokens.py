@@ -14,6 +14,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import logging
 import secrets
 from dataclasses import dataclass
 from enum import Enum
@@ -21,6 +22,8 @@ from pathlib import Path
 
 from threadsage.settings.sections import AccessSettings
 from threadsage.support.private_files import private_dir, write_once
+
+log = logging.getLogger(__name__)
 
 VERSION = "1"
 MAC_BYTES = 8
@@ -97,6 +100,17 @@ class Signer:
         if session_key is not None and not hmac.compare_digest(button.session, session_digest(session_key)):
             raise InvalidToken("token of another conversation")
         return button
+
+
+def clicked(signer: Signer, token: object, session_key: str, kind: ButtonKind) -> Button | None:
+    """The button of `kind` a click's value names, in the conversation `session_key`; None — logged
+    — for a forged, altered, misplaced or other kind of button."""
+    try:
+        button = signer.verify(str(token), session_key)
+    except InvalidToken as exc:
+        log.warning("rejected a %s button: %s", kind.name.lower(), exc)
+        return None
+    return button if button.kind is kind else None
 
 
 def load_secret(settings: AccessSettings, data_dir: Path) -> bytes:

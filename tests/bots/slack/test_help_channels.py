@@ -193,7 +193,7 @@ async def test_the_console_shows_escalations_open_and_answered(tmp_path: Path, d
         await say_in(slack, GAP)
         await say_in(slack, "How do I book a meeting room?", user="U333")
         await slack.settle()
-        first, _second = sorted(escalations(slack), key=lambda m: m["ts"])
+        [first] = [m for m in escalations(slack) if m["metadata"]["event_payload"]["question"] == GAP]
         await say_in(slack, "Ask People Ops: 16 weeks.", channel=EXPERTS, user="U900", thread_ts=first["ts"])
         await slack.settle()
         rows = json.loads(await console(slack, "/console/api/escalations"))

@@ -13,7 +13,7 @@ from typing import Any
 from threadsage.bots.replies import verifiable
 from threadsage.bots.slack.places import Place, thread_of_click
 from threadsage.bots.slack.sending import SlackSender
-from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest
+from threadsage.bots.tokens import Button, ButtonKind, Signer, clicked, session_digest
 from threadsage.chat import ChatService, Reply, Turn, turn_ref
 from threadsage.i18n import DEFAULT, say
 from threadsage.settings.knowledge_loop import KnowledgeLoopSettings
@@ -56,12 +56,8 @@ class Curation:
     async def save(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         place, user = thread_of_click(body), body["user"]
         language = DEFAULT  # an ephemeral message's click carries no text to read the language from
-        try:
-            button = self.signer.verify(str(action.get("value", "")), place.session)
-        except InvalidToken as exc:
-            log.warning("rejected a verify button in %s: %s", place.channel, exc)
-            button = None
-        if button is None or button.kind is not ButtonKind.VERIFY:
+        button = clicked(self.signer, action.get("value"), place.session, ButtonKind.VERIFY)
+        if button is None:
             await self.send.ephemeral(place, user["id"], say("slack_invalid_button", language))
             return
         if not self.settings.is_curator("slack", user["id"]):

@@ -33,7 +33,7 @@ from threadsage.bots.slack.places import Place, thread_of_click
 from threadsage.bots.slack.reviewing import REVIEW_ACTIONS, Reviewing
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.texts import escaped, question_text, unescaped
-from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest
+from threadsage.bots.tokens import Button, ButtonKind, Signer, clicked, session_digest
 from threadsage.chat import ChatService, Reply, ReplyKind, turn_ref
 from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import DEFAULT, Language, language_of, say
@@ -155,12 +155,7 @@ class HelpDesk:
         """ "Still need help?" under an answer: its question (the thread's first message) goes to
         the experts, with the answer as the bot's attempt."""
         place, user = thread_of_click(body), body.get("user", {}).get("id", "")
-        try:
-            button = self.signer.verify(str(action.get("value", "")), place.session)
-        except InvalidToken as exc:
-            log.warning("rejected an escalate button in %s: %s", place.channel, exc)
-            button = None
-        if button is None or button.kind is not ButtonKind.ESCALATE:
+        if clicked(self.signer, action.get("value"), place.session, ButtonKind.ESCALATE) is None:
             await self.send.ephemeral(place, user, say("slack_invalid_button", DEFAULT))
             return
         root = await self.send.first_of_thread(place.channel, place.thread_ts)
@@ -213,13 +208,9 @@ class HelpDesk:
     async def save(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         """The expert's click: their relayed reply kept as the verified answer to the question."""
         place, user = thread_of_click(body), body.get("user", {})
-        try:
-            button = self.signer.verify(str(action.get("value", "")), place.session)
-        except InvalidToken as exc:
-            log.warning("rejected an expert's save button in %s: %s", place.channel, exc)
-            button = None
+        button = clicked(self.signer, action.get("value"), place.session, ButtonKind.EXPERT)
         kept = await self.coordinator.recall(f"slack-expert-answer:{button.ref}") if button is not None else None
-        if button is None or button.kind is not ButtonKind.EXPERT or kept is None:
+        if kept is None:
             await self.send.ephemeral(place, user.get("id", ""), say("slack_invalid_button", DEFAULT))
             return
         reply = json.loads(kept)

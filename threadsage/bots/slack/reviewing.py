@@ -14,19 +14,16 @@ kept by the coordinator until a decision, for `KEPT`.
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 from threadsage.bots.slack.blocks import context
 from threadsage.bots.slack.escalations import ESCALATION_EVENT, KEPT, Asked, relay_key
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import SlackSender
-from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer, session_digest
+from threadsage.bots.tokens import Button, ButtonKind, Signer, clicked, session_digest
 from threadsage.chat import ChatService, Reply, ReplyKind, Turn, turn_ref
 from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import DEFAULT, Language, say
-
-log = logging.getLogger(__name__)
 
 POST_ACTION = "draft_post"
 DISCARD_ACTION = "draft_discard"
@@ -89,12 +86,7 @@ class Reviewing:
         await self._mark(body, channel, ts, say("draft_posted", language, expert=f"<@{user}>"))
 
     def _button(self, action: dict[str, Any], asked: Asked, team: str) -> Button | None:
-        try:
-            button = self.signer.verify(str(action.get("value", "")), _asked_place(team, asked).session)
-        except InvalidToken as exc:
-            log.warning("rejected a draft's button for %s: %s", asked.channel, exc)
-            return None
-        return button if button.kind is ButtonKind.DRAFT else None
+        return clicked(self.signer, action.get("value"), _asked_place(team, asked).session, ButtonKind.DRAFT)
 
     async def _mark(self, body: dict[str, Any], channel: str, ts: str, outcome: str) -> None:
         """The draft's message without its buttons, saying what became of it."""
