@@ -248,6 +248,7 @@ TEXTS: dict[str, str] = {
     "tg_escalated": "I couldn't find this in the documents, so I've asked the experts — their answer will come "
     "as a reply here.",
     "tg_relayed": "<b>{expert}</b> answered:\n\n{answer}",
+    "tg_escalation_attempt": "<b>What the bot answered:</b>\n{answer}",
     "verify_button": "Save as verified answer",
     "verify_offer": "You are a curator: save this answer as the verified answer to its question? It is then "
     "given first to questions like it, with your name.",

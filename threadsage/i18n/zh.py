@@ -205,6 +205,7 @@ TEXTS: dict[str, str] = {
     "tg_escalation_how": "文档中没有相关内容。请回复这条消息：第一条回复会转给提问的人。",
     "tg_escalated": "文档中找不到这个问题的答案，我已转给专家——他们的回答会以回复的形式出现在这里。",
     "tg_relayed": "<b>{expert}</b> 回答了：\n\n{answer}",
+    "tg_escalation_attempt": "<b>机器人的回答：</b>\n{answer}",
     "verify_button": "保存为已核实的回答",
     "verify_offer": "你是审核人：把这个回答保存为这个问题的已核实回答吗？之后类似的问题会优先得到它，并署上你的名字。",
     "verify_saved": "已保存为已核实的回答（{who}）。",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.fakes.telegram_api import FakeBotAPI
 from tests.helpers.library import COVERED, GAP, library
-from tests.helpers.telegram_harness import ANN, BOB, bot_settings, running
+from tests.helpers.telegram_harness import ANN, BOB, bot_settings, private, running
 from threadsage.bots.telegram import TelegramBot
 from threadsage.i18n import say
 from threadsage.settings.environment import Settings
@@ -90,3 +90,28 @@ async def test_an_uncovered_question_goes_to_the_experts_whose_first_reply_comes
         fake.say(HELP, BOB, GAP)  # asked again: the expert's answer, not another escalation
         await fake.wait_for(lambda: len(sent(fake, HELP)) == 3)
         assert "16 weeks" in sent(fake, HELP)[2]["text"] and len(sent(fake, EXPERTS)) == 2
+
+
+def buttons(message: dict) -> list[str]:
+    return [b["text"] for row in message.get("reply_markup", {}).get("inline_keyboard", []) for b in row]
+
+
+async def test_still_need_help_sends_a_groups_answer_and_its_question_to_the_experts(
+    tmp_path: Path, fake: FakeBotAPI
+) -> None:
+    async with help_group(tmp_path, fake):
+        fake.say(HELP, ANN, COVERED)
+        [answer] = await fake.wait_for(lambda: sent(fake, HELP) or None)
+        assert buttons(answer) == ["👍", "👎", say("escalate_button")]
+        fake.say(private(ANN), ANN, COVERED)
+        [mine] = await fake.wait_for(lambda: fake.sent(ANN["id"]) or None)
+        assert buttons(mine) == ["👍", "👎"]  # a private chat's answer quotes no question to send on
+
+        toasts = []
+        for _ in range(2):
+            query = fake.click(answer, BOB, option=2)
+            [toast] = await fake.wait_for(lambda: fake.answers_to(query))  # noqa: B023 - awaited at once
+            toasts.append(toast.get("text"))
+        assert toasts == [say("escalated_click"), say("escalated_already")]
+        [escalation] = sent(fake, EXPERTS)
+        assert COVERED in escalation["text"] and "business class" in escalation["text"]  # the bot's attempt

@@ -7,7 +7,6 @@ place of the options and "typing…" starts — then the answer's drafts and its
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 from telegram import CallbackQuery, Message, Update
@@ -17,6 +16,7 @@ from telegram.ext import ContextTypes
 from threadsage.bots.replies import place_categories
 from threadsage.bots.telegram.chains import ReplyChains
 from threadsage.bots.telegram.drafting import Drafts
+from threadsage.bots.telegram.help import TelegramHelp
 from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query, place_after_click
 from threadsage.bots.telegram.texts import message_language
 from threadsage.bots.tokens import Button, ButtonKind, InvalidToken, Signer
@@ -72,9 +72,9 @@ class Clicks:
         send: TelegramSender,
         chains: ReplyChains,
         signer: Signer,
-        expert_saves: Callable[[CallbackQuery, Button, Language], Awaitable[None]],
+        help: TelegramHelp,
     ) -> None:
-        self.expert_saves = expert_saves  # an expert's "Save as verified answer" (`help`)
+        self.help = help  # an expert's "Save as verified answer"; "Still need help?"
         self.access = access
         self.curators = curators
         self.chat = chat
@@ -108,7 +108,9 @@ class Clicks:
         elif button.kind is ButtonKind.VERIFY:
             await self._save_verified(query, key, button.ref, language)
         elif button.kind is ButtonKind.EXPERT:
-            await self.expert_saves(query, button, language)
+            await self.help.save(query, button, language)
+        elif button.kind is ButtonKind.ESCALATE:
+            await self.help.escalate_click(query, message, language)
         else:
             await self._choose(query, message, key, button)
 

@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 KEPT = 30 * 24 * 3600.0  # seconds an escalation and a relayed reply are remembered
 QUESTION_CHARS = 1000
+ATTEMPT_CHARS = 1500  # of the bot's answer, shown in an escalation
 
 Instead = Callable[[Reply], Awaitable[bool]]
 
@@ -69,30 +70,49 @@ class TelegramHelp:
     def escalating(self, message: Message, text: str, language: Language) -> Instead | None:
         """What takes a help group's answer the documents do not cover instead of sending it
         (True: taken); None without experts to ask."""
-        categories = place_categories(self.access, str(message.chat_id), False)
-        place = self.settings.experts_for(categories[0] if categories else None, "telegram")
-        experts = telegram_chat(place) if place is not None else None
+        experts = self.experts_of(message.chat_id)
         if experts is None:
             return None
 
         async def escalated(reply: Reply) -> bool:
             if reply.kind is not ReplyKind.ANSWER or covered(reply):
                 return False
-            await self._escalate(message, text, experts, language)
+            if await self._escalate(message, text, experts, language):
+                await self.send.send_plain(place_of(message), say("tg_escalated", language))
             return True
 
         return escalated
 
-    async def _escalate(self, message: Message, text: str, experts: int, language: Language) -> None:
-        """The question sent to the experts' group (once), and its group told so."""
-        if not await self.coordinator.claim(f"tg-escalation:{message.chat_id}:{message.message_id}", KEPT):
+    def experts_of(self, group: int) -> int | None:
+        """The Telegram experts' group for a group's questions (its category's, else `*`'s)."""
+        categories = place_categories(self.access, str(group), False)
+        place = self.settings.experts_for(categories[0] if categories else None, "telegram")
+        return telegram_chat(place) if place is not None else None
+
+    async def escalate_click(self, query: CallbackQuery, answer: Message, language: Language) -> None:
+        """ "Still need help?" under a group's answer: the question it replies to goes to the
+        experts, with the answer as the bot's attempt; the toast says so."""
+        question = answer.reply_to_message
+        experts = self.experts_of(answer.chat_id)
+        if question is None or experts is None:
+            await answer_query(query, say("escalation_nowhere", language))
             return
+        sent = await self._escalate(question, self.chains.question_text(question), experts, language, answer.text or "")
+        await answer_query(query, say("escalated_click" if sent else "escalated_already", language))
+
+    async def _escalate(self, message: Message, text: str, experts: int, language: Language, attempt: str = "") -> bool:
+        """The question sent to the experts' group, with the bot's `attempt` ("": the documents
+        do not cover it); once (False: it was already)."""
+        if not await self.coordinator.claim(f"tg-escalation:{message.chat_id}:{message.message_id}", KEPT):
+            return False
         person = message.from_user
         name = person.full_name if person is not None else ""
         where = html.escape(message.chat.title or str(message.chat_id))
         asked = say("tg_escalation", language, asker=html.escape(name), chat=where, question=html.escape(text))
+        tried = say("tg_escalation_attempt", language, answer=html.escape(attempt[:ATTEMPT_CHARS])) if attempt else ""
+        how = say("escalation_how" if attempt else "tg_escalation_how", language)
         link = message.link  # a supergroup's message has one; a basic group's not
-        body = f"{asked}\n\n{say('tg_escalation_how', language)}" + (f'\n<a href="{link}">↗</a>' if link else "")
+        body = "\n\n".join(filter(None, (asked, tried, how))) + (f'\n<a href="{link}">↗</a>' if link else "")
         sent = await self.send.bot.send_message(experts, body, parse_mode=ParseMode.HTML)
         kept = {
             "chat": message.chat_id,
@@ -105,9 +125,7 @@ class TelegramHelp:
         ident = f"telegram:{message.chat_id}:{message.message_id}"
         where_asked = ("telegram", str(message.chat_id), str(kept["user"]))
         await self.chat.knowledge.escalated(ident, where_asked, text, f"{TELEGRAM}{experts}")
-        await self.send.send_plain(
-            Place(message.chat_id, False, None, message.message_id), say("tg_escalated", language)
-        )
+        return True
 
     async def relay(self, message: Message) -> bool:
         """A reply in an experts' group to one of the bot's escalations: the first is relayed to

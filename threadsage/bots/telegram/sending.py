@@ -63,10 +63,13 @@ def place_after_click(clarification: Message) -> Place:
 
 
 class TelegramSender:
-    def __init__(self, bot: Bot, signer: Signer, coordinator: Coordinator, chains: ReplyChains) -> None:
+    def __init__(
+        self, bot: Bot, signer: Signer, coordinator: Coordinator, chains: ReplyChains, escalate: bool = False
+    ) -> None:
         self.bot = bot
         self.signer = signer
         self.coordinator = coordinator
+        self.escalate = escalate  # Telegram experts set: group answers carry "Still need help?" (`help`)
         self.chains = chains
 
     async def deliver(
@@ -86,7 +89,8 @@ class TelegramSender:
                 continue
             if reply.kind is ReplyKind.ANSWER:
                 verify = reply.language if curator and verifiable(reply) else None
-                keyboard = self._feedback_keyboard(key, turn_id, verify)
+                escalate = reply.language if self.escalate and not place.private else None
+                keyboard = self._feedback_keyboard(key, turn_id, verify, escalate)
                 sent = await self.send_markdown(place, answer_markdown(reply), keyboard, replacing)
                 replacing = None
             elif reply.kind is ReplyKind.CLARIFICATION:
@@ -189,17 +193,22 @@ class TelegramSender:
 
         return InlineKeyboardMarkup([row(c) for c in reply.choices])
 
-    def _feedback_keyboard(self, key: str, turn_id: str, verify: Language | None = None) -> InlineKeyboardMarkup:
-        """👍/👎, and with `verify` (the answer's language) a curator's "Save as verified answer"."""
+    def _feedback_keyboard(
+        self, key: str, turn_id: str, verify: Language | None = None, escalate: Language | None = None
+    ) -> InlineKeyboardMarkup:
+        """👍/👎; with `verify` (the answer's language) a curator's "Save as verified answer"; with
+        `escalate`, "Still need help?" (the question to the experts, `help`)."""
         ref = turn_ref(turn_id)
         up = InlineKeyboardButton("👍", callback_data=self._token(ButtonKind.FEEDBACK, key, ref, 1))
         down = InlineKeyboardButton("👎", callback_data=self._token(ButtonKind.FEEDBACK, key, ref, 0))
-        if verify is None:
-            return InlineKeyboardMarkup([[up, down]])
-        save = InlineKeyboardButton(
-            f"✅ {say('verify_button', verify)}", callback_data=self._token(ButtonKind.VERIFY, key, ref, 1)
-        )
-        return InlineKeyboardMarkup([[up, down], [save]])
+        rows = [[up, down]]
+        if verify is not None:
+            token = self._token(ButtonKind.VERIFY, key, ref, 1)
+            rows.append([InlineKeyboardButton(f"✅ {say('verify_button', verify)}", callback_data=token)])
+        if escalate is not None:
+            token = self._token(ButtonKind.ESCALATE, key, ref, 0)
+            rows.append([InlineKeyboardButton(say("escalate_button", escalate), callback_data=token)])
+        return InlineKeyboardMarkup(rows)
 
     def _token(self, kind: ButtonKind, key: str, ref: str, value: int) -> str:
         return self.signer.sign(Button(kind, session_digest(key), ref, value))
