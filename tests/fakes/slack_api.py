@@ -265,6 +265,8 @@ class FakeSlack(ServedFake):
     _made: dict[str, list[float]] = field(default_factory=dict)  # a rate limit's key → its calls' times
     # (channel, ts) → a person's message, as the events a test sends carry it (`person_said`)
     people: dict[tuple[str, str], dict] = field(default_factory=dict)
+    private_channels: set[str] = field(default_factory=set)  # conversations.info: is_private
+    shared: set[str] = field(default_factory=set)  # conversations.info: is_ext_shared (Slack Connect)
 
     @property
     def api_url(self) -> str:
@@ -356,7 +358,7 @@ class FakeSlack(ServedFake):
         conversations.replies/history that read it back; the event, for sending."""
         with self._lock:
             self.people[(event["channel"], event["ts"])] = {
-                key: event[key] for key in ("ts", "user", "text", "thread_ts") if key in event
+                key: event[key] for key in ("ts", "user", "text", "thread_ts", "bot_id", "reactions") if key in event
             }
         return event
 
@@ -370,6 +372,8 @@ class FakeSlack(ServedFake):
         for stored in self.current(channel, thread):
             message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "ts": stored["ts"]}
             message["text"] = stored.get("text", "")
+            if stored.get("thread_ts"):
+                message["thread_ts"] = stored["thread_ts"]
             if with_metadata and stored.get("metadata"):
                 message["metadata"] = _json(stored["metadata"])
             messages.append(message)
@@ -380,6 +384,13 @@ class FakeSlack(ServedFake):
                 if c == channel and (thread is None or thread in (m.get("thread_ts"), ts))
             ]
         messages.sort(key=lambda m: (m["ts"] != thread, m["ts"]))  # a thread's parent message first
+        if thread is None:  # history: the channel's own messages, each parent with its reply count
+            replies = [m.get("thread_ts") for m in messages if m.get("thread_ts") not in (None, m["ts"])]
+            messages = [
+                {**m, **({"reply_count": replies.count(m["ts"])} if m["ts"] in replies else {})}
+                for m in messages
+                if m.get("thread_ts") in (None, m["ts"])
+            ]
         return messages[: int(params.get("limit") or 1000)]
 
     def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
@@ -525,6 +536,14 @@ class FakeSlack(ServedFake):
             if known is None:
                 return 200, {}, {"ok": False, "error": "file_not_found"}
             return 200, {}, {"ok": True, "file": known[0], "comments": [], "response_metadata": {"next_cursor": ""}}
+        if method == "conversations.info":
+            channel = str(params.get("channel", ""))
+            info = {
+                "id": channel,
+                "is_private": channel in self.private_channels,
+                "is_ext_shared": channel in self.shared,
+            }
+            return 200, {}, {"ok": True, "channel": info}
         if method in ("conversations.replies", "conversations.history"):
             return 200, {}, {"ok": True, "messages": self._read_back(params), "has_more": False}
         return 200, {}, {"ok": False, "error": "unknown_method"}

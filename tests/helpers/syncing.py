@@ -1,5 +1,6 @@
-"""A source synced once into a knowledge base, as the running bot's upkeep would (`SyncEngine`), and
-the settings that let the Confluence connector sign in to the fake wiki."""
+"""A source synced once into a knowledge base, as the running bot's upkeep would (`SyncEngine`, the
+bot's token for a Slack source), and the settings that let the Confluence connector sign in to the
+fake wiki."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def engine(kb: KnowledgeBase, tmp_path: Path) -> SyncEngine:
 
 
 async def sync(kb: KnowledgeBase, tmp_path: Path, settings: Settings, **spec: object) -> SourceStatus:
-    return await engine(kb, tmp_path).sync(connector_for(SourceSpec.model_validate(spec), settings, settings.data_dir))
+    connector = connector_for(SourceSpec.model_validate(spec), settings, settings.data_dir, settings)
+    return await engine(kb, tmp_path).sync(connector)
 
 
 def wiki_settings(settings: Settings) -> Settings:

@@ -31,7 +31,7 @@ from threadsage.ingestion.pipeline import DocumentChange, Ingestor
 from threadsage.ingestion.spec import SourceSpec, load_sources
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
-from threadsage.settings.sections import DocumentSettings, StorageSettings
+from threadsage.settings.sections import DocumentSettings, PlatformSettings, StorageSettings
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ async def keep_knowledge(
             log.error("live sync is off: %s", exc)
             specs = []
         if specs:
-            tasks.append(asyncio.create_task(_sync_while_leading(settings, settings, engine, specs, stop)))
+            tasks.append(asyncio.create_task(_sync_while_leading(settings, settings, settings, engine, specs, stop)))
     if not settings.milvus_uri:
         tasks.append(asyncio.create_task(_answer_inbox(settings.data_dir, engine, stop)))
     for outcome in await asyncio.gather(*tasks, return_exceptions=True):
@@ -118,11 +118,12 @@ async def _watch(connector: FolderConnector, wake: asyncio.Event, stop: asyncio.
 async def _sync_while_leading(
     storage: StorageSettings,
     sources: DocumentSettings,
+    platform: PlatformSettings,
     engine: SyncEngine,
     specs: list[SourceSpec],
     stop: asyncio.Event,
 ) -> None:
-    connectors = [connector_for(spec, sources, storage.data_dir) for spec in specs]
+    connectors = [connector_for(spec, sources, storage.data_dir, platform) for spec in specs]
     log.info("live sync of %d sources: %s", len(specs), ", ".join(s.name for s in specs))
     if not storage.redis_url:
         await sync_sources(engine, connectors, stop)

@@ -20,10 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from threadsage.adapters.knowledge import KnowledgeBaseError, validate_category
 
-SourceType = Literal["folder", "web", "confluence", "git"]
+SourceType = Literal["folder", "web", "confluence", "git", "slack"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _NAME = re.compile(r"^[\w.-]{1,64}$")
+_SLACK_CHANNEL = re.compile(r"^[CG][A-Z0-9]{6,}$")
+NEEDED = {"folder": ["path"], "web": ["url"], "confluence": ["url", "space"], "git": ["url"], "slack": ["channels"]}
 
 
 class SourcesFileError(ValueError):
@@ -48,6 +50,7 @@ class SourceSpec(BaseModel):
     trust_lastmod: bool = True  # web: a page the sitemap dates as when last read is not asked for
     max_page_kb: int = Field(2048, ge=1)  # web, confluence
     labels_as_categories: bool = True  # confluence
+    channels: tuple[str, ...] = ()  # slack: channel ids whose resolved threads are indexed
 
     @field_validator("name")
     @classmethod
@@ -71,6 +74,14 @@ class SourceSpec(BaseModel):
             raise ValueError("a branch name: not empty, not starting with '-', no spaces")
         return value
 
+    @field_validator("channels")
+    @classmethod
+    def _channels(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        wrong = [c for c in value if not _SLACK_CHANNEL.match(c)]
+        if wrong:
+            raise ValueError(f"Slack channel ids (C…): not {', '.join(wrong)}")
+        return value
+
     @field_validator("every")
     @classmethod
     def _every(cls, value: str) -> str:
@@ -79,7 +90,13 @@ class SourceSpec(BaseModel):
 
     @model_validator(mode="after")
     def _needs(self) -> SourceSpec:
-        needed = {"folder": ["path"], "web": ["url"], "confluence": ["url", "space"], "git": ["url"]}[self.type]
+        needed = {
+            "folder": ["path"],
+            "web": ["url"],
+            "confluence": ["url", "space"],
+            "git": ["url"],
+            "slack": ["channels"],
+        }[self.type]
         missing = [key for key in needed if not getattr(self, key)]
         if missing:
             raise ValueError(f"a {self.type} source needs {', '.join(missing)}")
