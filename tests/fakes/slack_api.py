@@ -267,6 +267,7 @@ class FakeSlack(ServedFake):
     people: dict[tuple[str, str], dict] = field(default_factory=dict)
     private_channels: set[str] = field(default_factory=set)  # conversations.info: is_private
     shared: set[str] = field(default_factory=set)  # conversations.info: is_ext_shared (Slack Connect)
+    members: dict[str, list[str]] = field(default_factory=dict)  # conversations.members, per channel
 
     @property
     def api_url(self) -> str:
@@ -536,6 +537,11 @@ class FakeSlack(ServedFake):
             if known is None:
                 return 200, {}, {"ok": False, "error": "file_not_found"}
             return 200, {}, {"ok": True, "file": known[0], "comments": [], "response_metadata": {"next_cursor": ""}}
+        if method == "conversations.members":
+            members = self.members.get(str(params.get("channel", "")))
+            if members is None:
+                return 200, {}, {"ok": False, "error": "channel_not_found"}
+            return 200, {}, {"ok": True, "members": members, "response_metadata": {"next_cursor": ""}}
         if method == "conversations.info":
             channel = str(params.get("channel", ""))
             info = {

@@ -71,6 +71,9 @@ class BrokenKnowledgeBase:
     async def search(self, *args: object, **kwargs: object) -> list:
         raise RuntimeError("the knowledge base is down")
 
+    def category_counts(self) -> dict:
+        raise RuntimeError("the knowledge base is down")
+
 
 async def test_every_outcome_of_a_turn_is_counted(tmp_path: Path, handbook_kb) -> None:
     async with service(tmp_path, "", handbook_kb) as chat:

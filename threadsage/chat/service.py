@@ -1,26 +1,24 @@
 """The chat service: the seam every front-end uses: `Turn` in, `Reply`s out, through `ChatService.handle`.
 
-Platforms convert their events into a neutral `Turn` and render neutral `Reply`s (text, buttons);
-the service knows no platform. It owns what must hold whatever the platform: one turn at a time
-per session, each platform message handled once, and a clarification answered only while it is
-pending, only once, and (by default) only by the person who asked.
+Platforms convert their events into a neutral `Turn` and render neutral `Reply`s; the service knows
+no platform. It owns what must hold whatever the platform: one turn at a time per session, each
+message handled once, a clarification answered only while pending, once, and (by default) only by
+the person who asked, and members-only knowledge read only by members (`members`).
 
 `stream(turn)` yields the turn's events: for a clarification answer first `ACCEPTED` (the click
-won; a front-end updates the question at once), then — when the service reports progress — a
-`Progress` each time the run enters a new step (searching, checking, writing) and a `Draft` with
-the answer's words so far while the model writes them (an empty one withdraws a draft the
-self-check rejected; the final `Reply` replaces the draft), then the replies. `handle(turn)` is
-the same turn with its replies collected, for front-ends that have nothing to show in between (its
-model calls do not stream).
+won), then — when the service reports progress — a `Progress` at each new step and a `Draft` with
+the answer's words so far (an empty one withdraws a draft the self-check rejected; the `Reply`
+replaces it), then the replies. `handle(turn)` collects the replies, for front-ends that show
+nothing in between (its model calls do not stream).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -32,6 +30,7 @@ from threadsage.adapters.reasoner import ModelBusy, Passage, TurnImage
 from threadsage.chat.events import reported, reporters
 from threadsage.chat.knowledge_loop import Knowledge, KnowledgeLoop
 from threadsage.chat.limits import allowed
+from threadsage.chat.members import MembersOnly
 from threadsage.chat.observing import ClarificationCounts, TurnObserver
 from threadsage.chat.recording import Recording
 from threadsage.chat.redelivery import replies_already_given
@@ -83,6 +82,10 @@ class ChatService:
     counts: ClarificationCounts = field(default_factory=ClarificationCounts)  # the clarification metrics
     loop: KnowledgeLoop | None = None  # stale answers, gaps that close themselves, verified answers
     _reading: set[str] = field(default_factory=set, init=False, repr=False)  # people whose files are being read
+
+    @cached_property
+    def members_only(self) -> MembersOnly:
+        return MembersOnly(self.context.kb)
 
     async def handle(self, turn: Turn) -> list[Reply]:
         """Exactly one list of replies per new platform message; [] for a repeat delivery."""
@@ -137,6 +140,8 @@ class ChatService:
         if turn.answer is None and not text and not turn.attachments and turn.fetch_files is None:
             yield fixed_notice("empty", language)
             return
+        if turn.answer is None:  # members-only knowledge out, unless the front-end vouched for the person
+            turn = replace(turn, categories=await self.members_only.readable(turn.categories, turn.members_of))
         if turn.answer is None and turn.categories == ():
             yield fixed_notice("no_documents", language)  # refused before any model call
             return
@@ -159,9 +164,8 @@ class ChatService:
             yield event
 
     async def _read_files(self, turn: Turn, language: Language) -> tuple[list[Passage], list[str], list[TurnImage]]:
-        """The turn's files (downloaded now when the front-end left that to the turn) read, one
-        turn's files at a time per person (in this process): a person who sends file after file in
-        different conversations waits for none of them, and holds at most one reader; and its images read."""
+        """The turn's files (downloaded now when the front-end left that) and images read, one turn's
+        files at a time per person in this process: at most one reader each, whatever the conversation."""
         files = (*turn.attachments, *(await turn.fetch_files() if turn.fetch_files is not None else ()))
         if not files:
             return [], [], []
@@ -176,9 +180,8 @@ class ChatService:
             self._reading.discard(reader)
 
     async def _locked(self, turn: Turn, text: str, config: RunnableConfig) -> list[Reply]:
-        """The turn under its session's lock, its files read first: a question sent while an
-        earlier message's file is still being read waits for it, as for any earlier turn, and is
-        answered from it. What could not be read is said after the answer."""
+        """The turn under its session's lock, its files read first (a question waits for an earlier
+        message's file, and is answered from it); what could not be read is said after the answer."""
         async with self.coordinator.session_lock(turn.session_key):
             language = turn.reply_language
             attached, problems, images = await self._read_files(turn, language)
@@ -192,8 +195,8 @@ class ChatService:
             return [*replies, *(notice(problem, language) for problem in problems)]
 
     async def _reporting(self, work: Coroutine[Any, Any, list[Reply]], drafts: bool) -> AsyncIterator[TurnEvent]:
-        """The replies of `work`, preceded (when the service reports progress) by the steps its run
-        enters and (when `drafts`) the answer's words as they are written (`events.reported`)."""
+        """The replies of `work`, after (when the service reports progress) the steps its run enters
+        and (when `drafts`) the answer's words as they are written (`events.reported`)."""
         if not self.progress:
             for reply in await work:
                 yield reply
@@ -254,9 +257,8 @@ class ChatService:
         return await self._run(self._question(turn, text, attached), config, turn, language_of(text), images)
 
     async def _keep_files(self, turn: Turn, config: RunnableConfig, attached: list[Passage]) -> list[Reply]:
-        """Files sent without a question: their passages join the session, as if a turn had
-        just ended (a pending clarification is dropped, as a new question would drop it), and
-        the person is asked what they want to know."""
+        """Files sent without a question: their passages join the session as if a turn had ended (a
+        pending clarification is dropped), and the person is asked what they want to know."""
         if not attached:
             return []  # nothing readable: the problems say why
         if (pending := pending_of(await self.graph.aget_state(config))) is not None:
@@ -275,10 +277,9 @@ class ChatService:
         return bool(snapshot.values)
 
     async def copy_session(self, source: str, target: str) -> bool:
-        """The conversation of `source` (its memory: the latest checkpoint's values) under
-        `target` too, for an answer carried elsewhere (Slack's "Share in channel", "Continue in a
-        DM"): follow-ups there continue it. A target that has a conversation of its own keeps it;
-        False when nothing was copied."""
+        """The conversation of `source` (its latest checkpoint's values) under `target` too, for an
+        answer carried elsewhere (Slack's "Share in channel", "Continue in a DM"); a target with a
+        conversation of its own keeps it (False: nothing was copied)."""
         async with self.coordinator.session_lock(target):
             values = (await self.graph.aget_state(session_config(source))).values
             if not values or await self.has_conversation(target):
@@ -288,8 +289,7 @@ class ChatService:
 
     async def documents_by_category(self, categories: tuple[str, ...] | None = None) -> dict[str, int]:
         """How many documents each category the place may read holds (None: every category)."""
-        counts = await asyncio.to_thread(self.context.kb.category_counts)
-        return {c: n for c, n in sorted(counts.items()) if categories is None or c in categories}
+        return await self.members_only.counts(categories)
 
     async def record_feedback(self, session_key: str, answer_ref: str, user_id: str, vote: int) -> None:
         """Store a 👍 (vote > 0) or 👎; a person's second vote on an answer replaces the first."""

@@ -37,6 +37,7 @@ class Turn:
     text: str | None = None
     answer: ClarificationAnswer | None = None
     categories: tuple[str, ...] | None = None  # what this place may read: None = every category, () = none
+    members_of: frozenset[str] = frozenset()  # private channels whose threads the person may read here (`members`)
     attachments: tuple[Attachment, ...] = ()  # files sent with the message: context for this session only
     # Files the front-end downloads when the turn's time comes (under its conversation's lock), so
     # that a message sent right after waits for their download as for their reading.

@@ -66,6 +66,7 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "assistant.threads.setSuggestedPrompts": {"assistant:write"},
     "assistant.threads.setTitle": {"assistant:write"},
     "users.info": {"users:read"},
+    "conversations.members": {"channels:read", "groups:read"},  # a public channel's, a private one's
 }
 # The assistant experience's events: handled for an app still on assistant_view, not in our manifest
 # (agent_view); an app on agent_view receives `app_context_changed` and `app_home_opened` instead.

@@ -1,7 +1,9 @@
 """Resolved Slack threads as a source (issue 38), read from the fake Slack's Web API over HTTP: a
 thread its asker marked ✅ is indexed as the question and the accepted answer, cited by its link;
-a ✅ from anyone else resolves nothing; secrets are masked; private and shared channels are refused
-(fail-closed); a thread no longer resolved leaves the knowledge base, an edited answer is re-read."""
+a ✅ from anyone else resolves nothing; secrets are masked; a private channel's threads are for its
+members only, a shared channel is refused (fail-closed); a thread no longer resolved leaves the
+knowledge base, an edited answer is re-read. Then, through the Slack bot: who reads a private
+channel's threads (its members, in a DM or in that channel) and who does not."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import pytest
 from pydantic import SecretStr
 
 from tests.fakes.slack_api import FakeSlack
+from tests.helpers.slack_harness import CHANNEL, Harness, as_text, dm_message, running
 from tests.helpers.syncing import sync
+from threadsage.adapters.knowledge.collection import members_category
 from threadsage.ingestion.spec import SourceSpec
 from threadsage.settings.environment import Settings
 
@@ -59,8 +63,7 @@ async def test_threads_the_asker_resolved_are_indexed_as_question_and_answer(
     spec = {"name": "help", "type": "slack", "channels": [HELP, PRIVATE, SHARED], "category": "it"}
     first = await sync(kb, tmp_path, settings_for(settings, slack), **spec)
     assert (first.new, first.error) == (2, "")
-    failures = dict(first.failures)
-    assert "private conversation" in failures[PRIVATE] and "another organisation" in failures[SHARED]
+    assert dict(first.failures) == {SHARED: "shared with another organisation (Slack Connect): not indexed"}
     [vpn] = kb.search_blocking("reset okapi VPN token", k=1)
     assert (vpn.source, vpn.url, vpn.category) == (LINK, LINK, "it")
     assert "Open the portal" in vpn.text and "hunter2" not in vpn.text and "<@U0BOT>" not in vpn.text
@@ -89,3 +92,42 @@ def test_a_slack_source_names_channel_ids() -> None:
         SourceSpec(name="help", type="slack")
     with pytest.raises(ValueError, match="Slack channel ids"):
         SourceSpec(name="help", type="slack", channels=("#help",))
+
+
+def private_thread(slack: FakeSlack) -> None:
+    root = {"channel": PRIVATE, "ts": "1700000500.000100", "user": "U1", "text": "What is the wombat budget code?"}
+    slack.person_said(root)
+    reaction = [{"name": "white_check_mark", "users": ["U1"], "count": 1}]
+    slack.person_said(
+        {"channel": PRIVATE, "ts": "1700000500.000200", "user": "U2", "text": "Budget code 4471, ask finance.",
+         "thread_ts": root["ts"], "reactions": reaction}
+    )  # fmt: skip
+    slack.members[PRIVATE] = ["U1", "U2"]
+
+
+async def test_a_private_channels_threads_are_read_by_its_members_only_in_a_dm_or_there(
+    kb, tmp_path: Path, settings: Settings, slack: FakeSlack
+) -> None:
+    private_thread(slack)
+    status = await sync(kb, tmp_path, settings_for(settings, slack), name="secret", type="slack", channels=[PRIVATE])
+    assert (status.new, status.failures) == (1, [])
+    [hit] = kb.search_blocking("wombat budget code", k=1)
+    assert hit.category == members_category(PRIVATE)
+    async with running(tmp_path, kb, fake=slack) as bot:
+        member_dm = await ask_in_dm(bot, "U1", "What is the wombat budget code?")
+        stranger_dm = await ask_in_dm(bot, "U3", "What is the wombat budget code?")
+        public = await bot.mention("What is the wombat budget code?", user="U1")
+        await bot.settle()
+        in_public = [as_text(m) for m in bot.fake.current(CHANNEL, public) if m["ts"] != public]
+        coverage = await bot.chat.documents_by_category()
+    assert "4471" in member_dm and "4471" not in stranger_dm
+    assert in_public and not any("4471" in text for text in in_public)  # another channel: not even a member
+    assert members_category(PRIVATE) not in coverage  # its name is never listed
+
+
+async def ask_in_dm(bot: Harness, user: str, text: str) -> str:
+    channel = f"D0{user}"
+    event = dm_message(text, channel, user=user)
+    assert await bot.event(event) == 200
+    await bot.settle()
+    return " ".join(as_text(m) for m in bot.fake.current(channel) if m["ts"] != event["ts"])

@@ -55,6 +55,14 @@ class Layout:
         return [*HIT_FIELDS, URL_FIELD] if self.links else HIT_FIELDS
 
 
+MEMBERS_PREFIX = "slack-members-"  # a private channel's knowledge: its members' only (`chat.members`)
+
+
+def members_category(channel: str) -> str:
+    """The category of what only the members of `channel` may read (a private Slack channel's threads)."""
+    return MEMBERS_PREFIX + channel
+
+
 def validate_category(category: str) -> str:
     if category and not _CATEGORY.match(category):
         raise KnowledgeBaseError(f"Invalid category {category!r}: use letters, digits, . _ -")

@@ -358,8 +358,9 @@ class SlackBot:
 
     @cached_property
     def messages(self) -> Messages:
+        own = lambda: self.own_teams  # noqa: E731 - known once running
         return Messages(
-            self.chat, self.coordinator, self.send, self.files, self.panel, self.recent, self.answering, self.help
+            self.chat, self.coordinator, self.send, self.files, self.panel, self.recent, self.answering, self.help, own
         )
 
     @cached_property

@@ -6,6 +6,7 @@ panel; "new" in a DM starts a new conversation."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from threadsage.bots.slack import assistant
@@ -15,6 +16,7 @@ from threadsage.bots.slack.files import SlackFiles
 from threadsage.bots.slack.help import HelpDesk
 from threadsage.bots.slack.home import Asked, RecentQuestions
 from threadsage.bots.slack.jobs import MessageJob
+from threadsage.bots.slack.membership import Membership
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.texts import question_text, unescaped
 from threadsage.chat import ChatService, Turn
@@ -32,6 +34,7 @@ class Messages:
     recent: RecentQuestions
     answering: Answering
     help: HelpDesk
+    own_teams: Callable[[], frozenset[str]]  # the bot's workspace and organisation (Slack Connect's people are not)
 
     async def answer(self, job: MessageJob) -> None:
         event, place = job.event, job.place
@@ -57,8 +60,17 @@ class Messages:
                 await self.panel.title(place, unescaped(text))
         async with self.send.eyes_on(place.channel, event["ts"]):
             files = (lambda: self.files.fetch(event)) if event.get("files") else None  # downloaded in its turn
+            membership = Membership(self.chat, self.send, self.coordinator, self.own_teams)
+            members_of = await membership.of(place, event["user"], event.get("user_team") or place.team)
             turn = Turn(
-                "slack", place.session, event["user"], message_id, text=text, categories=categories, fetch_files=files
+                "slack",
+                place.session,
+                event["user"],
+                message_id,
+                text=text,
+                categories=categories,
+                fetch_files=files,
+                members_of=members_of,
             )
             question = Question(self.coordinator, event["channel"], event["ts"])
             instead = self.help.escalating(place, event["user"], unescaped(text)) if job.help else None

@@ -11,10 +11,10 @@ p<ts>`, which opens it in the workspace). An edited question or answer is read a
 sync (the thread's version is its text); a thread no longer resolved, or deleted, leaves the
 knowledge base with it.
 
-What is not indexed, fail-closed: private channels (their knowledge would reach people who are not
-members: permission-aware answers are not there yet), channels shared with other organisations
-(Slack Connect), bots' threads, and secrets in messages (tokens, keys, "password: …"), which are
-masked. Each channel refused says why in the sync's report.
+A private channel's threads are indexed in a category of their own, `slack-members-<channel id>`,
+which only its members read, in a DM or in that channel (`chat.members`: fail-closed). Not indexed:
+DMs, channels shared with other organisations (Slack Connect), bots' threads; secrets in messages
+(tokens, keys, "password: …") are masked. Each channel refused says why in the sync's report.
 
 The Web API is read over plain HTTP (`connectors.http`: the token goes to the API's host only, a
 429's Retry-After is waited out), as the other connectors read theirs: the platform SDKs stay in
@@ -34,6 +34,7 @@ import httpx
 
 from threadsage.adapters.documents.loaders import Document
 from threadsage.adapters.documents.sections import Section, clean_text
+from threadsage.adapters.knowledge.collection import members_category
 from threadsage.ingestion.connectors import http
 from threadsage.ingestion.connectors.base import Entry, Known, Scan
 from threadsage.ingestion.spec import SourceSpec
@@ -64,6 +65,7 @@ class SlackThreadsConnector:
         self.token = secret.get_secret_value() if secret is not None else ""
         self.api = ((platform.slack_api_url if platform is not None else None) or API).rstrip("/") + "/"
         self.site = http.Site(self.api)  # the token goes nowhere else
+        self._private: dict[str, bool] = {}  # channel → private, from conversations.info
 
     async def scan(self, known: Known) -> Scan:
         if not self.token:
@@ -99,13 +101,19 @@ class SlackThreadsConnector:
         return answer
 
     async def _refused(self, client: httpx.AsyncClient, channel: str) -> str:
-        """Why a channel is not indexed ("" when it is): private or shared with another organisation."""
+        """Why a channel is not indexed ("" when it is): a DM, or shared with another organisation.
+        A private channel is indexed for its members only (`_category`)."""
         info = (await self._call(client, "conversations.info", channel=channel)).get("channel") or {}
-        if info.get("is_private") or info.get("is_im") or info.get("is_mpim"):
-            return "a private conversation: not indexed (its threads would reach people who are not members)"
+        if info.get("is_im") or info.get("is_mpim"):
+            return "a direct message: not indexed"
         if info.get("is_ext_shared") or info.get("is_shared"):
             return "shared with another organisation (Slack Connect): not indexed"
+        self._private[channel] = bool(info.get("is_private"))
         return ""
+
+    def _category(self, channel: str) -> str:
+        """A private channel's threads are for its members only, whatever the source's category."""
+        return members_category(channel) if self._private.get(channel) else self.spec.category
 
     async def _pages(self, client: httpx.AsyncClient, method: str, **arguments: object) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = []
@@ -138,7 +146,7 @@ class SlackThreadsConnector:
             title=title,
             sections=(Section((title,), text),),
             content_hash=version,
-            category=self.spec.category,
+            category=self._category(channel),
             url=link,
         )
         scan.documents.append((document, entry))
