@@ -32,6 +32,7 @@ from typing import Any
 
 from threadsage.adapters.documents.loaders import doc_id_of
 from threadsage.adapters.knowledge import Hit, KnowledgeBase, passage
+from threadsage.adapters.knowledge.collection import members_only
 from threadsage.adapters.reasoner import Passage, Reasoner
 from threadsage.chat.notify import Notice, Notifier
 from threadsage.chat.turns import Reply, ReplyKind
@@ -167,7 +168,8 @@ class KnowledgeLoop:
         for asked in by_words.values():
             query = asked[0].standalone or asked[0].question
             report.searches += 1
-            hits = await self.kb.search(query, max(TOP, self.retrieve_k))
+            # A follow-up goes to whoever asked, wherever: never from a private channel's knowledge.
+            hits = [h for h in await self.kb.search(query, max(TOP, self.retrieve_k)) if not members_only(h.category)]
             if not any(h.doc_id in touched for h in hits[:TOP]):
                 continue
             passages = [passage(h) for h in hits]

@@ -140,8 +140,6 @@ class ChatService:
         if turn.answer is None and not text and not turn.attachments and turn.fetch_files is None:
             yield fixed_notice("empty", language)
             return
-        if turn.answer is None:  # members-only knowledge out, unless the front-end vouched for the person
-            turn = replace(turn, categories=await self.members_only.readable(turn.categories, turn.members_of))
         if turn.answer is None and turn.categories == ():
             yield fixed_notice("no_documents", language)  # refused before any model call
             return
@@ -223,6 +221,8 @@ class ChatService:
     async def _under_lock(
         self, turn: Turn, text: str, config: RunnableConfig, attached: list[Passage], images: list[TurnImage]
     ) -> list[Reply]:
+        # Members-only knowledge out unless the front-end vouched for the person (under the lock: see `members`)
+        turn = replace(turn, categories=await self.members_only.readable(turn.categories, turn.members_of))
         snapshot = await self.graph.aget_state(config)
         if snapshot.values.get("turn_id") == turn.message_id:  # this very turn again: see `redelivery`
             given = await replies_already_given(turn.message_id, snapshot, self.handoff, self.context.kb)

@@ -63,6 +63,10 @@ def members_category(channel: str) -> str:
     return MEMBERS_PREFIX + channel
 
 
+def members_only(category: str) -> bool:
+    return category.startswith(MEMBERS_PREFIX)
+
+
 def validate_category(category: str) -> str:
     if category and not _CATEGORY.match(category):
         raise KnowledgeBaseError(f"Invalid category {category!r}: use letters, digits, . _ -")

@@ -81,7 +81,8 @@ def knowledge_server(chat: ChatService, kb: KnowledgeBase, main_loop: MainLoopBr
         query = _asked(query)
         limit = max(1, min(limit, MAX_RESULTS))
         try:
-            hits = await main_loop.run(kb.search(query, limit, reader.categories))
+            readable = await main_loop.run(chat.members_only.readable(reader.categories, frozenset()))
+            hits = await main_loop.run(kb.search(query, limit, readable))  # no members-only knowledge
         except Exception:
             log.exception("MCP search by %s failed", reader.id)
             raise ToolError("The search failed; try again in a moment.") from None
