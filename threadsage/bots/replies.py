@@ -66,6 +66,12 @@ def place_categories(settings: AccessSettings, channel: str, private: bool) -> t
     return settings.categories_for("" if private else channel)
 
 
+# What every front-end's escalation to experts keeps (`slack.help`, `telegram.help`).
+ESCALATION_KEPT = 30 * 24 * 3600.0  # seconds an escalation, its draft and a relayed reply are remembered
+QUESTION_CHARS = 1000  # of the question, kept with an escalation
+ATTEMPT_CHARS = 1500  # of the bot's answer, shown in an escalation
+
+
 def covered(reply: Reply) -> bool:
     """An answer from the documents, or a verified answer (an expert's cites nothing): what a help
     channel posts rather than sends to the experts."""

@@ -5,6 +5,7 @@ mixin of `threadsage.settings.environment.Settings`, as those of `sections.py`."
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
@@ -36,6 +37,7 @@ def telegram_chat(place: str) -> int | None:
     return int(place.removeprefix(TELEGRAM)) if place.startswith(TELEGRAM) else None
 
 
+@cache  # a pure function of the setting, which a Slack listener reads on every message
 def experts_of(value: str) -> dict[str, str]:
     """Category → the experts' place, from `people=C0EXPERTS,*=telegram:-100…` (`*`: the rest)."""
     places: dict[str, str] = {}

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from threadsage.bots.replies import QUESTION_CHARS
+
 ESCALATION_EVENT = "threadsage_escalation"  # the metadata event type of an escalation
 RELAY_EVENT = "threadsage_relay"  # …and of an expert's reply relayed to the asker
-QUESTION_CHARS = 1000  # of the question, kept in the escalation's metadata
-KEPT = 30 * 24 * 3600.0  # seconds an escalation, its draft and a relayed reply are remembered
 
 
 @dataclass(frozen=True)

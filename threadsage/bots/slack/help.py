@@ -26,9 +26,9 @@ from slack_sdk.errors import SlackApiError
 
 from threadsage.adapters.questions.asking import asks_something
 from threadsage.bots.render import to_mrkdwn
-from threadsage.bots.replies import covered
+from threadsage.bots.replies import ATTEMPT_CHARS, ESCALATION_KEPT, covered
 from threadsage.bots.slack.blocks import ESCALATE_ACTION, context, section, sources
-from threadsage.bots.slack.escalations import ESCALATION_EVENT, KEPT, RELAY_EVENT, Asked, relay_key
+from threadsage.bots.slack.escalations import ESCALATION_EVENT, RELAY_EVENT, Asked, relay_key
 from threadsage.bots.slack.places import Place, thread_of_click
 from threadsage.bots.slack.reviewing import REVIEW_ACTIONS, Reviewing
 from threadsage.bots.slack.sending import SlackSender
@@ -43,7 +43,6 @@ from threadsage.settings.sections import AccessSettings
 log = logging.getLogger(__name__)
 
 EXPERT_ACTION = "expert_verify"
-ATTEMPT_CHARS = 1500  # of the bot's answer, shown in the escalation
 DRAFT_CHARS = 2900  # …and of a draft, shown whole where a section allows (3,000 characters)
 
 
@@ -114,7 +113,7 @@ class HelpDesk:
         the documents do not cover it), once (False: it was already). With `review` (a draft
         channel's: the question's team), the answer is a draft the experts post as it is or
         discard (`reviewing`)."""
-        if not await self.coordinator.claim(f"slack-escalation:{asked.channel}:{asked.ts}", KEPT):
+        if not await self.coordinator.claim(f"slack-escalation:{asked.channel}:{asked.ts}", ESCALATION_KEPT):
             return False
         link = await self.send.permalink(asked.channel, asked.ts) or ""
         quoted = escaped(asked.text).replace("\n", "\n>")
@@ -181,7 +180,7 @@ class HelpDesk:
         if metadata.get("event_type") != ESCALATION_EVENT:
             return  # a thread of the experts' own
         asked = metadata.get("event_payload") or {}
-        if not await self.coordinator.claim(relay_key(channel, thread), KEPT):
+        if not await self.coordinator.claim(relay_key(channel, thread), ESCALATION_KEPT):
             return  # the first reply was relayed; the rest is the experts' conversation
         answer = unescaped(question_text(event.get("text")))
         language = language_of(str(asked.get("question", "")))
@@ -202,7 +201,7 @@ class HelpDesk:
         await self.chat.knowledge.expert_replied(f"slack:{asked['channel']}:{asked['ts']}", expert)
         ref = turn_ref(f"{channel}:{event['ts']}")
         kept = {"question": str(asked.get("question", "")), "answer": answer, "expert": expert}
-        await self.coordinator.remember(f"slack-expert-answer:{ref}", json.dumps(kept), KEPT)
+        await self.coordinator.remember(f"slack-expert-answer:{ref}", json.dumps(kept), ESCALATION_KEPT)
         await self._offer(here, expert, ref, language)
 
     async def save(self, body: dict[str, Any], action: dict[str, Any]) -> None:

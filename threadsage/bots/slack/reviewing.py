@@ -8,7 +8,7 @@ draft: they write their version in the thread. Only one answer goes back: a post
 expert's reply claim the same key (`escalations.relay_key`).
 
 The buttons are signed for the question's thread; the draft (the answer's text and sources) is
-kept by the coordinator until a decision, for `KEPT`.
+kept by the coordinator until a decision, for `replies.ESCALATION_KEPT`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from threadsage.bots.replies import ESCALATION_KEPT
 from threadsage.bots.slack.blocks import context
-from threadsage.bots.slack.escalations import ESCALATION_EVENT, KEPT, Asked, relay_key
+from threadsage.bots.slack.escalations import ESCALATION_EVENT, Asked, relay_key
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.tokens import Button, ButtonKind, Signer, clicked, session_digest
@@ -40,7 +41,7 @@ class Reviewing:
     async def buttons(self, team: str, asked: Asked, draft: Reply) -> dict[str, Any]:
         """The draft kept, and its two buttons (signed for the question's thread)."""
         kept = {"text": draft.text, "citations": list(draft.citations), "language": draft.language}
-        await self.coordinator.remember(_draft_key(asked), json.dumps(kept), KEPT)
+        await self.coordinator.remember(_draft_key(asked), json.dumps(kept), ESCALATION_KEPT)
         session = session_digest(_asked_place(team, asked).session)
 
         def button(action: str, label: str, value: int, style: str | None) -> dict[str, Any]:
@@ -75,7 +76,7 @@ class Reviewing:
         if button.value == 0:
             await self._mark(body, channel, ts, say("draft_discarded", language, expert=f"<@{user}>"))
             return
-        if not await self.coordinator.claim(relay_key(channel, ts), KEPT):
+        if not await self.coordinator.claim(relay_key(channel, ts), ESCALATION_KEPT):
             await self.send.ephemeral(here, user, say("draft_answered_already", language))
             return
         reply = Reply(ReplyKind.ANSWER, draft["text"], tuple(draft["citations"]), language=language)

@@ -25,7 +25,7 @@ from telegram.constants import ChatType, ParseMode
 from telegram.error import TelegramError
 
 from threadsage.adapters.questions.asking import asks_something
-from threadsage.bots.replies import covered, place_categories
+from threadsage.bots.replies import ATTEMPT_CHARS, ESCALATION_KEPT, QUESTION_CHARS, covered, place_categories
 from threadsage.bots.telegram.chains import ReplyChains, chain_key
 from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query, place_of
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest
@@ -37,9 +37,6 @@ from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
 
-KEPT = 30 * 24 * 3600.0  # seconds an escalation and a relayed reply are remembered
-QUESTION_CHARS = 1000
-ATTEMPT_CHARS = 1500  # of the bot's answer, shown in an escalation
 
 Instead = Callable[[Reply], Awaitable[bool]]
 
@@ -103,7 +100,7 @@ class TelegramHelp:
     async def _escalate(self, message: Message, text: str, experts: int, language: Language, attempt: str = "") -> bool:
         """The question sent to the experts' group, with the bot's `attempt` ("": the documents
         do not cover it); once (False: it was already)."""
-        if not await self.coordinator.claim(f"tg-escalation:{message.chat_id}:{message.message_id}", KEPT):
+        if not await self.coordinator.claim(f"tg-escalation:{message.chat_id}:{message.message_id}", ESCALATION_KEPT):
             return False
         person = message.from_user
         name = person.full_name if person is not None else ""
@@ -121,7 +118,7 @@ class TelegramHelp:
             "question": text[:QUESTION_CHARS],
             "language": language,
         }
-        await self.coordinator.remember(f"tg-escalated:{experts}:{sent.message_id}", json.dumps(kept), KEPT)
+        await self.coordinator.remember(f"tg-escalated:{experts}:{sent.message_id}", json.dumps(kept), ESCALATION_KEPT)
         ident = f"telegram:{message.chat_id}:{message.message_id}"
         where_asked = ("telegram", str(message.chat_id), str(kept["user"]))
         await self.chat.knowledge.escalated(ident, where_asked, text, f"{TELEGRAM}{experts}")
@@ -136,7 +133,7 @@ class TelegramHelp:
         kept = await self.coordinator.recall(f"tg-escalated:{message.chat_id}:{replied.message_id}")
         if kept is None:
             return False
-        if not await self.coordinator.claim(f"tg-relay:{message.chat_id}:{replied.message_id}", KEPT):
+        if not await self.coordinator.claim(f"tg-relay:{message.chat_id}:{replied.message_id}", ESCALATION_KEPT):
             return True  # answered already: the rest is the experts' conversation
         asked = json.loads(kept)
         expert, answer = message.from_user, message.text or message.caption or ""
@@ -163,7 +160,7 @@ class TelegramHelp:
         ref = turn_ref(key)
         expert = message.from_user.id if message.from_user is not None else 0
         kept = {"question": asked["question"], "answer": answer, "expert": expert}
-        await self.coordinator.remember(f"tg-expert-answer:{ref}", json.dumps(kept), KEPT)
+        await self.coordinator.remember(f"tg-expert-answer:{ref}", json.dumps(kept), ESCALATION_KEPT)
         language = cast(Language, asked["language"])
         token = self.signer.sign(Button(ButtonKind.EXPERT, session_digest(key), ref, 1))
         keyboard = InlineKeyboardMarkup(
