@@ -203,6 +203,24 @@ async def test_remembered_facts_are_shared_and_expire(coordinator: RedisCoordina
         await second.redis.aclose()
 
 
+@pytest.mark.parametrize("kind", ["redis", "local"])
+async def test_marks_are_shared_taken_once_and_expire(coordinator: RedisCoordinator, prefix: str, kind: str) -> None:
+    first, second = {
+        "redis": (coordinator, RedisCoordinator(Redis.from_url(REDIS_URL), prefix=prefix)),
+        "local": (LocalCoordinator(),) * 2,
+    }[kind]
+    await first.mark("slack-threads:C1", "1.000100", 60)
+    await first.mark("slack-threads:C1", "1.000100", 60)  # marked twice, taken once
+    await first.mark("slack-threads:C1", "2.000200", 60)
+    await first.mark("slack-threads:C2", "3.000300", 1)
+    assert await second.take_marks("slack-threads:C1") == {"1.000100", "2.000200"}
+    assert await second.take_marks("slack-threads:C1") == set()
+    await asyncio.sleep(1.2)
+    assert await second.take_marks("slack-threads:C2") == set()  # nobody took it in time
+    if kind == "redis":
+        await second.redis.aclose()
+
+
 async def test_sliding_window_rate_limit(coordinator: RedisCoordinator) -> None:
     assert [await coordinator.allow("rate:u1", 3, 0.5) for _ in range(4)] == [True, True, True, False]
     assert await coordinator.allow("rate:u2", 3, 0.5)

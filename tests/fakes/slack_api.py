@@ -25,8 +25,9 @@ the stored message, which chat.update may change once the stream is stopped; `st
 stream's appends in order.
 
 Rate limits as the Web API documents them ("Rate limits"; each method's tier), per method in the
-workspace: Tier 3 (`chat.update`, `chat.delete`, `reactions.add`, `reactions.remove`) 50 calls in
-any minute, Tier 4 (`chat.appendStream`) 100; `chat.postMessage` one a second in a channel, taken
+workspace: Tier 3 (`chat.update`, `chat.delete`, `reactions.add`, `reactions.remove`,
+`conversations.history`, `.replies`, `.info`) 50 calls in any minute, Tier 4 (`chat.appendStream`,
+`conversations.members`) 100; `chat.postMessage` one a second in a channel, taken
 as 60 in any minute (bursts allowed). A call past them is answered HTTP 429 `ratelimited` with
 Retry-After (the seconds until the window has room), recorded as `method#429` (`rate_limited()`).
 
@@ -38,6 +39,7 @@ answers with its sign-in page (HTML, status 200), and so does the fake.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
 import json
@@ -145,7 +147,11 @@ MAX_LOADING_MESSAGES = 10  # setStatus's loading_messages: "Maximum of 10 messag
 RESPONSE_URL_USES = 5  # "up to 5 times within 30 minutes"
 STREAM_TEXT_CHARS = 12_000  # markdown_text: "Limit this field to 12,000 characters"
 STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
-TIERS = {"chat.update": 50, "chat.delete": 50, "reactions.add": 50, "reactions.remove": 50, "chat.appendStream": 100}
+TIERS = {
+    **dict.fromkeys(("chat.update", "chat.delete", "reactions.add", "reactions.remove"), 50),
+    **dict.fromkeys(("conversations.history", "conversations.replies", "conversations.info"), 50),
+    **dict.fromkeys(("chat.appendStream", "conversations.members"), 100),
+}
 POSTS_A_MINUTE = 60  # chat.postMessage: "1 per second per channel", short bursts allowed
 
 
@@ -268,6 +274,8 @@ class FakeSlack(ServedFake):
     private_channels: set[str] = field(default_factory=set)  # conversations.info: is_private
     shared: set[str] = field(default_factory=set)  # conversations.info: is_ext_shared (Slack Connect)
     members: dict[str, list[str]] = field(default_factory=dict)  # conversations.members, per channel
+    gone: set[str] = field(default_factory=set)  # deleted channels: channel_not_found
+    archived: set[str] = field(default_factory=set)  # conversations.info: is_archived
 
     @property
     def api_url(self) -> str:
@@ -385,14 +393,25 @@ class FakeSlack(ServedFake):
                 if c == channel and (thread is None or thread in (m.get("thread_ts"), ts))
             ]
         messages.sort(key=lambda m: (m["ts"] != thread, m["ts"]))  # a thread's parent message first
-        if thread is None:  # history: the channel's own messages, each parent with its reply count
-            replies = [m.get("thread_ts") for m in messages if m.get("thread_ts") not in (None, m["ts"])]
+        if thread is None:  # history: the channel's own messages, each parent with its replies' count and last
+            replies = [(m.get("thread_ts"), m["ts"]) for m in messages if m.get("thread_ts") not in (None, m["ts"])]
             messages = [
-                {**m, **({"reply_count": replies.count(m["ts"])} if m["ts"] in replies else {})}
-                for m in messages
-                if m.get("thread_ts") in (None, m["ts"])
+                {**m, **_replies_of(m["ts"], replies)} for m in messages if m.get("thread_ts") in (None, m["ts"])
             ]
-        return messages[: int(params.get("limit") or 1000)]
+        return messages
+
+    def _page(self, params: dict) -> tuple[int, dict, dict]:
+        """One page of history or replies, as the Web API pages them: `limit` (100 by default)
+        messages from the `cursor` on, `next_cursor` for the rest; a thread of which nothing is
+        there is `thread_not_found` (a test's question may not be kept: its replies still are)."""
+        messages = self._read_back(params)
+        if params.get("ts") and not messages:
+            return 200, {}, {"ok": False, "error": "thread_not_found"}
+        start = int(base64.b64decode(str(params.get("cursor") or "") + "==").decode() or 0)
+        end = start + int(params.get("limit") or 100)
+        rest = base64.b64encode(str(end).encode()).decode() if end < len(messages) else ""
+        page = {"ok": True, "messages": messages[start:end], "has_more": bool(rest)}
+        return 200, {}, {**page, "response_metadata": {"next_cursor": rest}}
 
     def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
         url = urllib.parse.urlparse(path)
@@ -537,6 +556,8 @@ class FakeSlack(ServedFake):
             if known is None:
                 return 200, {}, {"ok": False, "error": "file_not_found"}
             return 200, {}, {"ok": True, "file": known[0], "comments": [], "response_metadata": {"next_cursor": ""}}
+        if str(params.get("channel", "")) in self.gone and method.startswith("conversations."):
+            return 200, {}, {"ok": False, "error": "channel_not_found"}
         if method == "conversations.members":
             members = self.members.get(str(params.get("channel", "")))
             if members is None:
@@ -548,10 +569,11 @@ class FakeSlack(ServedFake):
                 "id": channel,
                 "is_private": channel in self.private_channels,
                 "is_ext_shared": channel in self.shared,
+                "is_archived": channel in self.archived,
             }
             return 200, {}, {"ok": True, "channel": info}
         if method in ("conversations.replies", "conversations.history"):
-            return 200, {}, {"ok": True, "messages": self._read_back(params), "has_more": False}
+            return self._page(params)
         return 200, {}, {"ok": False, "error": "unknown_method"}
 
     def _stream(self, method: str, params: dict, ts: str) -> str:
@@ -664,6 +686,12 @@ def _refused_chunks(chunks: list[dict], display_mode: Any) -> str | None:
         ):
             return "invalid_chunks"
     return None
+
+
+def _replies_of(ts: str, replies: list[tuple[str, str]]) -> dict:
+    """What history shows of a message's thread: `reply_count` and `latest_reply`, if it has one."""
+    own = [reply for root, reply in replies if root == ts]
+    return {"reply_count": len(own), "latest_reply": max(own)} if own else {}
 
 
 def _json(value: Any) -> Any:

@@ -11,6 +11,7 @@ from pydantic import SecretStr
 
 from tests.fakes.sites import FakeConfluence
 from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.delivery.coordination import Coordinator
 from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.engine import SyncEngine
 from threadsage.ingestion.spec import SourceSpec
@@ -22,8 +23,10 @@ def engine(kb: KnowledgeBase, tmp_path: Path) -> SyncEngine:
     return SyncEngine(kb, StateStore(tmp_path / "state"), 1200, 200, asyncio.Lock())
 
 
-async def sync(kb: KnowledgeBase, tmp_path: Path, settings: Settings, **spec: object) -> SourceStatus:
-    connector = connector_for(SourceSpec.model_validate(spec), settings, settings.data_dir, settings)
+async def sync(
+    kb: KnowledgeBase, tmp_path: Path, settings: Settings, marks: Coordinator | None = None, **spec: object
+) -> SourceStatus:
+    connector = connector_for(SourceSpec.model_validate(spec), settings, settings.data_dir, settings, marks)
     return await engine(kb, tmp_path).sync(connector)
 
 

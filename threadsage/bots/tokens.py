@@ -45,6 +45,7 @@ class ButtonKind(Enum):
     ESCALATE = b"e"  # "Still need help?" under an answer (ref: the answered turn)
     EXPERT = b"x"  # an expert's "Save as verified answer" under their relayed reply (ref: the reply)
     DRAFT = b"d"  # an expert's "Post as is" (value 1) or "Discard" (0) on a draft channel's answer
+    RESOLVE = b"r"  # "Resolved" under an answer in a help channel (ref: the answered turn)
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,13 @@ class Coordinator(Protocol):
     async def recall(self, key: str) -> str | None:
         """A fact remembered and not yet expired, or None."""
 
+    async def mark(self, key: str, item: str, ttl_seconds: float) -> None:
+        """Add `item` to the marks under `key` (a set, kept `ttl_seconds` after its last mark):
+        what one process noticed for another to take up (a Slack thread that changed)."""
+
+    async def take_marks(self, key: str) -> set[str]:
+        """The marks under `key`, removed as they are taken: each is taken once."""
+
 
 class LocalCoordinator:
     """For one process: asyncio locks per session (dropped when nobody waits) and bounded TTL
@@ -53,6 +60,7 @@ class LocalCoordinator:
         self._waiters: dict[str, int] = {}
         self._claims = _ExpiringMap(max_claims)
         self._facts = _ExpiringMap(max_claims)
+        self._marks: dict[str, tuple[float, set[str]]] = {}
         self._events: OrderedDict[str, deque[float]] = OrderedDict()
         self._max_rate_keys = max_rate_keys
 
@@ -84,6 +92,16 @@ class LocalCoordinator:
 
     async def recall(self, key: str) -> str | None:
         return self._facts.get(key)
+
+    async def mark(self, key: str, item: str, ttl_seconds: float) -> None:
+        now = time.monotonic()
+        self._marks = {k: v for k, v in self._marks.items() if v[0] > now}  # the expired go
+        _, items = self._marks.get(key, (0.0, set()))
+        self._marks[key] = (now + ttl_seconds, items | {item})
+
+    async def take_marks(self, key: str) -> set[str]:
+        expires, items = self._marks.pop(key, (0.0, set()))
+        return items if expires > time.monotonic() else set()
 
     async def allow(
         self, key: str, limit: int, window_seconds: float, decision: str | None = None, decision_ttl: float = 0

@@ -150,6 +150,19 @@ class RedisCoordinator:
         value = await self.redis.get(f"{self.prefix}fact:{key}")
         return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
 
+    async def mark(self, key: str, item: str, ttl_seconds: float) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.sadd(f"{self.prefix}marks:{key}", item)
+            pipe.expire(f"{self.prefix}marks:{key}", max(1, int(ttl_seconds)))
+            await pipe.execute()
+
+    async def take_marks(self, key: str) -> set[str]:
+        async with self.redis.pipeline(transaction=True) as pipe:  # read and removed at once: taken once
+            pipe.smembers(f"{self.prefix}marks:{key}")
+            pipe.delete(f"{self.prefix}marks:{key}")
+            items, _ = await pipe.execute()
+        return {i.decode("utf-8", "surrogatepass") if isinstance(i, bytes) else str(i) for i in items}
+
     async def allow(
         self, key: str, limit: int, window_seconds: float, decision: str | None = None, decision_ttl: float = 0
     ) -> bool:

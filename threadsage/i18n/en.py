@@ -217,6 +217,10 @@ TEXTS: dict[str, str] = {
         "• 👍/👎 under an answer tell the maintainers whether it helped."
     ),
     "doc_changed": "ℹ️ {titles} changed since the earlier answer here: this one is from the new version.",
+    "resolve_button": "Resolved",
+    "resolved_by": "✅ Marked resolved by {who}. The next person who asks will be answered from this thread.",
+    "resolve_not_yours": "Only the person who asked, or an expert, can mark this thread resolved.",
+    "resolved_already": "This thread is marked resolved already.",
     "escalate_button": "Still need help?",
     "escalation": "*{asker} asked in {channel}* (<{link}|the question>):\n>{question}",
     "escalation_attempt": "*What the bot answered:*",

@@ -178,6 +178,10 @@ TEXTS: dict[str, str] = {
         "• 回答下方的 👍/👎 会告诉维护者它是否有帮助。"
     ),
     "doc_changed": "ℹ️ {titles}在之前的回答之后有了改动：这次的回答依据新版本。",
+    "resolve_button": "已解决",
+    "resolved_by": "✅ {who} 已标记为已解决。之后有人问同样的问题，会根据这个话题回答。",
+    "resolve_not_yours": "只有提问的人或专家可以把这个话题标记为已解决。",
+    "resolved_already": "这个话题已经标记为已解决。",
     "escalate_button": "还需要帮助？",
     "escalation": "*{asker} 在 {channel} 提问*（<{link}|原问题>）：\n>{question}",
     "escalation_attempt": "*机器人的回答：*",

@@ -1,5 +1,6 @@
 """The running bot's upkeep of its knowledge: each source of `THREADSAGE_SOURCES` synced on its
-schedule (a folder also on every change seen by `watchfiles`), and, on Milvus Lite, the ingest
+schedule (a folder also on every change seen by `watchfiles`, a Slack source on the threads the bot
+marked as changed, looked for every `MARKS_POLL` seconds), and, on Milvus Lite, the ingest
 requests `threadsage ingest` hands over (`handoff.py`).
 
 With `REDIS_URL`, only the process holding a Redis lock syncs (a `serve` + worker deployment
@@ -16,12 +17,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from redis.asyncio import Redis
 from redis.asyncio.lock import Lock
 
 from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.delivery.coordination import Coordinator
 from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.connectors.base import Connector
 from threadsage.ingestion.connectors.folder import FolderConnector
@@ -36,15 +38,28 @@ from threadsage.settings.sections import DocumentSettings, PlatformSettings, Sto
 log = logging.getLogger(__name__)
 
 INBOX_POLL = 0.5
+MARKS_POLL = 2.0
+
+
+@runtime_checkable
+class Marked(Protocol):
+    """A connector that learns of changes from the bot (a Slack source: `marks`)."""
+
+    async def waiting(self) -> bool: ...
 
 
 async def keep_knowledge(
-    settings: Settings, kb: KnowledgeBase, stop: asyncio.Event, on_change: KnowledgeChanged | None = None
+    settings: Settings,
+    kb: KnowledgeBase,
+    stop: asyncio.Event,
+    on_change: KnowledgeChanged | None = None,
+    marks: Coordinator | None = None,
 ) -> None:
     """Until `stop`: sync the sources, answer handed-over ingests; each one's changes go to
-    `on_change`. Never raises: a broken sources file is logged, the bot answers anyway. Files are
-    read within the process's budget, which the composition root set (`open_runtime`). It puts the
-    live sync together from three sections (storage, chunking, sources), so it takes `Settings`."""
+    `on_change`; a Slack source also reads the threads the bots `marks`. Never raises: a broken
+    sources file is logged, the bot answers anyway. Files are read within the process's budget,
+    which the composition root set (`open_runtime`). It puts the live sync together from three
+    sections (storage, chunking, sources), so it takes `Settings`."""
     writing = asyncio.Lock()
     store = StateStore(settings.data_dir / "sources")
     engine = SyncEngine(kb, store, settings.chunk_chars, settings.chunk_overlap, writing, on_change)
@@ -56,7 +71,8 @@ async def keep_knowledge(
             log.error("live sync is off: %s", exc)
             specs = []
         if specs:
-            tasks.append(asyncio.create_task(_sync_while_leading(settings, settings, settings, engine, specs, stop)))
+            leading = _sync_while_leading(settings, settings, settings, engine, specs, stop, marks)
+            tasks.append(asyncio.create_task(leading))
     if not settings.milvus_uri:
         tasks.append(asyncio.create_task(_answer_inbox(settings.data_dir, engine, stop)))
     for outcome in await asyncio.gather(*tasks, return_exceptions=True):
@@ -66,13 +82,13 @@ async def keep_knowledge(
 
 @asynccontextmanager
 async def knowledge_upkeep(
-    settings: Settings, kb: KnowledgeBase, on_change: KnowledgeChanged | None = None
+    settings: Settings, kb: KnowledgeBase, on_change: KnowledgeChanged | None = None, marks: Coordinator | None = None
 ) -> AsyncIterator[None]:
     """`keep_knowledge` (hence the whole `Settings`) in the background while inside; on leaving, a
     sync in flight is cancelled (after its writes, see `SyncEngine.sync`) before the knowledge base
     is closed."""
     stop = asyncio.Event()
-    task = asyncio.create_task(keep_knowledge(settings, kb, stop, on_change), name="knowledge-upkeep")
+    task = asyncio.create_task(keep_knowledge(settings, kb, stop, on_change, marks), name="knowledge-upkeep")
     try:
         yield
     finally:
@@ -83,7 +99,8 @@ async def knowledge_upkeep(
 
 
 async def sync_sources(engine: SyncEngine, connectors: list[Connector], stop: asyncio.Event) -> None:
-    """Each source on its own schedule until `stop`; a folder also wakes on its changes."""
+    """Each source on its own schedule until `stop`; a folder also wakes on its changes, a Slack
+    source on the threads the bot marked."""
     wakes = [asyncio.Event() for _ in connectors]
 
     async def on_stop() -> None:
@@ -97,6 +114,8 @@ async def sync_sources(engine: SyncEngine, connectors: list[Connector], stop: as
             group.create_task(_every(engine, connector, wake, stop))
             if isinstance(connector, FolderConnector):
                 group.create_task(_watch(connector, wake, stop))
+            elif isinstance(connector, Marked):
+                group.create_task(_look_for_marks(connector, wake, stop))
 
 
 async def _every(engine: SyncEngine, connector: Connector, wake: asyncio.Event, stop: asyncio.Event) -> None:
@@ -115,6 +134,17 @@ async def _watch(connector: FolderConnector, wake: asyncio.Event, stop: asyncio.
         log.warning("source %s: not watching %s: %s", connector.spec.name, connector.root, exc)
 
 
+async def _look_for_marks(connector: Marked, wake: asyncio.Event, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        try:
+            if await connector.waiting():
+                wake.set()
+        except Exception as exc:  # noqa: BLE001 - Redis away: the schedule still syncs
+            log.warning("live sync: cannot read the marked Slack threads: %s", exc)
+        with suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), MARKS_POLL)
+
+
 async def _sync_while_leading(
     storage: StorageSettings,
     sources: DocumentSettings,
@@ -122,8 +152,9 @@ async def _sync_while_leading(
     engine: SyncEngine,
     specs: list[SourceSpec],
     stop: asyncio.Event,
+    marks: Coordinator | None = None,
 ) -> None:
-    connectors = [connector_for(spec, sources, storage.data_dir, platform) for spec in specs]
+    connectors = [connector_for(spec, sources, storage.data_dir, platform, marks) for spec in specs]
     log.info("live sync of %d sources: %s", len(specs), ", ".join(s.name for s in specs))
     if not storage.redis_url:
         await sync_sources(engine, connectors, stop)

@@ -42,6 +42,14 @@ EVENT_SCOPES = {
     "message.groups": "groups:history",
     "message.im": "im:history",
     "message.mpim": "mpim:history",
+    "reaction_added": "reactions:read",
+    "reaction_removed": "reactions:read",
+    "channel_archive": "channels:read",
+    "channel_deleted": "channels:read",
+    "channel_left": "channels:read",
+    "group_archive": "groups:read",
+    "group_deleted": "groups:read",
+    "group_left": "groups:read",
 }
 # The scopes each Web API method needs (docs.slack.dev/reference/methods/<method>); reading a thread
 # back needs the history scope of each kind of conversation it may be in.

@@ -7,7 +7,9 @@ channel's threads (its members, in a DM or in that channel) and who does not."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,9 @@ from tests.fakes.slack_api import FakeSlack
 from tests.helpers.slack_harness import CHANNEL, Harness, as_text, dm_message, running
 from tests.helpers.syncing import sync
 from threadsage.adapters.knowledge.collection import members_category
+from threadsage.delivery.coordination import LocalCoordinator
+from threadsage.ingestion.connectors.slack import threads_key
+from threadsage.ingestion.service import MARKS_POLL, knowledge_upkeep
 from threadsage.ingestion.spec import SourceSpec
 from threadsage.settings.environment import Settings
 
@@ -71,15 +76,57 @@ async def test_threads_the_asker_resolved_are_indexed_as_question_and_answer(
     assert "Second floor" in printer.text  # the asker's ✅ on the question: the last reply answers
     assert not [h for h in kb.search_blocking("wombat room bookable", k=5) if "wombat" in h.text]  # a stranger's ✅
 
-    again = await sync(kb, tmp_path, settings_for(settings, slack), **spec)
-    assert (again.new, again.changed, again.unchanged, again.removed) == (0, 0, 2, 0)
+    again = await sync(kb, tmp_path, settings_for(settings, slack), **spec)  # within `every`, nothing marked
+    assert (again.new, again.changed, again.unchanged, again.removed, again.error) == (0, 0, 0, 0, "")
+    calls = len(slack.calls)
     said(slack, "1700000200.000200", "U4", "Third floor now, by the lifts.", "1700000200.000100")  # edited
     slack.people[(HELP, "1700000100.000200")].pop("reactions")  # no longer resolved
-    last = await sync(kb, tmp_path, settings_for(settings, slack), **spec)
+    marks = LocalCoordinator()  # what the bot does on the events of both (`bots/slack/resolving`)
+    await marks.mark(threads_key(HELP), "1700000200.000100", 60)
+    await marks.mark(threads_key(HELP), "1700000100.000100", 60)
+    last = await sync(kb, tmp_path, settings_for(settings, slack), marks, **spec)
     assert (last.changed, last.removed) == (1, 1)
+    read = [name for name, _ in slack.calls[calls:]]
+    assert read.count("conversations.replies") == 2 and "conversations.history" not in read  # those two only
     [printer] = kb.search_blocking("quokka printer", k=1)
     assert "Third floor" in printer.text
     assert not [h for h in kb.search_blocking("okapi VPN token", k=5) if h.source == LINK]
+
+
+async def test_a_full_sync_reads_again_only_the_threads_whose_question_shows_a_change(
+    kb, tmp_path: Path, settings: Settings, slack: FakeSlack
+) -> None:
+    help_channel(slack)
+    spec = {"name": "help", "type": "slack", "channels": [HELP], "category": "it", "every": "1s"}
+    first = await sync(kb, tmp_path, settings_for(settings, slack), **spec)
+    assert first.new == 2
+    said(slack, "1700000300.000100", "U5", "Is the wombat room bookable?", ticked_by=("U5",))  # now resolved
+    await asyncio.sleep(1.1)
+    calls = len(slack.calls)
+    second = await sync(kb, tmp_path, settings_for(settings, slack), **spec)
+    assert (second.new, second.unchanged, second.removed) == (1, 2, 0)
+    read = [(name, params.get("ts")) for name, params in slack.calls[calls:] if name == "conversations.replies"]
+    assert read == [("conversations.replies", "1700000300.000100")]
+    [room] = kb.search_blocking("wombat room bookable", k=1)
+    assert "through the calendar" in room.text
+
+
+async def test_an_experts_tick_resolves_a_thread_the_answerers_own_does_not(
+    kb, tmp_path: Path, settings: Settings, slack: FakeSlack
+) -> None:
+    said(slack, "1700000600.000100", "U1", "How do I order a standing desk?")
+    said(slack, "1700000600.000200", "U7", "File a facilities ticket.", "1700000600.000100", ("U8",))  # an expert's ✅
+    said(slack, "1700000700.000100", "U1", "Who approves travel to Lisbon?")
+    said(
+        slack, "1700000700.000200", "U9", "Your manager, then finance.", "1700000700.000100", ("U9",)
+    )  # the answerer's own
+    slack.members["C0EXPERTS"] = ["U8"]
+    experts = settings_for(settings, slack).model_copy(update={"experts": "it=C0EXPERTS"})
+    status = await sync(kb, tmp_path, experts, name="help", type="slack", channels=[HELP], category="it")
+    assert status.new == 1
+    [desk] = kb.search_blocking("standing desk order", k=1)
+    assert "facilities ticket" in desk.text
+    assert not [h for h in kb.search_blocking("travel Lisbon approves", k=5) if "Lisbon" in h.text]
 
 
 async def test_a_slack_source_without_the_bots_token_says_so(kb, tmp_path: Path, settings: Settings) -> None:
@@ -131,3 +178,27 @@ async def ask_in_dm(bot: Harness, user: str, text: str) -> str:
     assert await bot.event(event) == 200
     await bot.settle()
     return " ".join(as_text(m) for m in bot.fake.current(channel) if m["ts"] != event["ts"])
+
+
+async def test_the_running_upkeep_reads_a_marked_thread_within_seconds(
+    kb, tmp_path: Path, settings: Settings, slack: FakeSlack
+) -> None:
+    help_channel(slack)
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(f"sources:\n  - {{name: help, type: slack, channels: [{HELP}], category: it, every: 1h}}\n")
+    marks = LocalCoordinator()
+    running = settings_for(settings, slack).model_copy(update={"sources": sources})
+    async with knowledge_upkeep(running, kb, marks=marks):
+        await until(lambda: bool(kb.search_blocking("quokka printer", k=1)), 10)  # the first, full sync
+        said(slack, "1700000300.000100", "U5", "Is the wombat room bookable?", ticked_by=("U5",))
+        started = time.monotonic()
+        await marks.mark(threads_key(HELP), "1700000300.000100", 60)  # the bot saw the ✅
+        await until(lambda: any("calendar" in h.text for h in kb.search_blocking("wombat room bookable", k=3)), 10)
+        assert time.monotonic() - started < MARKS_POLL + 3
+
+
+async def until(condition: Callable[[], bool], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {seconds} s"
+        await asyncio.sleep(0.1)

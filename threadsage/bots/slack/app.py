@@ -34,11 +34,12 @@ from starlette.routing import Route
 
 from threadsage.adapters.documents.attachments import MB
 from threadsage.bots.pacing import Windows
-from threadsage.bots.slack import assistant
+from threadsage.bots.slack import assistant, resolving
 from threadsage.bots.slack.announcer import SlackAnnouncer
 from threadsage.bots.slack.answering import Answering
 from threadsage.bots.slack.apologies import Apologies
 from threadsage.bots.slack.asking import Asking, parse_ask
+from threadsage.bots.slack.blocks import Helping
 from threadsage.bots.slack.bolt_internals import share_identity
 from threadsage.bots.slack.buttons import Buttons
 from threadsage.bots.slack.curation import ACTION as CURATOR_ACTION
@@ -58,16 +59,19 @@ from threadsage.bots.slack.jobs import (
     HelpClickJob,
     HomeJob,
     MessageJob,
+    ResolveClickJob,
     ShareJob,
     ShortcutJob,
+    ThreadChangedJob,
     VoteJob,
     handler,
+    on_click,
 )
 from threadsage.bots.slack.limits import PacedClient
 from threadsage.bots.slack.messages import Messages
 from threadsage.bots.slack.notifier import SlackNotifier
 from threadsage.bots.slack.outsiders import stopping_outsiders
-from threadsage.bots.slack.places import Place, place_of_click, place_of_mention, place_of_message
+from threadsage.bots.slack.places import Place, place_of_mention, place_of_message
 from threadsage.bots.slack.private import MOVE_ACTION, SHARE_ACTION, PrivateAnswers
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.sharing import Sharing
@@ -136,7 +140,8 @@ class SlackBot:
             # slack_sdk's default (one retry of a connection refused or reset) and Slack's 429s
             retry_handlers=[AsyncConnectionErrorRetryHandler(), AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
         )
-        self.send = SlackSender(self.client, self.signer, settings.handoff_mention, escalate=bool(settings.experts))
+        helping = Helping(escalate=bool(settings.experts), resolvable=frozenset(settings.help_channels))
+        self.send = SlackSender(self.client, self.signer, settings.handoff_mention, helping)
         self.files = SlackFiles(
             self.client,
             self._session,
@@ -159,12 +164,13 @@ class SlackBot:
         self.app.event("app_home_opened")(self._on_home_opened)
         self.app.command(ASK_COMMAND)(self._on_ask)
         self.app.message_shortcut(ASK_SHORTCUT)(self._on_shortcut)
-        self.app.action(re.compile(r"^clarify:\d+$"))(self._on_clarify)
-        self.app.action(re.compile(r"^feedback:(up|down|vote)$"))(self._on_feedback)
+        self.app.action(re.compile(r"^clarify:\d+$"))(on_click(ClickJob, self.dispatch))
+        self.app.action(re.compile(r"^feedback:(up|down|vote)$"))(on_click(VoteJob, self.dispatch))
         self.app.action(CURATOR_ACTION)(self._on_verify)
-        self.app.action(re.compile(rf"^({'|'.join(HELP_ACTIONS)})$"))(self._on_help_click)
-        self.app.action(re.compile(rf"^({SHARE_ACTION}|{MOVE_ACTION})$"))(self._on_share)
+        self.app.action(re.compile(rf"^({'|'.join(HELP_ACTIONS)})$"))(on_click(HelpClickJob, self.dispatch))
+        self.app.action(re.compile(rf"^({SHARE_ACTION}|{MOVE_ACTION})$"))(on_click(ShareJob, self.dispatch))
         assistant.register(self.app, self.dispatch)
+        resolving.register(self.app, self.dispatch)
         if not settings.slack_allow_external:
             self.app.use(stopping_outsiders(lambda: self.own_teams, self.send, self.tasks))
         self.app.error(on_error)
@@ -198,6 +204,10 @@ class SlackBot:
 
     def announcer(self) -> SlackAnnouncer:
         return SlackAnnouncer(self.client)
+
+    @cached_property
+    def resolving(self) -> resolving.Resolving:
+        return resolving.Resolving(self.settings, self.settings, self.chat, self.send, self.signer, self.coordinator)
 
     async def _identity(self) -> AsyncSlackResponse:
         try:
@@ -282,6 +292,7 @@ class SlackBot:
             await self._message_job(event, place_of_mention(event, body))
 
     async def _on_message(self, event: dict[str, Any], body: dict[str, Any], context: Any) -> None:
+        await resolving.seen(event, self.dispatch)  # an edit or a deletion in a resolved thread
         if event.get("subtype") == "message_changed":
             await self._edit_job(event, body, context.get("bot_user_id"))
             return
@@ -327,26 +338,10 @@ class SlackBot:
         await ack()
         await self.dispatch(ShortcutJob(body=body).job(f"slack-shortcut:{body['trigger_id']}"))
 
-    async def _on_clarify(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
-        await ack()
-        await self.dispatch(ClickJob(body=body, action=action).job(place_of_click(body).session))
-
-    async def _on_feedback(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
-        await ack()
-        await self.dispatch(VoteJob(body=body, action=action).job(place_of_click(body).session))
-
-    async def _on_share(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
-        await ack()
-        await self.dispatch(ShareJob(body=body, action=action).job(place_of_click(body).session))
-
     async def _on_verify(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         """A curator's "Save as verified answer": one write, done here after the acknowledgement."""
         await ack()
         self.tasks.spawn(self.curation.save(body, action), name="slack-verify")
-
-    async def _on_help_click(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
-        await ack()
-        await self.dispatch(HelpClickJob(body=body, action=action).job(place_of_click(body).session))
 
     async def _message_job(self, event: dict[str, Any], place: Place) -> None:
         await self.dispatch(MessageJob(event=event, place=place).job(place.session))
@@ -390,6 +385,8 @@ class SlackBot:
                 handler(AgentJob, self.panel.agent_event),
                 handler(ExpertReplyJob, lambda job: self.help.relay(job.event, job.team)),
                 handler(HelpClickJob, lambda job: self.help.click(job.body, job.action)),
+                handler(ThreadChangedJob, self.resolving.mark),
+                handler(ResolveClickJob, lambda job: self.resolving.click(job.body, job.action)),
             ],
         )
 

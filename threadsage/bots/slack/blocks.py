@@ -5,6 +5,7 @@ signed buttons for clarifications and feedback — the bot's own words in the re
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from threadsage.bots.render import to_mrkdwn, to_mrkdwn_sections, to_slack_fallback
@@ -17,6 +18,7 @@ from threadsage.i18n import Language, language_of, say
 
 MAX_BLOCKS = 50
 ESCALATE_ACTION = "escalate"  # "Still need help?" (`help`)
+RESOLVE_ACTION = "resolve"  # "Resolved" (`resolving`)
 FEEDBACK_ACTION = "feedback:vote"  # answers posted before it carry buttons "feedback:up" / "feedback:down"
 TEXT_FALLBACK_CHARS = 3000
 
@@ -27,12 +29,39 @@ MARKDOWN_BLOCK_CHARS = 12_000  # "The cumulative limit for all markdown blocks i
 SLACK_CONTROL = re.compile(r"[<>&]")
 
 
+@dataclass(frozen=True)
+class Helping:
+    """The help buttons under an answer: "Still need help?" (to the experts) when there are experts
+    (`help`), "Resolved" in the help channels (`resolving`)."""
+
+    escalate: bool = False
+    resolvable: frozenset[str] = frozenset()
+
+    def buttons(self, place: Place, turn: Turn, signer: Signer, language: Language) -> list[dict[str, Any]]:
+        ref, digest = turn_ref(turn.message_id), session_digest(place.session)
+        wanted = [(ButtonKind.ESCALATE, ESCALATE_ACTION, "escalate_button")] if self.escalate else []
+        if place.channel in self.resolvable:
+            wanted.append((ButtonKind.RESOLVE, RESOLVE_ACTION, "resolve_button"))
+        return [
+            {
+                "type": "button",
+                "action_id": action,
+                "text": {"type": "plain_text", "text": say(label, language)},
+                "value": signer.sign(Button(kind, digest, ref, 0)),
+            }
+            for kind, action, label in wanted
+        ]
+
+
+NO_HELP = Helping()
+
+
 def reply_messages(
-    reply: Reply, place: Place, turn: Turn, signer: Signer, mention: bool = False, escalate: bool = False
+    reply: Reply, place: Place, turn: Turn, signer: Signer, mention: bool = False, helping: Helping = NO_HELP
 ) -> list[Message]:
     """The messages a reply takes: long answers are split, and the hand-off, the sources, the note
-    and the feedback buttons go under the last part — with `escalate` (experts to ask), "Still need
-    help?" too."""
+    and the feedback buttons go under the last part — with experts to ask, "Still need help?" too,
+    and in a help channel "Resolved" (`helping`)."""
     if reply.kind is ReplyKind.CLARIFICATION:
         return [(clarification_blocks(reply, place, signer), fallback(reply.text))]
     sections = body_blocks(reply.text)
@@ -46,8 +75,8 @@ def reply_messages(
         if reply.citations:
             tail.append(context(sources(reply.citations, reply.language)))
         tail.append(feedback_block(place, turn, signer))
-        if escalate and not place.private_for:
-            tail.append(escalate_block(place, turn, signer, reply.language))
+        if not place.private_for and (buttons := helping.buttons(place, turn, signer, reply.language)):
+            tail.append({"type": "actions", "block_id": f"help-{turn_ref(turn.message_id)}", "elements": buttons})
     messages = []
     room = MAX_BLOCKS - len(tail)
     for start in range(0, len(sections), room):
@@ -91,18 +120,6 @@ def feedback_block(place: Place, turn: Turn, signer: Signer) -> dict[str, Any]:
         "negative_button": button("👎", 0),
     }
     return {"type": "context_actions", "block_id": f"feedback-{ref}", "elements": [element]}
-
-
-def escalate_block(place: Place, turn: Turn, signer: Signer, language: Language) -> dict[str, Any]:
-    """ "Still need help?": the answer's question to the experts (`help`)."""
-    token = signer.sign(Button(ButtonKind.ESCALATE, session_digest(place.session), turn_ref(turn.message_id), 0))
-    button = {
-        "type": "button",
-        "action_id": ESCALATE_ACTION,
-        "text": {"type": "plain_text", "text": say("escalate_button", language)},
-        "value": token,
-    }
-    return {"type": "actions", "block_id": f"escalate-{turn_ref(turn.message_id)}", "elements": [button]}
 
 
 def choice_shown(body: dict[str, Any], label: str, user: str) -> Message:

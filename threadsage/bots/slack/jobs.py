@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from threadsage.bots.slack.places import Place
+from threadsage.bots.slack.places import Place, place_of_click
 from threadsage.delivery.jobs import Handler, Job
 
 
@@ -28,6 +28,7 @@ def _holding(*keys: str) -> AfterValidator:
 
 
 SlackObject = dict[str, Any]
+Listener = Callable[[Callable[[], Awaitable[None]], SlackObject, SlackObject], Awaitable[None]]
 
 
 class SlackJob(BaseModel):
@@ -65,6 +66,21 @@ class HelpClickJob(SlackJob):
     kind = "help_click"
     body: Annotated[SlackObject, _holding("user")]
     action: SlackObject
+
+
+class ThreadChangedJob(SlackJob):
+    """A thread a Slack source may have to read again: a ✅, an edit, a deletion; a channel gone
+    (`ts` "*") (`resolving`)."""
+
+    kind = "thread_changed"
+    channel: str
+    ts: str
+
+
+class ResolveClickJob(HelpClickJob):
+    """ "Resolved" under an answer in a help channel (`resolving`)."""
+
+    kind = "resolve_click"
 
 
 class EditJob(SlackJob):
@@ -139,6 +155,16 @@ class AgentJob(SlackJob):
     def queued(self) -> Job:
         """The job, in order with the person's other agent events."""
         return self.job(f"slack-agent:{self.team}:{self.user}")
+
+
+def on_click(kind: type[ClickJob | HelpClickJob], dispatch: Callable[[Job], Awaitable[object]]) -> Listener:
+    """A button's listener: acknowledged, then handed on as a job in order with its session."""
+
+    async def listener(ack: Callable[[], Awaitable[None]], body: SlackObject, action: SlackObject) -> None:
+        await ack()
+        await dispatch(kind(body=body, action=action).job(place_of_click(body).session))
+
+    return listener
 
 
 def handler(

@@ -37,9 +37,10 @@ class Membership:
             return frozenset()
         channels = await self.chat.members_only.channels()
         wanted = channels if place.is_dm else [c for c in channels if c == place.channel]
-        return frozenset([c for c in wanted if user in await self._members(c)])
+        return frozenset([c for c in wanted if user in await self.members(c)])
 
-    async def _members(self, channel: str) -> frozenset[str]:
+    async def members(self, channel: str) -> frozenset[str]:
+        """A channel's members (none when they cannot be read), kept `MEMBERS_KEPT`."""
         key = f"slack-members:{channel}"
         kept = await self.coordinator.recall(key)
         if kept is not None:

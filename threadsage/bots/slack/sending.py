@@ -18,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from threadsage.bots.pacing import NotNow, optional
-from threadsage.bots.slack.blocks import choice_shown, reply_messages
+from threadsage.bots.slack.blocks import NO_HELP, Helping, choice_shown, reply_messages
 from threadsage.bots.slack.limits import PacedClient, reply_keys
 from threadsage.bots.slack.places import Place
 from threadsage.bots.tokens import Signer
@@ -36,11 +36,11 @@ NOT_HERE = {"not_in_channel", "channel_not_found"}  # Slack's errors where the b
 
 
 class SlackSender:
-    def __init__(self, client: PacedClient, signer: Signer, mention: bool = False, escalate: bool = False) -> None:
+    def __init__(self, client: PacedClient, signer: Signer, mention: bool = False, helping: Helping = NO_HELP) -> None:
         self.client = client
         self.signer = signer
         self.mention = mention  # THREADSAGE_HANDOFF_MENTION
-        self.escalate = escalate  # THREADSAGE_EXPERTS set: answers carry "Still need help?"
+        self.helping = helping  # the help buttons under answers: experts set, help channels
 
     def answering(self, place: Place) -> AbstractContextManager[None]:
         """A turn in flight in `place`: Slack's limits keep room for its reply (see `limits`)."""
@@ -54,7 +54,7 @@ class SlackSender:
         (its worker died, perhaps after posting) first reads back what was posted and skips it."""
         posted = {int(p.get("part", 0)) for p in await self.find(place, REPLY_EVENT, turn.message_id)}
         for part, (blocks, fallback) in enumerate(
-            reply_messages(reply, place, turn, self.signer, self.mention, self.escalate)
+            reply_messages(reply, place, turn, self.signer, self.mention, self.helping)
         ):
             if part in posted:
                 log.info("part %d of the reply to %s was already posted", part, turn.message_id)

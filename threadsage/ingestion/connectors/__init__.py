@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from threadsage.delivery.coordination import Coordinator
 from threadsage.ingestion.connectors.base import Connector
 from threadsage.ingestion.connectors.confluence import ConfluenceConnector
 from threadsage.ingestion.connectors.folder import FolderConnector
@@ -18,20 +19,37 @@ from threadsage.ingestion.connectors.git import GitConnector
 from threadsage.ingestion.connectors.slack import SlackThreadsConnector
 from threadsage.ingestion.connectors.web import WebConnector
 from threadsage.ingestion.spec import SourceSpec, SourceType
+from threadsage.settings.help_channels import HelpSettings
 from threadsage.settings.sections import DocumentSettings, PlatformSettings
 
-CONNECTORS: dict[SourceType, Callable[[SourceSpec, DocumentSettings, Path, PlatformSettings | None], Connector]] = {
-    "folder": lambda spec, _settings, _data_dir, _platform: FolderConnector(spec),
-    "web": lambda spec, _settings, _data_dir, _platform: WebConnector(spec),
-    "confluence": lambda spec, settings, _data_dir, _platform: ConfluenceConnector(spec, settings),
-    "git": lambda spec, _settings, data_dir, _platform: GitConnector(spec, checkouts=data_dir / "sources" / "git"),
-    "slack": lambda spec, _settings, _data_dir, platform: SlackThreadsConnector(spec, platform),
+Make = Callable[[SourceSpec, DocumentSettings, Path, PlatformSettings | None, Coordinator | None], Connector]
+CONNECTORS: dict[SourceType, Make] = {
+    "folder": lambda spec, _settings, _data_dir, _platform, _marks: FolderConnector(spec),
+    "web": lambda spec, _settings, _data_dir, _platform, _marks: WebConnector(spec),
+    "confluence": lambda spec, settings, _data_dir, _platform, _marks: ConfluenceConnector(spec, settings),
+    "git": lambda spec, _settings, data_dir, _platform, _marks: GitConnector(
+        spec, checkouts=data_dir / "sources" / "git"
+    ),
+    "slack": lambda spec, _settings, _data_dir, platform, marks: SlackThreadsConnector(
+        spec, platform, _experts(spec, platform), marks
+    ),
 }
 
 
 def connector_for(
-    spec: SourceSpec, settings: DocumentSettings, data_dir: Path, platform: PlatformSettings | None = None
+    spec: SourceSpec,
+    settings: DocumentSettings,
+    data_dir: Path,
+    platform: PlatformSettings | None = None,
+    marks: Coordinator | None = None,
 ) -> Connector:
     """The connector of a source, by its `type` (which `SourceSpec` has already checked); a git
-    source is checked out under `data_dir`; a Slack one reads with the bot's token (`platform`)."""
-    return CONNECTORS[spec.type](spec, settings, data_dir, platform)
+    source is checked out under `data_dir`; a Slack one reads with the bot's token (`platform`),
+    its experts (THREADSAGE_EXPERTS, when `platform` is the whole settings) may resolve a thread,
+    and it reads the threads the bot `marks` as changed between its syncs."""
+    return CONNECTORS[spec.type](spec, settings, data_dir, platform, marks)
+
+
+def _experts(spec: SourceSpec, platform: PlatformSettings | None) -> str | None:
+    """The Slack channel of the experts of a Slack source's category, if any."""
+    return platform.experts_for(spec.category or None, "slack") if isinstance(platform, HelpSettings) else None
