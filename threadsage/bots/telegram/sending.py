@@ -88,18 +88,35 @@ class TelegramSender:
             if not await self.first_sending(turn_id, n):
                 continue
             if reply.kind is ReplyKind.ANSWER:
-                verify = reply.language if curator and verifiable(reply) else None
-                escalate = reply.language if self.escalate and not place.private else None
-                keyboard = self._feedback_keyboard(key, turn_id, verify, escalate)
-                sent = await self.send_markdown(place, answer_markdown(reply), keyboard, replacing)
+                await self.answer(reply, place, key, turn_id, curator, replacing)
                 replacing = None
-            elif reply.kind is ReplyKind.CLARIFICATION:
+                continue
+            if reply.kind is ReplyKind.CLARIFICATION:
                 hint = say("tg_hint_private" if place.private else "tg_hint_group", reply.language)
                 markdown = f"{reply.text}\n\n_{hint}_"
                 sent = await self.send_markdown(place, markdown, self._choices_keyboard(key, reply))
             else:
                 sent = [await self.send_plain(place, reply.text)]
             await self.chains.remember(key, sent)
+
+    async def answer(
+        self,
+        reply: Reply,
+        place: Place,
+        key: str,
+        turn_id: str,
+        curator: bool = False,
+        replacing: Message | None = None,
+    ) -> list[Message]:
+        """One answer of the turn `turn_id` as every answer goes out — its sources, 👍/👎, in a group
+        "Still need help?" — remembered as part of the session `key` (`deliver`, and a draft an
+        expert posts as is, `reviewing`)."""
+        verify = reply.language if curator and verifiable(reply) else None
+        escalate = reply.language if self.escalate and not place.private else None
+        keyboard = self._feedback_keyboard(key, turn_id, verify, escalate)
+        sent = await self.send_markdown(place, answer_markdown(reply), keyboard, replacing)
+        await self.chains.remember(key, sent)
+        return sent
 
     async def first_sending(self, turn_id: str, n: int) -> bool:
         """Record reply `n` of a turn as sent before sending it: a turn redelivered after its
