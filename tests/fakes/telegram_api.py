@@ -27,9 +27,9 @@ Files are kept as Telegram keeps them: `upload` stores one (a document for `send
 `getFile` returns a File with its `file_path` — or 400 "file is too big" past the 20 MB bots may
 download — and `GET /file/bot<token>/<file_path>` serves the bytes.
 
-Tests push updates (`say`, `send_file`, `click`, `push`), queue failures (`fail_next`: a 429 with
-`retry_after`, a 400 for HTML) and assert on `calls` (every method with its decoded params) and
-`messages` (live: an edit changes the dict a test already holds).
+Tests push updates (`say`, `send_file`, `click`, `push`), delete a person's message (`delete`),
+queue failures (`fail_next`: a 429 with `retry_after`, a 400 for HTML) and assert on `calls` (every
+method with its decoded params) and `messages` (live: an edit changes the dict a test already holds).
 """
 
 from __future__ import annotations
@@ -359,6 +359,10 @@ class FakeBotAPI:
             }
         )
         return query_id
+
+    def delete(self, message: dict) -> None:
+        """A person deletes a message: gone from its chat (the Bot API sends bots no update for it)."""
+        del self.messages[(message["chat"]["id"], message["message_id"])]
 
     def sent(self, chat_id: int) -> list[dict]:
         """The bot's messages in a chat, oldest first, as they are now (after edits)."""

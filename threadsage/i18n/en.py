@@ -253,6 +253,14 @@ TEXTS: dict[str, str] = {
     "as a reply here.",
     "tg_relayed": "<b>{expert}</b> answered:\n\n{answer}",
     "tg_escalation_attempt": "<b>What the bot answered:</b>\n{answer}",
+    "tg_draft_attempt": "<b>The bot's draft:</b>\n{answer}",
+    "tg_draft_how": "Post it as is, discard it, or reply to this message with your own answer: the first reply goes "
+    "to the person who asked.",
+    "tg_drafted": "Your question is with the experts, who check the answer first: it will come as a reply here.",
+    "tg_draft_discarded": "Discarded by {expert}: reply to this message to answer instead.",
+    "tg_draft_discarded_already": "This draft was discarded: reply to its message to answer instead.",
+    "tg_draft_experts_only": "Only the experts' group can post or discard a draft.",
+    "tg_draft_gone": "The question was deleted, so the draft could not be posted.",
     "verify_button": "Save as verified answer",
     "verify_offer": "You are a curator: save this answer as the verified answer to its question? It is then "
     "given first to questions like it, with your name.",

@@ -122,6 +122,11 @@ class Settings(
             raise ValueError(f"THREADSAGE_TIMEZONE={self.timezone!r} is not an IANA time zone") from None
         return self
 
+    @model_validator(mode="after")
+    def _telegram_drafts_have_experts(self) -> Settings:
+        self.check_telegram_drafts(self)  # a help setting that reads the groups' categories (access)
+        return self
+
 
 @lru_cache(maxsize=1)
 def env_names() -> dict[str, str]:

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
-from threadsage.settings.sections import section
+from threadsage.settings.sections import AccessSettings, section
 from threadsage.support.handoff import ANY_CATEGORY
 
 HelpMode = Literal["answer", "draft"]
@@ -73,8 +73,8 @@ class HelpSettings(BaseModel):
         '`telegram:<group id>` → `answer` or `draft`: `{"C0HELPDESK": "answer", "C0ASKPEOPLE": "draft"}`. '
         "Statements, small talk, bots, edits and joins get nothing; with THREADSAGE_EXPERTS, a question the "
         'documents do not cover is escalated to the experts instead of answered "not covered"; in a `draft` '
-        "channel (Slack; needs THREADSAGE_EXPERTS) every answer goes to the experts first, who post it as is, "
-        "discard it or reply with their own (docs/help-channels.md)",
+        "channel or group (needs THREADSAGE_EXPERTS; a Telegram group's experts in a Telegram group) every answer "
+        "goes to the experts first, who post it as is, discard it or reply with their own (docs/help-channels.md)",
         json_schema_extra=section("Help channels and experts"),
     )
     experts: Annotated[str, AfterValidator(_valid_experts)] = Field(
@@ -90,9 +90,21 @@ class HelpSettings(BaseModel):
         drafts = [channel for channel, mode in self.help_channels.items() if mode == "draft"]
         if drafts and not self.experts:
             raise ValueError("THREADSAGE_HELP_CHANNELS: a `draft` channel's answers go to THREADSAGE_EXPERTS: set it")
-        if any(telegram_chat(channel) is not None for channel in drafts):
-            raise ValueError("THREADSAGE_HELP_CHANNELS: `draft` channels are Slack channels only, for now")
         return self
+
+    def check_telegram_drafts(self, access: AccessSettings) -> None:
+        """Each `draft` Telegram group has experts in a Telegram group (its first category's, or
+        `*`'s): its answers go nowhere else. Needs the groups' categories, so `Settings` calls it."""
+        for channel, mode in self.help_channels.items():
+            group = telegram_chat(channel)
+            if mode != "draft" or group is None:
+                continue
+            categories = access.categories_for(str(group))
+            if self.experts_for(categories[0] if categories else None, "telegram") is None:
+                raise ValueError(
+                    f"THREADSAGE_HELP_CHANNELS: the `draft` group {channel} needs experts in a Telegram group: set "
+                    f"THREADSAGE_EXPERTS' `*` (or the group's category) to {TELEGRAM}<chat id>"
+                )
 
     def expert_channels(self) -> frozenset[str]:
         """The experts' places: Slack channel ids, and `telegram:<chat id>`."""

@@ -269,14 +269,11 @@ async def test_a_draft_channels_answer_goes_to_the_experts_who_post_it_or_discar
             assert "TripDesk" in relayed["text"] and "<@U901>" in relayed["text"]
 
 
-def test_a_draft_channel_needs_experts_and_is_a_slack_channel(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_draft_channel_needs_experts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({DRAFTS: "draft"}))
     with pytest.raises(ValueError, match="a `draft` channel's answers go to THREADSAGE_EXPERTS"):
         Settings(_env_file=None)
     monkeypatch.setenv("THREADSAGE_EXPERTS", f"*={EXPERTS},people=telegram:-100999")
-    monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({"telegram:-100123": "draft"}))
-    with pytest.raises(ValueError, match="`draft` channels are Slack channels only"):
-        Settings(_env_file=None)
     monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({"telegram:-100123": "answer", f"#{HELP}": "answer"}))
     settings = Settings(_env_file=None)
     assert settings.help_channels == {"telegram:-100123": "answer", HELP: "answer"}

@@ -280,17 +280,17 @@ class TelegramBot:
 
     async def _on_group_text(self, update: Update, _context: Context) -> None:
         """Messages addressed to the bot (a mention or a reply to one of its messages), an expert's
-        reply to an escalation, and in a help group every question (`help`)."""
+        reply to an escalation, and in a help group every question, with a mention or not (`help`)."""
         message = update.message
         assert message is not None
         if await self.help.relay(message):
             return
-        text = self.chains.question_text(message)
-        if self.chains.replies_to_me(message) or self.chains.mentions_me(message):
-            await self._ask(message, await self.chains.group_session(message), text)
-        elif self.help.asks_here(message, text):
+        text, follows_up = self.chains.question_text(message), self.chains.replies_to_me(message)
+        if not follows_up and self.help.asks_here(message, text):
             instead = self.help.escalating(message, text, person_language(message.from_user))
             await self._ask(message, chain_key(message.chat_id, message.message_id), text, instead=instead)
+        elif follows_up or self.chains.mentions_me(message):
+            await self._ask(message, await self.chains.group_session(message), text)
 
     async def _on_error(self, update: object, context: Context) -> None:
         """Never silent: whatever failed, the person gets a short apology (best effort) — unless a

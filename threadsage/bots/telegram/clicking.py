@@ -1,8 +1,10 @@
 """The bot's buttons in Telegram (`Clicks`): a clarification option, 👍/👎 (a 👎 on an answer whose
-document changed asks its question again), a curator's "Save as verified answer". The callback
-query is answered exactly once. A clicked option's turn (`ClickShown`): the query answered with
-the refusal as a toast, or silently as soon as the click is accepted, when the choice is shown in
-place of the options and "typing…" starts — then the answer's drafts and its replies."""
+document changed asks its question again), a curator's "Save as verified answer", and the experts'
+loop's ("Still need help?", an expert's "Save as verified answer", a draft's "Post as is" and
+"Discard": `help`, `reviewing`). The callback query is answered exactly once. A clicked option's
+turn (`ClickShown`): the query answered with the refusal as a toast, or silently as soon as the
+click is accepted, when the choice is shown in place of the options and "typing…" starts — then
+the answer's drafts and its replies."""
 
 from __future__ import annotations
 
@@ -74,7 +76,7 @@ class Clicks:
         signer: Signer,
         help: TelegramHelp,
     ) -> None:
-        self.help = help  # an expert's "Save as verified answer"; "Still need help?"
+        self.help = help  # an expert's "Save as verified answer"; "Still need help?"; a draft's review
         self.access = access
         self.curators = curators
         self.chat = chat
@@ -111,6 +113,8 @@ class Clicks:
             await self.help.save(query, button, language)
         elif button.kind is ButtonKind.ESCALATE:
             await self.help.escalate_click(query, message, language)
+        elif button.kind is ButtonKind.DRAFT:
+            await self.help.reviewing.decide(query, message, button, language)
         else:
             await self._choose(query, message, key, button)
 

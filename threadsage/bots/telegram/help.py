@@ -1,11 +1,12 @@
 """Help groups and the experts' loop, in Telegram (docs/help-channels.md).
 
-- In a help group (`telegram:<chat id>` in THREADSAGE_HELP_CHANNELS, mode `answer`) every message
-  that asks something (`questions.asking`) is answered as a reply to it, without a mention; the bot
-  must see the group's messages (privacy mode off in @BotFather, or the bot an administrator).
+- In a help group (`telegram:<chat id>` in THREADSAGE_HELP_CHANNELS) every message that asks
+  something (`questions.asking`) is answered as a reply to it, without a mention; the bot must see
+  the group's messages (privacy mode off in @BotFather, or the bot an administrator).
 - With experts (a `telegram:<chat id>` place in THREADSAGE_EXPERTS), a help group's question the
   documents do not cover gets no "not covered": it goes to the experts' group — who asked where,
-  the question, a link to it — and the group is told that it did.
+  the question, a link to it — and the group is told that it did. In a `draft` group every answer
+  goes there instead, as a draft the experts post as is or discard (`reviewing`).
 - The first reply to that message in the experts' group is relayed to the asker, as a reply to the
   question, naming its author. Its author then gets "Save as verified answer" (a button only they
   may press): the question and the reply become a verified answer of the knowledge loop. Later
@@ -27,6 +28,8 @@ from telegram.error import TelegramError
 from threadsage.adapters.questions.asking import asks_something
 from threadsage.bots.replies import ATTEMPT_CHARS, ESCALATION_KEPT, QUESTION_CHARS, covered, place_categories
 from threadsage.bots.telegram.chains import ReplyChains, chain_key
+from threadsage.bots.telegram.escalations import escalated_key, relay_key
+from threadsage.bots.telegram.reviewing import TelegramReviewing, draft_html
 from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query, place_of
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest
 from threadsage.chat import ChatService, Reply, ReplyKind, turn_ref
@@ -59,23 +62,28 @@ class TelegramHelp:
         self.chains = chains
         self.signer = signer
         self.coordinator = coordinator
+        self.reviewing = TelegramReviewing(settings, chat, send, chains, signer, coordinator)
 
     def asks_here(self, message: Message, text: str) -> bool:
         """A message in a help group that asks something."""
-        return self.settings.help_mode(f"{TELEGRAM}{message.chat_id}") == "answer" and asks_something(text)
+        return self.settings.help_mode(f"{TELEGRAM}{message.chat_id}") is not None and asks_something(text)
 
     def escalating(self, message: Message, text: str, language: Language) -> Instead | None:
-        """What takes a help group's answer the documents do not cover instead of sending it
-        (True: taken); None without experts to ask."""
+        """What takes a help group's answer instead of sending it (True: taken) — in an `answer`
+        group one the documents do not cover, escalated; in a `draft` group every answer, sent to
+        the experts to review (one not covered, escalated). None without experts to ask."""
         experts = self.experts_of(message.chat_id)
         if experts is None:
             return None
+        drafting = self.settings.help_mode(f"{TELEGRAM}{message.chat_id}") == "draft"
 
         async def escalated(reply: Reply) -> bool:
-            if reply.kind is not ReplyKind.ANSWER or covered(reply):
+            if reply.kind is not ReplyKind.ANSWER or (covered(reply) and not drafting):
                 return False
-            if await self._escalate(message, text, experts, language):
-                await self.send.send_plain(place_of(message), say("tg_escalated", language))
+            draft = reply if covered(reply) else None
+            if await self._escalate(message, text, experts, language, draft=draft):
+                told = "tg_drafted" if draft is not None else "tg_escalated"
+                await self.send.send_plain(place_of(message), say(told, language))
             return True
 
         return escalated
@@ -97,20 +105,38 @@ class TelegramHelp:
         sent = await self._escalate(question, self.chains.question_text(question), experts, language, answer.text or "")
         await answer_query(query, say("escalated_click" if sent else "escalated_already", language))
 
-    async def _escalate(self, message: Message, text: str, experts: int, language: Language, attempt: str = "") -> bool:
+    async def _escalate(
+        self,
+        message: Message,
+        text: str,
+        experts: int,
+        language: Language,
+        attempt: str = "",
+        draft: Reply | None = None,
+    ) -> bool:
         """The question sent to the experts' group, with the bot's `attempt` ("": the documents
-        do not cover it); once (False: it was already)."""
+        do not cover it) or, in a draft group, its `draft` to post or discard (`reviewing`); once
+        (False: it was already)."""
         if not await self.coordinator.claim(f"tg-escalation:{message.chat_id}:{message.message_id}", ESCALATION_KEPT):
             return False
         person = message.from_user
         name = person.full_name if person is not None else ""
         where = html.escape(message.chat.title or str(message.chat_id))
-        asked = say("tg_escalation", language, asker=html.escape(name), chat=where, question=html.escape(text))
-        tried = say("tg_escalation_attempt", language, answer=html.escape(attempt[:ATTEMPT_CHARS])) if attempt else ""
-        how = say("escalation_how" if attempt else "tg_escalation_how", language)
-        link = message.link  # a supergroup's message has one; a basic group's not
+        question = html.escape(text[:QUESTION_CHARS])
+        asked = say("tg_escalation", language, asker=html.escape(name), chat=where, question=question)
+        if draft is not None:
+            tried, how = say("tg_draft_attempt", language, answer=draft_html(draft)), say("tg_draft_how", language)
+        else:
+            tried = (
+                say("tg_escalation_attempt", language, answer=html.escape(attempt[:ATTEMPT_CHARS])) if attempt else ""
+            )
+            how = say("escalation_how" if attempt else "tg_escalation_how", language)
+        link = message.link  # a supergroup's message (or a public group's) has one; a private basic group's not
         body = "\n\n".join(filter(None, (asked, tried, how))) + (f'\n<a href="{link}">↗</a>' if link else "")
-        sent = await self.send.bot.send_message(experts, body, parse_mode=ParseMode.HTML)
+        buttons = await self.reviewing.keep(message, draft) if draft is not None else None
+        sent = await self.send.bot.send_message(experts, body, parse_mode=ParseMode.HTML, reply_markup=buttons)
+        if draft is not None:
+            await self.reviewing.sent(message, sent)
         kept = {
             "chat": message.chat_id,
             "message": message.message_id,
@@ -118,7 +144,7 @@ class TelegramHelp:
             "question": text[:QUESTION_CHARS],
             "language": language,
         }
-        await self.coordinator.remember(f"tg-escalated:{experts}:{sent.message_id}", json.dumps(kept), ESCALATION_KEPT)
+        await self.coordinator.remember(escalated_key(experts, sent.message_id), json.dumps(kept), ESCALATION_KEPT)
         ident = f"telegram:{message.chat_id}:{message.message_id}"
         where_asked = ("telegram", str(message.chat_id), str(kept["user"]))
         await self.chat.knowledge.escalated(ident, where_asked, text, f"{TELEGRAM}{experts}")
@@ -130,10 +156,10 @@ class TelegramHelp:
         replied = message.reply_to_message
         if replied is None or message.chat.type == ChatType.PRIVATE or not self.chains.replies_to_me(message):
             return False
-        kept = await self.coordinator.recall(f"tg-escalated:{message.chat_id}:{replied.message_id}")
+        kept = await self.coordinator.recall(escalated_key(message.chat_id, replied.message_id))
         if kept is None:
             return False
-        if not await self.coordinator.claim(f"tg-relay:{message.chat_id}:{replied.message_id}", ESCALATION_KEPT):
+        if not await self.coordinator.claim(relay_key(message.chat_id, replied.message_id), ESCALATION_KEPT):
             return True  # answered already: the rest is the experts' conversation
         asked = json.loads(kept)
         expert, answer = message.from_user, message.text or message.caption or ""
