@@ -23,6 +23,9 @@ OPTIONAL = {
     "wordllama": "required, but slow to import (0.4 s) and read only once a question comes (adapters/meaning/model.py)",
     "langchain_openai": "required, but slow to import and used by THREADSAGE_EMBEDDINGS=openai alone "
     "(docs/performance.md, 'Import time')",
+    "onnxruntime": "required, but slow to import (onnxruntime's native library): loaded on the first question "
+    "the offline reader reads by meaning, or the first ingest (adapters/meaning/minilm.py)",
+    "tokenizers": "required, read with onnxruntime (adapters/meaning/minilm.py)",
     "rapidocr_onnxruntime": "required, but slow to import (1.2 s, onnxruntime and OpenCV) and ~1.2 GB of address "
     "space: loaded only by a reader process that reads an image (adapters/documents/images.py)",
 }

@@ -35,10 +35,10 @@ async def test_not_covered_names_the_contact(tmp_path: Path, handbook_kb, questi
 async def test_a_question_near_a_passage_that_does_not_answer_it_gets_that_passage_and_the_contact(
     tmp_path: Path, handbook_kb
 ) -> None:
-    """Nothing says whether pets may come on a trip; the travel policy's other rules are closest:
-    quoted as that, never as the answer, with the hand-off named (the offline reader, issue 34)."""
+    """Nothing says whether a partner may come along on a trip; the travel policy's other rules are
+    closest: quoted as that, never as the answer, with the hand-off named (the offline reader, issue 34)."""
     async with service(tmp_path, "", handbook_kb, handoff=HANDOFF) as chat:
-        reply = only(await Conversation(chat).say("Are pets allowed on business trips?"))
+        reply = only(await Conversation(chat).say("Can I bring my partner along on a business trip?"))
     assert opens_as("closest_passage", reply.text) and reply.citations, reply.text
     assert reply.handoff == Contact("#", "help-desk")
 

@@ -47,7 +47,12 @@ class TurnImage:
 
 def passage_label(p: Passage) -> str:
     """How a passage is named to people: title and heading path."""
-    return " › ".join(part for part in (p["title"], p["heading"].replace(" > ", " › ")) if part)
+    return label_of(p["title"], p["heading"])
+
+
+def label_of(title: str, heading: str) -> str:
+    """A passage's name from its document's title and its heading path (as the store keeps it)."""
+    return " › ".join(part for part in (title, heading.replace(" > ", " › ")) if part)
 
 
 class RouteDecision(BaseModel):

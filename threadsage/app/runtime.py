@@ -21,6 +21,7 @@ from threadsage.adapters.documents.attachments import MB, AttachmentReader
 from threadsage.adapters.documents.reading import Budget, use_budget
 from threadsage.adapters.knowledge import DenseUse, KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
+from threadsage.adapters.meaning.ordering import POOL
 from threadsage.adapters.questions.translation import make_translator
 from threadsage.adapters.reasoner import Reasoner
 from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
@@ -109,6 +110,7 @@ async def open_runtime(
                     reranker=make_reranker(settings, reasoner),
                     translator=make_translator(settings, reasoner),
                     web_writer=reasoner.web_answer if isinstance(reasoner, LLMReasoner) else None,
+                    meaning_pool=POOL if isinstance(reasoner, OfflineReasoner) else 0,
                 ),
                 coordinator,
                 feedback=feedback,

@@ -67,6 +67,9 @@ class BrainContext:
     tools: Toolbox = field(default_factory=Toolbox)
     reranker: Reranker | None = None
     translator: QueryTranslator | None = None  # the search query in the documents' language (a model only)
+    # Candidates the search reads by meaning for the few it keeps (`adapters.meaning.ordering`): the
+    # offline back-end, which quotes only from the first few; 0 keeps the search's own order.
+    meaning_pool: int = 0
     web_writer: WebWriter | None = None  # a model's web answer; None: the results' own words are listed
     # The images sent with the current question, for a model that sees them: in the run's context,
     # never in its state, so that no checkpoint holds an image (chat/service.py sets them per turn).

@@ -1,5 +1,5 @@
 """The meaning the offline reader reads by: a question in a person's own words is closest to the
-sentence that answers it, though they share no word; and the model loads from its package."""
+place that answers it, though they share no word; its sentences are scored one by one."""
 
 from __future__ import annotations
 
@@ -27,12 +27,12 @@ def test_each_sentence_is_scored_and_the_closest_named() -> None:
     [near] = closeness("How often do we get a new computer?", PLACES[:1])
     assert near.units == tuple(sentences(PLACES[0][1])) and len(near.scores) == 2
     assert near.units[near.closest] == "Company laptops are replaced every three years."
-    assert near.ranked()[0] == near.closest and near.best == max(near.scores)
+    assert near.ranked()[0] == near.closest and near.best > 0.4  # the place as a whole reads close
 
 
-def test_a_place_with_nothing_to_read_is_close_to_nothing() -> None:
+def test_a_place_with_nothing_to_read_has_no_sentence_to_show() -> None:
     [near] = closeness("How often do we get a new computer?", [("Empty", "")])
-    assert near.units == () and near.best == 0.0 and near.closest == 0
+    assert near.units == () and near.scores == () and near.closest == 0 and near.best < 0.3
 
 
 def test_only_english_questions_are_read_by_meaning() -> None:

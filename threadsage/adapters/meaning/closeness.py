@@ -1,12 +1,16 @@
-"""How close a question is in meaning to each passage, sentence by sentence.
+"""How close a question is in meaning to each passage: the passage as a whole, and sentence by
+sentence.
 
-A passage's closeness is that of its closest sentence, each sentence read with the passage's title
-and heading in front ("Parental leave › Partner leave: you get one week…"): a sentence alone often
-does not say what it is about, and a person's question names the topic in their own words. Both
-sides are mean token vectors of a static embedding (`model.py`), so the comparison is one matrix
-product whatever the number of candidates.
+- The passage's closeness — does it answer? which passage leads? — is MiniLM's (`minilm.py`)
+  between the question and the passage's start read with its title and heading ("Parental leave ›
+  Partner leave: you get one week…"): a sentence transformer reads a question in a person's own
+  words as close to the section that answers it, where word vectors do not. One vector a passage,
+  kept (`minilm.vectors`), the same text the search's ordering reads (`ordering.py`).
+- Its sentences' closeness — what of it to show — is the static embedding's (`model.py`), each
+  sentence read with the title and heading in front: every sentence of the candidates is compared
+  at query time, which a transformer could not do within a turn's time on two cores.
 
-English only: the embedding was trained on English text, and a Chinese question's vector is close
+English only: both models were trained on English text, and a Chinese question's vector is close
 to nothing in particular (`reads_meaning`).
 """
 
@@ -17,21 +21,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from threadsage.adapters.meaning import model
+from threadsage.adapters.meaning import minilm, model
 from threadsage.adapters.meaning.units import sentences
 from threadsage.i18n import language_of
 
 
 @dataclass(frozen=True)
 class Closeness:
-    """One passage's sentences and how close each is to the question (cosine, -1…1)."""
+    """How close a passage reads to the question (`best`), and each of its sentences (cosine, -1…1)."""
 
     units: tuple[str, ...]
     scores: tuple[float, ...]
-
-    @property
-    def best(self) -> float:
-        return max(self.scores, default=0.0)
+    best: float = 0.0
 
     @property
     def closest(self) -> int:
@@ -56,8 +57,9 @@ def closeness(question: str, places: Sequence[tuple[str, str]]) -> list[Closenes
     ]
     matrix = model.vectors([question, *flat])
     scores = matrix[1:] @ matrix[0] if flat else np.zeros(0, dtype=np.float32)
+    whole = minilm.vectors([question, *(minilm.passage_text(label, text) for label, text in places)])
     out, at = [], 0
-    for own in units:
-        out.append(Closeness(tuple(own), tuple(float(s) for s in scores[at : at + len(own)])))
+    for own, passage in zip(units, whole[1:] @ whole[0], strict=True):
+        out.append(Closeness(tuple(own), tuple(float(s) for s in scores[at : at + len(own)]), float(passage)))
         at += len(own)
     return out

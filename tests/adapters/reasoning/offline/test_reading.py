@@ -76,7 +76,7 @@ def test_a_short_question_two_documents_answer_alike_is_asked_back() -> None:
         "people/leave-contractors.md",
         "Leave for contractors",
         "Annual leave",
-        "Contractors get 12 unpaid days of leave a year.",
+        "Contractors get 12 days of paid annual leave a year.",
     )
     evidence = [employees, contractors, LAPTOPS]
     question = "How much leave do I get?"

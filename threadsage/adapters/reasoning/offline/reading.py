@@ -4,9 +4,11 @@ may be, and what of that passage to show.
 The lexical signals (`confidence.py`) weigh the words a question shares with a passage; a question
 in a person's own words shares few ("how often do we get a new computer?" against "Laptops are
 replaced every three years"), so they refused it or picked sentences that shared its incidental
-words. Here the meaning decides too (`adapters/meaning`: each sentence's closeness to the question):
+words. Here the meaning decides too (`adapters/meaning`: how close each passage reads to the
+question, by MiniLM; and each of its sentences, by the static vectors):
 
-- the lead: the passage whose closest sentence is closest, the search's order breaking near-ties;
+- the lead: the passage that reads closest, the search's order breaking near-ties (the search has
+  already put the closest in meaning among its first few: `meaning.ordering`);
 - sure: the words say so (as before), or the meaning does (`SURE`);
 - unsure, but plausible: the words cover part of it, or the meaning is `PLAUSIBLE` — the reader
   then shows the closest passage as that, never a refusal;
@@ -37,7 +39,7 @@ SURE = 0.55  # a closest sentence this close answers, whatever words it shares
 PLAUSIBLE = 0.45  # this close, it is shown as the closest passage rather than refused
 LEAD_STEP = 0.02  # a passage lower in the search's order needs this much more closeness per place to lead
 ALIKE = 0.15  # a passage this much less close than the lead still reads alike
-OVERRULE = 0.2  # the meaning leads elsewhere than a sure reading of the words only when this much closer
+OVERRULE = 0.3  # the meaning leads elsewhere than a sure reading of the words only when this much closer
 EXCERPT_CHARS = 900
 _WORD = re.compile(r"\w+")
 

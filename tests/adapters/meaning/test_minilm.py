@@ -1,0 +1,79 @@
+"""The offline reader's sentence transformer: loaded from its packages with the network off (nothing
+is fetched: the model file and the tokenizer are read from site-packages), unit vectors, and kept —
+in memory, and on disk across a restart, so a passage ingested is not embedded again by a question."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from threadsage.adapters.meaning import minilm
+from threadsage.adapters.meaning.store import VectorStore, key_of
+
+TEXTS = ["Company laptops are replaced every three years.", "How often do we get a new computer?"]
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The module's memory emptied, its store in `tmp_path`, and the embeddings it makes counted."""
+    made: list[str] = []
+    embed = minilm._embed
+    monkeypatch.setattr(minilm, "_kept", type(minilm._kept)())
+    monkeypatch.setattr(minilm, "_store", None)
+    monkeypatch.setattr(minilm, "_embed", lambda texts: made.extend(texts) or embed(texts))
+    minilm.keep_in(tmp_path / "meaning")
+    yield made
+    assert minilm._store is not None
+    minilm._store.close()
+
+
+def test_vectors_are_unit_length_and_a_paraphrase_reads_closer_than_another_topic(fresh: list[str]) -> None:
+    laptops, question, lunch = minilm.vectors([*TEXTS, "The canteen serves lunch from noon."])
+    assert np.allclose([np.linalg.norm(v) for v in (laptops, question, lunch)], 1.0, atol=1e-5)
+    assert float(laptops @ question) > float(lunch @ question) + 0.2
+    assert minilm.vectors([]).shape == (0, minilm.DIM)
+
+
+def test_a_text_is_embedded_once_then_read_back_from_memory_or_disk(fresh: list[str], tmp_path: Path) -> None:
+    first = minilm.vectors(TEXTS)
+    again = minilm.vectors(list(reversed(TEXTS)))
+    assert fresh == sorted(TEXTS, key=len) and np.array_equal(first[0], again[1])  # made once, in order
+    minilm._kept.clear()  # a restart: memory gone, the file stays
+    assert np.array_equal(minilm.vectors(TEXTS), first) and len(fresh) == 2
+
+
+def test_prepare_makes_the_vectors_a_question_then_finds(fresh: list[str]) -> None:
+    minilm.prepare(TEXTS)
+    made = len(fresh)
+    minilm.vectors(TEXTS[:1])
+    assert made == 2 and len(fresh) == 2
+
+
+def test_a_stored_vector_of_another_size_is_made_again(tmp_path: Path) -> None:
+    store = VectorStore(tmp_path / "odd", minilm.DIM)
+    store.put([(key_of(minilm.NAME, "x"), np.ones(3, dtype=np.float32))])
+    assert store.get([key_of(minilm.NAME, "x")]) == {}
+    store.close()
+
+
+@pytest.mark.slow  # a child interpreter
+def test_the_model_loads_from_its_packages_with_the_network_off(tmp_path: Path) -> None:
+    """A fresh interpreter whose sockets all fail, and no Hugging Face cache to fall back on."""
+    script = (
+        "import socket\n"
+        "def refused(*a, **k):\n    raise OSError('network off')\n"
+        "socket.socket.connect = refused\nsocket.create_connection = refused\n"
+        "from threadsage.adapters.meaning import minilm\n"
+        "print(minilm.vectors(['hello there']).shape)\n"
+    )
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == f"(1, {minilm.DIM})"
+    assert socket.socket.connect is not None  # this process untouched
