@@ -27,7 +27,7 @@ def test_a_telegram_draft_group_is_accepted_with_experts_in_a_telegram_group() -
     assert settings("*=telegram:-100999").help_mode(DRAFT_GROUP) == "draft"
     by_category = settings("*=C0EXPERTS1,people=telegram:-100999", {"-100123": ["people"]})
     assert by_category.help_mode(DRAFT_GROUP) == "draft"
-    assert by_category.experts_for("people", "telegram") == "telegram:-100999"
+    assert by_category.experts_for("people") == "telegram:-100999"
 
 
 @pytest.mark.parametrize(
