@@ -574,9 +574,9 @@ class FakeSlack(ServedFake):
                 "is_private": channel in self.private_channels,
                 "is_ext_shared": channel in self.shared,
                 "is_archived": channel in self.archived,
-                **{"name": name for name, known in self.channel_names.items() if known == channel},
             }
-            return 200, {}, {"ok": True, "channel": info}
+            names = [name for name, known in self.channel_names.items() if known == channel]
+            return 200, {}, {"ok": True, "channel": info | ({"name": names[0]} if names else {})}
         if method in ("conversations.replies", "conversations.history"):
             return self._page(params)
         return 200, {}, {"ok": False, "error": "unknown_method"}

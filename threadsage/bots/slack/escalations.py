@@ -43,7 +43,7 @@ def escalated_here(metadata: dict[str, Any]) -> Asked | None:
     payload = metadata.get("event_payload") or {}
     if metadata.get("event_type") != ESCALATION_EVENT or payload.get("platform", "slack") != "slack":
         return None
-    return Asked.of(payload)
+    return Asked.of(payload) if {"channel", "ts", "user"} <= payload.keys() else None
 
 
 def escalation_blocks(

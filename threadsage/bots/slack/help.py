@@ -189,7 +189,7 @@ class HelpDesk:
             return  # a thread of the experts' own
         asked = escalated_here(metadata) or await self._from_elsewhere(channel, thread)
         if asked is None:
-            return  # kept no longer, or its platform's bot runs in another process: one with both relays it
+            return  # kept no longer, or its platform's bot does not run here (logged): both must
         if not await self.coordinator.claim(relay_key(channel, thread), ESCALATION_KEPT):
             return  # the first reply was relayed; the rest is the experts' conversation
         answer = unescaped(question_text(event.get("text")))

@@ -39,7 +39,7 @@ from threadsage.bots.telegram.sending import TelegramSender, answer_query, place
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest
 from threadsage.chat import ChatService, Reply, ReplyKind, turn_ref
 from threadsage.chat.escalations import ESCALATION_KEPT, Elsewhere
-from threadsage.chat.notify import ExpertAnswer
+from threadsage.chat.notify import Escalation, ExpertAnswer
 from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import Language, say
 from threadsage.settings.help_channels import TELEGRAM, HelpSettings, platform_of, telegram_chat
@@ -172,17 +172,16 @@ class TelegramHelp:
         if replied is None or message.chat.type == ChatType.PRIVATE or not self.chains.replies_to_me(message):
             return False
         kept = await self.coordinator.recall(escalated_key(message.chat_id, replied.message_id))
-        elsewhere, experts = self.chat.knowledge.elsewhere, f"{TELEGRAM}{message.chat_id}"
-        foreign = await elsewhere.escalation(experts, str(replied.message_id)) if kept is None and elsewhere else None
+        foreign = await self._from_elsewhere(message.chat_id, replied.message_id) if kept is None else None
         if kept is None and foreign is None:
             return False
         if foreign is not None and not self.chat.knowledge.reaches(foreign.platform):
-            return True  # its platform's bot does not run here (logged): both must, for the answer to go back
+            return True  # its platform's bot does not run here (logged): both must
         if not await self.coordinator.claim(relay_key(message.chat_id, replied.message_id), ESCALATION_KEPT):
             return True  # answered already: the rest is the experts' conversation
         expert, text = message.from_user, message.text or message.caption or ""
         name = expert.full_name if expert is not None else ""
-        answer = ExpertAnswer(name, text, message.link or "", f"{experts}:{replied.message_id}")
+        answer = ExpertAnswer(name, text, message.link or "", f"{TELEGRAM}{message.chat_id}:{replied.message_id}")
         if foreign is not None:
             asked: dict[str, Any] = {"question": foreign.question, "language": foreign.language}
             ident, relayed = foreign.ident, await self._elsewhere.relay(foreign, answer)
@@ -196,6 +195,14 @@ class TelegramHelp:
         await self.chat.knowledge.expert_replied(ident, str(expert.id if expert else ""))
         await self._offer(message, asked, text)
         return True
+
+    async def _from_elsewhere(self, group: int, escalation: int) -> Escalation | None:
+        """Another platform's question that the message `escalation` in the experts' group
+        `group` escalates; None for any other message."""
+        experts, elsewhere = f"{TELEGRAM}{group}", self.chat.knowledge.elsewhere
+        if elsewhere is None or experts not in self.settings.expert_channels():
+            return None
+        return await elsewhere.escalation(experts, str(escalation))
 
     @property
     def _elsewhere(self) -> Elsewhere:
