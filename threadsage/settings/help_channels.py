@@ -79,7 +79,8 @@ class HelpSettings(BaseModel):
         '`telegram:<group id>` → `answer` or `draft`: `{"C0HELPDESK": "answer", "C0ASKPEOPLE": "draft"}`. '
         "Statements, small talk, bots, edits and joins get nothing; with THREADSAGE_EXPERTS, a question the "
         'documents do not cover is escalated to the experts instead of answered "not covered"; in a `draft` '
-        "channel or group (needs THREADSAGE_EXPERTS; a Telegram group's experts in a Telegram group) every answer "
+        "channel or group (needs THREADSAGE_EXPERTS on its own platform: a Slack channel's in Slack, a Telegram "
+        "group's in a Telegram group) every answer "
         "goes to the experts first, who post it as is, discard it or reply with their own (docs/help-channels.md)",
         json_schema_extra=section("Help channels and experts"),
     )
