@@ -252,6 +252,7 @@ class FakeSlack(ServedFake):
     _dropped: dict[str, int] = field(default_factory=dict)
     revoked: set[str] = field(default_factory=set)
     locales: dict[str, str] = field(default_factory=dict)  # users.info: a person's locale (default en-US)
+    names: dict[str, str] = field(default_factory=dict)  # users.info: a person's full name (profile.real_name)
     not_member: set[str] = field(default_factory=set)
     # chat.postMessage takes "an encoded ID or channel name": a name posts to its channel's id, an
     # unknown one is `channel_not_found`
@@ -547,7 +548,10 @@ class FakeSlack(ServedFake):
         if method in ("reactions.add", "reactions.remove") or method in ASSISTANT_METHODS:
             return 200, {}, {"ok": True}
         if method == "users.info":
-            user = {"id": str(params.get("user", "")), "name": "someone", "is_bot": False}
+            user: dict[str, Any] = {"id": str(params.get("user", "")), "name": "someone", "is_bot": False}
+            if user["id"] in self.names:  # the display name is optional: people who set none show their full name
+                real = self.names[user["id"]]
+                user |= {"real_name": real, "profile": {"real_name": real, "display_name": ""}}
             if str(params.get("include_locale", "")).lower() in ("true", "1"):  # "only when include_locale is true"
                 user["locale"] = self.locales.get(user["id"], "en-US")
             return 200, {}, {"ok": True, "user": user}
@@ -571,7 +575,8 @@ class FakeSlack(ServedFake):
                 "is_ext_shared": channel in self.shared,
                 "is_archived": channel in self.archived,
             }
-            return 200, {}, {"ok": True, "channel": info}
+            names = [name for name, known in self.channel_names.items() if known == channel]
+            return 200, {}, {"ok": True, "channel": info | ({"name": names[0]} if names else {})}
         if method in ("conversations.replies", "conversations.history"):
             return self._page(params)
         return 200, {}, {"ok": False, "error": "unknown_method"}

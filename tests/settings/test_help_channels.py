@@ -1,5 +1,6 @@
-"""Help channels' settings (threadsage/settings/help_channels.py): a `draft` channel or group needs
-experts to review its answers — a Telegram group's in a Telegram group, by its category or `*`."""
+"""Help channels' settings (threadsage/settings/help_channels.py): a category's experts' place is its
+own entry, else `*`'s, whatever its platform; a `draft` channel or group needs experts to review its
+answers on its own platform — a Telegram group's in a Telegram group, a Slack channel's in Slack."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def test_a_telegram_draft_group_is_accepted_with_experts_in_a_telegram_group() -
     assert settings("*=telegram:-100999").help_mode(DRAFT_GROUP) == "draft"
     by_category = settings("*=C0EXPERTS1,people=telegram:-100999", {"-100123": ["people"]})
     assert by_category.help_mode(DRAFT_GROUP) == "draft"
-    assert by_category.experts_for("people", "telegram") == "telegram:-100999"
+    assert by_category.experts_for("people") == "telegram:-100999"
 
 
 @pytest.mark.parametrize(
@@ -48,3 +49,28 @@ def test_a_telegram_draft_group_without_telegram_experts_is_refused_naming_it(
 def test_a_draft_channel_or_group_needs_experts() -> None:
     with pytest.raises(ValueError, match="a `draft` channel's answers go to THREADSAGE_EXPERTS: set it"):
         settings("")
+
+
+def test_a_categorys_own_place_wins_over_stars_whatever_its_platform() -> None:
+    experts = settings("*=telegram:-100999,people=C0PEOPLE1,it=telegram:-100555")
+    assert experts.experts_for("people") == "C0PEOPLE1"
+    assert experts.experts_for("it") == "telegram:-100555"
+    assert experts.experts_for("travel") == experts.experts_for(None) == "telegram:-100999"
+    assert experts.experts_on("people", "slack") == "C0PEOPLE1" and experts.experts_on("it", "slack") is None
+
+
+def test_answers_carry_still_need_help_where_experts_are_on_a_configured_platform() -> None:
+    slack_only = {"SLACK_BOT_TOKEN": "xoxb-test"}
+    assert settings("*=telegram:-100999", **slack_only).escalates() is False  # no Telegram bot to post it
+    assert settings("*=telegram:-100999", **slack_only, TELEGRAM_BOT_TOKEN="7000001:TEST").escalates() is True
+    assert settings("*=telegram:-100999,people=C0PEOPLE1", **slack_only).escalates() is True
+
+
+def test_a_slack_draft_channel_with_telegram_experts_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match="the `draft` channel C0ASKPEOPLE needs experts in a Slack channel"):
+        Settings(
+            _env_file=None,
+            THREADSAGE_HELP_CHANNELS={"C0ASKPEOPLE": "draft"},
+            THREADSAGE_EXPERTS="*=C0EXPERTS1,people=telegram:-100999",
+            THREADSAGE_CHANNEL_CATEGORIES={"C0ASKPEOPLE": ["people"]},
+        )

@@ -66,8 +66,7 @@ def place_categories(settings: AccessSettings, channel: str, private: bool) -> t
     return settings.categories_for("" if private else channel)
 
 
-# What every front-end's escalation to experts keeps (`slack.help`, `telegram.help`).
-ESCALATION_KEPT = 30 * 24 * 3600.0  # seconds an escalation, its draft and a relayed reply are remembered
+# What every front-end's escalation to experts keeps (`slack.help`, `telegram.help`; how long: `chat.escalations`).
 QUESTION_CHARS = 1000  # of the question, kept with an escalation
 ATTEMPT_CHARS = 1500  # of the bot's answer, shown in an escalation
 

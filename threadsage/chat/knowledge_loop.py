@@ -34,6 +34,7 @@ from threadsage.adapters.documents.loaders import doc_id_of
 from threadsage.adapters.knowledge import Hit, KnowledgeBase, passage
 from threadsage.adapters.knowledge.collection import members_only
 from threadsage.adapters.reasoner import Passage, Reasoner
+from threadsage.chat.escalations import Elsewhere
 from threadsage.chat.notify import Notice, Notifier
 from threadsage.chat.turns import Reply, ReplyKind
 from threadsage.delivery.coordination import Coordinator
@@ -116,9 +117,11 @@ class KnowledgeLoop:
     retrieve_k: int = 6
     notifiers: dict[str, Notifier] = field(default_factory=dict)  # by platform: the bots register
     _questions: VerifiedQuestions = field(init=False)
+    elsewhere: Elsewhere = field(init=False)  # escalations to another platform's experts, through `notifiers`
 
     def __post_init__(self) -> None:
         self._questions = VerifiedQuestions(self.records)
+        self.elsewhere = Elsewhere(self.notifiers, self.coordinator)
 
     @classmethod
     def from_settings(
@@ -332,9 +335,19 @@ class Knowledge:
     loop: KnowledgeLoop | None
 
     def register(self, platform: str, notifier: Notifier) -> None:
-        """How the bot of `platform` reaches its places unasked (a gap that closed)."""
+        """How the bot of `platform` reaches its places unasked (a gap that closed, an escalation
+        from another platform and its answer)."""
         if self.loop is not None:
             self.loop.notifiers[platform] = notifier
+
+    @property
+    def elsewhere(self) -> Elsewhere | None:
+        """Escalations to the experts of another platform (`escalations`); None without a loop."""
+        return self.loop.elsewhere if self.loop is not None else None
+
+    def reaches(self, platform: str) -> bool:
+        """Whether a question may go to experts on `platform`: its bot runs here (logged once when not)."""
+        return self.loop is not None and self.loop.elsewhere.reaches(platform)
 
     async def changed(self, changes: list[DocumentChange]) -> None:
         """A sync or an ingest changed the documents: the loop's turn."""

@@ -223,6 +223,7 @@ TEXTS: dict[str, str] = {
     "resolved_already": "This thread is marked resolved already.",
     "escalate_button": "Still need help?",
     "escalation": "*{asker} asked in {channel}* (<{link}|the question>):\n>{question}",
+    "escalation_unlinked": "*{asker} asked in {channel}*:\n>{question}",
     "escalation_attempt": "*What the bot answered:*",
     "escalation_uncovered": "_The documents do not cover it._",
     "escalation_how": "Reply in this thread: the first reply goes to the person who asked.",
@@ -232,6 +233,7 @@ TEXTS: dict[str, str] = {
     "escalated_already": "The experts have this question already — their answer will come in this thread.",
     "escalation_nowhere": "No experts are set up to ask.",
     "relayed": "*{expert} answered* (<{link}|in the experts' channel>):\n{answer}",
+    "relayed_unlinked": "*{expert} answered*:\n{answer}",
     "relay_offer": "Your reply went to the person who asked. Save it as the verified answer to their question? The "
     "same question asked again is then answered with it, in your name.",
     "relay_gone": "The question was deleted, so your reply could not be passed on.",

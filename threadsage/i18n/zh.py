@@ -184,6 +184,7 @@ TEXTS: dict[str, str] = {
     "resolved_already": "这个话题已经标记为已解决。",
     "escalate_button": "还需要帮助？",
     "escalation": "*{asker} 在 {channel} 提问*（<{link}|原问题>）：\n>{question}",
+    "escalation_unlinked": "*{asker} 在 {channel} 提问*：\n>{question}",
     "escalation_attempt": "*机器人的回答：*",
     "escalation_uncovered": "_文档中没有相关内容。_",
     "escalation_how": "请在此话题中回复：第一条回复会转给提问的人。",
@@ -192,6 +193,7 @@ TEXTS: dict[str, str] = {
     "escalated_already": "专家已经收到这个问题——他们的回答会出现在这个话题里。",
     "escalation_nowhere": "没有设置可以转交的专家。",
     "relayed": "*{expert} 回答了*（<{link}|在专家频道>）：\n{answer}",
+    "relayed_unlinked": "*{expert} 回答了*：\n{answer}",
     "relay_offer": "你的回复已转给提问的人。要把它保存为这个问题的已核实回答吗？"
     "之后再有人问同样的问题，会以你的名义用它来回答。",
     "relay_gone": "原问题已被删除，你的回复无法转达。",

@@ -122,9 +122,15 @@ class Settings(
             raise ValueError(f"THREADSAGE_TIMEZONE={self.timezone!r} is not an IANA time zone") from None
         return self
 
+    def escalates(self) -> bool:
+        """Whether answers carry "Still need help?": some experts' place is on a platform whose bot
+        is configured (a bot reaches the experts of its own platform, and of the other when both run)."""
+        tokens = {"slack": self.slack_bot_token, "telegram": self.telegram_bot_token}
+        return self.experts_on_any([platform for platform, token in tokens.items() if token is not None])
+
     @model_validator(mode="after")
-    def _telegram_drafts_have_experts(self) -> Settings:
-        self.check_telegram_drafts(self)  # a help setting that reads the groups' categories (access)
+    def _drafts_have_experts(self) -> Settings:
+        self.check_drafts(self)  # a help setting that reads the places' categories (access)
         return self
 
 

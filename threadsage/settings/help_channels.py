@@ -5,6 +5,7 @@ mixin of `threadsage.settings.environment.Settings`, as those of `sections.py`."
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from functools import cache
 from typing import Annotated, Literal
 
@@ -35,6 +36,11 @@ def place_of(value: str) -> str:
 def telegram_chat(place: str) -> int | None:
     """The Telegram chat id of a place (None: a Slack channel)."""
     return int(place.removeprefix(TELEGRAM)) if place.startswith(TELEGRAM) else None
+
+
+def platform_of(place: str) -> str:
+    """The platform of a place: "telegram" for `telegram:<chat id>`, else "slack"."""
+    return "telegram" if place.startswith(TELEGRAM) else "slack"
 
 
 @cache  # a pure function of the setting, which a Slack listener reads on every message
@@ -73,16 +79,18 @@ class HelpSettings(BaseModel):
         '`telegram:<group id>` → `answer` or `draft`: `{"C0HELPDESK": "answer", "C0ASKPEOPLE": "draft"}`. '
         "Statements, small talk, bots, edits and joins get nothing; with THREADSAGE_EXPERTS, a question the "
         'documents do not cover is escalated to the experts instead of answered "not covered"; in a `draft` '
-        "channel or group (needs THREADSAGE_EXPERTS; a Telegram group's experts in a Telegram group) every answer "
+        "channel or group (needs THREADSAGE_EXPERTS on its own platform: a Slack channel's in Slack, a Telegram "
+        "group's in a Telegram group) every answer "
         "goes to the experts first, who post it as is, discard it or reply with their own (docs/help-channels.md)",
         json_schema_extra=section("Help channels and experts"),
     )
     experts: Annotated[str, AfterValidator(_valid_experts)] = Field(
         "",
         description="Where a category's escalations go, in THREADSAGE_HANDOFF's syntax with a place per category: "
-        "`people=C0EXPERTS,*=telegram:-1001234567890` (a Slack channel id, or a Telegram group; a question goes to "
-        "the experts of its own platform). The first reply to an escalation is relayed to the asker; Slack answers "
-        'carry "Still need help?". Empty = none',
+        "`people=C0EXPERTS,*=telegram:-1001234567890` (a Slack channel id, or a Telegram group). A question goes to "
+        "the place of its category, else to `*`'s, whatever the platform: a Slack question to a Telegram group, a "
+        "Telegram one to a Slack channel, when both bots run in the process. The first reply to an escalation is "
+        'relayed to the asker; answers carry "Still need help?". Empty = none',
     )
 
     @model_validator(mode="after")
@@ -92,19 +100,27 @@ class HelpSettings(BaseModel):
             raise ValueError("THREADSAGE_HELP_CHANNELS: a `draft` channel's answers go to THREADSAGE_EXPERTS: set it")
         return self
 
-    def check_telegram_drafts(self, access: AccessSettings) -> None:
-        """Each `draft` Telegram group has experts in a Telegram group (its first category's, or
-        `*`'s): its answers go nowhere else. Needs the groups' categories, so `Settings` calls it."""
+    def check_drafts(self, access: AccessSettings) -> None:
+        """Each `draft` channel or group has experts on its own platform (its first category's
+        place, else `*`'s): the draft's buttons (Post as is, Discard) are its own bot's. Needs the
+        places' categories, so `Settings` calls it."""
         for channel, mode in self.help_channels.items():
             group = telegram_chat(channel)
-            if mode != "draft" or group is None:
+            if mode != "draft":
                 continue
-            categories = access.categories_for(str(group))
-            if self.experts_for(categories[0] if categories else None, "telegram") is None:
+            categories = access.categories_for(channel if group is None else str(group))
+            experts = self.experts_for(categories[0] if categories else None)
+            if experts is not None and platform_of(experts) == platform_of(channel):
+                continue
+            if group is not None:
                 raise ValueError(
                     f"THREADSAGE_HELP_CHANNELS: the `draft` group {channel} needs experts in a Telegram group: set "
                     f"THREADSAGE_EXPERTS' `*` (or the group's category) to {TELEGRAM}<chat id>"
                 )
+            raise ValueError(
+                f"THREADSAGE_HELP_CHANNELS: the `draft` channel {channel} needs experts in a Slack channel: set "
+                "THREADSAGE_EXPERTS' `*` (or the channel's category) to a Slack channel id"
+            )
 
     def expert_channels(self) -> frozenset[str]:
         """The experts' places: Slack channel ids, and `telegram:<chat id>`."""
@@ -113,11 +129,19 @@ class HelpSettings(BaseModel):
     def help_mode(self, channel: str) -> HelpMode | None:
         return self.help_channels.get(channel)
 
-    def experts_for(self, category: str | None, platform: str) -> str | None:
-        """The experts' place for `category` (the `*` entry for the rest) on `platform` ("slack":
-        a channel id; "telegram": `telegram:<chat id>`), if any: a question goes to experts of
-        its own platform."""
-        places = {
-            c: p for c, p in experts_of(self.experts).items() if (telegram_chat(p) is None) == (platform == "slack")
-        }
+    def experts_for(self, category: str | None) -> str | None:
+        """The experts' place for `category`: its own entry, else the `*` entry, whatever its
+        platform (a Slack channel id, or `telegram:<chat id>`) — a question goes there from
+        either platform."""
+        places = experts_of(self.experts)
         return (places.get(category) if category is not None else None) or places.get(ANY_CATEGORY)
+
+    def experts_on(self, category: str | None, platform: str) -> str | None:
+        """`experts_for(category)` when that place is on `platform`: a Slack channel whose
+        members are the category's experts (who may resolve a thread), or None."""
+        place = self.experts_for(category)
+        return place if place is not None and platform_of(place) == platform else None
+
+    def experts_on_any(self, platforms: Collection[str]) -> bool:
+        """Whether some experts' place is on one of `platforms`."""
+        return any(platform_of(place) in platforms for place in self.expert_channels())

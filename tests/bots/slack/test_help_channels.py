@@ -277,9 +277,9 @@ def test_a_draft_channel_needs_experts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({"telegram:-100123": "answer", f"#{HELP}": "answer"}))
     settings = Settings(_env_file=None)
     assert settings.help_channels == {"telegram:-100123": "answer", HELP: "answer"}
-    assert settings.experts_for("people", "slack") == EXPERTS  # a question goes to experts of its platform
-    assert settings.experts_for("people", "telegram") == "telegram:-100999"
-    assert settings.experts_for("it", "telegram") is None
+    assert settings.experts_for("people") == "telegram:-100999"  # the category's place, whatever its platform
+    assert settings.experts_for("it") == EXPERTS  # else `*`'s
+    assert settings.experts_on("people", "slack") is None and settings.experts_on("it", "slack") == EXPERTS
     monkeypatch.setenv("THREADSAGE_HELP_CHANNELS", json.dumps({HELP: "answer"}))
     monkeypatch.setenv("THREADSAGE_EXPERTS", "people")
     with pytest.raises(ValueError, match="is not category=place"):

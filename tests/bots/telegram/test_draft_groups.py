@@ -104,6 +104,7 @@ async def test_a_draft_goes_to_the_experts_and_post_as_is_sends_it_once_as_a_rep
         assert answer["reply_to_message"]["message_id"] == question["message_id"]
         assert "business class" in answer["text"] and "travel.md" in answer["text"]  # as any answer
         assert buttons(answer) == ["👍", "👎", say("escalate_button")]
+        await fake.wait_for(lambda: "reply_markup" not in draft)  # marked after the toast
         assert "reply_markup" not in draft and draft["text"].endswith(say("draft_posted", expert="Carl"))
 
         assert await toast(fake, draft, DORA, post) == say("draft_answered_already")  # a second press
@@ -123,6 +124,7 @@ async def test_a_discarded_draft_is_not_sent_and_an_experts_reply_goes_instead(
 
         told = say("tg_draft_discarded", expert="Carl")
         assert await toast(fake, draft, CARL, discard) == told
+        await fake.wait_for(lambda: "reply_markup" not in draft)  # marked after the toast
         assert "reply_markup" not in draft and draft["text"].endswith(told)
         assert await toast(fake, draft, DORA, post) == say("tg_draft_discarded_already")
         await fake.quiet()
@@ -183,6 +185,7 @@ async def test_a_draft_whose_question_was_deleted_is_not_posted_and_the_expert_i
         post = data(draft)[say("draft_post")]
         fake.delete(question)
         assert await toast(fake, draft, CARL, post) == say("tg_draft_gone")
+        await fake.wait_for(lambda: "reply_markup" not in draft)  # marked after the toast
         assert "reply_markup" not in draft and draft["text"].endswith(say("tg_draft_gone"))
         assert await toast(fake, draft, CARL, post) == say("tg_draft_gone")
         await fake.quiet()

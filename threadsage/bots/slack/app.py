@@ -140,7 +140,7 @@ class SlackBot:
             # slack_sdk's default (one retry of a connection refused or reset) and Slack's 429s
             retry_handlers=[AsyncConnectionErrorRetryHandler(), AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
         )
-        helping = Helping(escalate=bool(settings.experts), resolvable=frozenset(settings.help_channels))
+        helping = Helping(escalate=settings.escalates(), resolvable=frozenset(settings.help_channels))
         self.send = SlackSender(self.client, self.signer, settings.handoff_mention, helping)
         self.files = SlackFiles(
             self.client,

@@ -13,6 +13,11 @@
   replies). Its author then privately gets "Save as verified answer": the question and the reply
   become a verified answer of the knowledge loop, given to the same question when it comes again.
   Everyone in the experts' channel is an expert: its membership is the list.
+- A category's experts may be in a Telegram group (THREADSAGE_EXPERTS names one place per
+  category, whatever its platform): the escalation then goes there through the Telegram bot, and
+  the first reply there comes back into the thread (`crossing`, `threadsage.chat.escalations`).
+  Another platform's question escalated to a Slack channel looks like any escalation here, and
+  the first reply in its thread goes back to it the same way.
 """
 
 from __future__ import annotations
@@ -25,25 +30,33 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from threadsage.adapters.questions.asking import asks_something
-from threadsage.bots.render import to_mrkdwn
-from threadsage.bots.replies import ATTEMPT_CHARS, ESCALATION_KEPT, covered
-from threadsage.bots.slack.blocks import ESCALATE_ACTION, context, section, sources
-from threadsage.bots.slack.escalations import ESCALATION_EVENT, RELAY_EVENT, Asked, relay_key
+from threadsage.bots.replies import covered
+from threadsage.bots.slack import crossing
+from threadsage.bots.slack.blocks import ESCALATE_ACTION, section
+from threadsage.bots.slack.escalations import (
+    ESCALATION_EVENT,
+    RELAY_EVENT,
+    Asked,
+    escalated_here,
+    escalation_blocks,
+    relay_key,
+)
 from threadsage.bots.slack.places import Place, thread_of_click
 from threadsage.bots.slack.reviewing import REVIEW_ACTIONS, Reviewing
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.slack.texts import escaped, question_text, unescaped
 from threadsage.bots.tokens import Button, ButtonKind, Signer, clicked, session_digest
 from threadsage.chat import ChatService, Reply, ReplyKind, turn_ref
+from threadsage.chat.escalations import ESCALATION_KEPT, Elsewhere
+from threadsage.chat.notify import Escalation, ExpertAnswer
 from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import DEFAULT, Language, language_of, say
-from threadsage.settings.help_channels import HelpSettings
+from threadsage.settings.help_channels import HelpSettings, platform_of
 from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
 
 EXPERT_ACTION = "expert_verify"
-DRAFT_CHARS = 2900  # …and of a draft, shown whole where a section allows (3,000 characters)
 
 
 HELP_ACTIONS = (ESCALATE_ACTION, EXPERT_ACTION, *sorted(REVIEW_ACTIONS))  # the buttons this module answers
@@ -109,35 +122,27 @@ class HelpDesk:
     async def escalate(
         self, asked: Asked, attempt: Reply | None, experts: str, language: Language, review: str | None = None
     ) -> bool:
-        """The question posted in the experts' channel with the bot's answer (`attempt`; None:
+        """The question posted in the experts' place with the bot's answer (`attempt`; None:
         the documents do not cover it), once (False: it was already). With `review` (a draft
         channel's: the question's team), the answer is a draft the experts post as it is or
-        discard (`reviewing`)."""
+        discard (`reviewing`). Experts on another platform get it through its bot (`crossing`)."""
         if not await self.coordinator.claim(f"slack-escalation:{asked.channel}:{asked.ts}", ESCALATION_KEPT):
             return False
+        where = ("slack", asked.channel, asked.user)
+        await self.chat.knowledge.escalated(f"slack:{asked.channel}:{asked.ts}", where, asked.text, experts)
+        if platform_of(experts) != "slack":
+            await self._elsewhere.escalate(await crossing.escalation(self.send, asked, attempt, language), experts)
+            return True
         link = await self.send.permalink(asked.channel, asked.ts) or ""
         quoted = escaped(asked.text).replace("\n", "\n>")
         lead = say(
             "escalation", language, asker=f"<@{asked.user}>", channel=f"<#{asked.channel}>", link=link, question=quoted
         )
-        blocks: list[dict[str, Any]] = [section(lead)]
-        if attempt is not None:
-            label = say("escalation_attempt" if review is None else "draft_attempt", language)
-            shown = to_mrkdwn(attempt.text)[: ATTEMPT_CHARS if review is None else DRAFT_CHARS]
-            blocks.append(section(f"{label}\n{shown}"))
-            if attempt.citations:
-                blocks.append(context(sources(attempt.citations, language)))
-        else:
-            blocks.append(context(say("escalation_uncovered", language)))
-        if review is not None and attempt is not None:
-            blocks.append(await self.reviewing.buttons(review, asked, attempt))
-        blocks.append(context(say("escalation_how" if review is None else "draft_how", language)))
-        where = ("slack", asked.channel, asked.user)
-        await self.chat.knowledge.escalated(f"slack:{asked.channel}:{asked.ts}", where, asked.text, experts)
+        buttons = await self.reviewing.buttons(review, asked, attempt) if review and attempt else None
         await self.send.client.chat_postMessage(
             channel=experts,
             text=f"{asked.user}: {asked.text}"[:3000],
-            blocks=blocks,
+            blocks=escalation_blocks(lead, attempt, language, buttons),
             unfurl_links=False,
             metadata={"event_type": ESCALATION_EVENT, "event_payload": asked.payload},
         )
@@ -164,6 +169,8 @@ class HelpDesk:
             await self.send.ephemeral(place, user, say("escalation_nowhere", language))
             return
         answer = str(body.get("message", {}).get("text", ""))
+        if platform_of(experts) != "slack":  # what Slack's experts see under the escalation, in the text
+            answer = "\n\n".join(filter(None, (answer, crossing.sources_of(body.get("message", {}), language))))
         attempt = Reply(ReplyKind.ANSWER, answer, language=language)
         asked = Asked(place.channel, place.thread_ts, str(root.get("user", user)), question_text(root.get("text")))
         sent = await self.escalate(asked, attempt, experts, language)
@@ -172,37 +179,54 @@ class HelpDesk:
     # --- the expert's reply -----------------------------------------------------------------
 
     async def relay(self, event: dict[str, Any], team: str) -> None:
-        """The first reply in an escalation's thread, into the asker's thread; then its author is
-        offered to save it as the verified answer."""
+        """The first reply in an escalation's thread, into the asker's thread (by the bot of the
+        question's platform for a question of another: `crossing`); then its author is offered to
+        save it as the verified answer."""
         channel, thread, expert = event["channel"], event["thread_ts"], event["user"]
         root = await self.send.first_of_thread(channel, thread)
         metadata = (root or {}).get("metadata") or {}
         if metadata.get("event_type") != ESCALATION_EVENT:
             return  # a thread of the experts' own
-        asked = metadata.get("event_payload") or {}
+        asked = escalated_here(metadata) or await self._from_elsewhere(channel, thread)
+        if asked is None:
+            return  # kept no longer, or its platform's bot does not run here (logged): both must
         if not await self.coordinator.claim(relay_key(channel, thread), ESCALATION_KEPT):
             return  # the first reply was relayed; the rest is the experts' conversation
         answer = unescaped(question_text(event.get("text")))
-        language = language_of(str(asked.get("question", "")))
+        question = asked.text if isinstance(asked, Asked) else asked.question
+        language = language_of(question)
         link = await self.send.permalink(channel, event["ts"]) or ""
         here = Place(team, channel, thread, False)
-        try:
-            await self.send.client.chat_postMessage(
-                channel=asked["channel"],
-                thread_ts=asked["ts"],
-                text=say("relayed", language, expert=f"<@{expert}>", link=link, answer=escaped(answer)),
-                unfurl_links=False,
-                metadata={"event_type": RELAY_EVENT, "event_payload": {"escalation": f"{channel}:{thread}"}},
-            )
-        except (SlackApiError, KeyError) as exc:
-            log.warning("an expert's reply could not be relayed: %s", exc)
+        if isinstance(asked, Asked):
+            ident = f"slack:{asked.channel}:{asked.ts}"
+            relayed = await self._relay(asked, expert, answer, link, f"{channel}:{thread}")
+        else:
+            ident = asked.ident
+            name = await crossing.person_name(self.send, expert)
+            relayed = await self._elsewhere.relay(asked, ExpertAnswer(name, answer, link, f"{channel}:{thread}"))
+        if not relayed:
             await self.send.ephemeral(here, expert, say("relay_gone", language))
             return
-        await self.chat.knowledge.expert_replied(f"slack:{asked['channel']}:{asked['ts']}", expert)
+        await self.chat.knowledge.expert_replied(ident, expert)
         ref = turn_ref(f"{channel}:{event['ts']}")
-        kept = {"question": str(asked.get("question", "")), "answer": answer, "expert": expert}
+        kept = {"question": question, "answer": answer, "expert": expert}
         await self.coordinator.remember(f"slack-expert-answer:{ref}", json.dumps(kept), ESCALATION_KEPT)
         await self._offer(here, expert, ref, language)
+
+    async def _relay(self, asked: Asked, expert: str, answer: str, link: str, escalation: str) -> bool:
+        """A Slack expert's reply in the Slack asker's thread; False when the question is gone."""
+        try:
+            await self.send.client.chat_postMessage(
+                channel=asked.channel,
+                thread_ts=asked.ts,
+                text=say("relayed", language_of(asked.text), expert=f"<@{expert}>", link=link, answer=escaped(answer)),
+                unfurl_links=False,
+                metadata={"event_type": RELAY_EVENT, "event_payload": {"escalation": escalation}},
+            )
+        except SlackApiError as exc:
+            log.warning("an expert's reply could not be relayed: %s", exc)
+            return False
+        return True
 
     async def save(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         """The expert's click: their relayed reply kept as the verified answer to the question."""
@@ -224,9 +248,27 @@ class HelpDesk:
 
     # --- helpers ----------------------------------------------------------------------------
 
+    @property
+    def _elsewhere(self) -> Elsewhere:
+        elsewhere = self.chat.knowledge.elsewhere
+        assert elsewhere is not None  # asked for only once it `reaches` the other platform's bot
+        return elsewhere
+
+    async def _from_elsewhere(self, channel: str, thread: str) -> Escalation | None:
+        """Another platform's question an escalation in this experts' channel carries, if this
+        process runs that platform's bot."""
+        elsewhere = self.chat.knowledge.elsewhere
+        escalation = await elsewhere.escalation(channel, thread) if elsewhere is not None else None
+        return escalation if escalation is not None and self.chat.knowledge.reaches(escalation.platform) else None
+
     def _experts(self, place: Place) -> str | None:
+        """The experts' place of the place's category (else `*`'s), on either platform: one on
+        another platform only when its bot runs in this process."""
         categories = place.categories(self.access)
-        return self.settings.experts_for(categories[0] if categories else None, "slack")
+        experts = self.settings.experts_for(categories[0] if categories else None)
+        if experts is None or platform_of(experts) == "slack" or self.chat.knowledge.reaches(platform_of(experts)):
+            return experts
+        return None
 
     async def _offer(self, place: Place, expert: str, ref: str, language: Language) -> None:
         token = self.signer.sign(Button(ButtonKind.EXPERT, session_digest(place.session), ref, 1))

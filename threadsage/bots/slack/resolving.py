@@ -144,5 +144,5 @@ class Resolving:
 
     async def _expert(self, place: Place, user: str) -> bool:
         categories = place.categories(self.access)
-        experts = self.settings.experts_for(categories[0] if categories else None, "slack")
+        experts = self.settings.experts_on(categories[0] if categories else None, "slack")
         return experts is not None and user in await self.membership.members(experts)

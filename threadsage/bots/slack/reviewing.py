@@ -8,7 +8,7 @@ draft: they write their version in the thread. Only one answer goes back: a post
 expert's reply claim the same key (`escalations.relay_key`).
 
 The buttons are signed for the question's thread; the draft (the answer's text and sources) is
-kept by the coordinator until a decision, for `replies.ESCALATION_KEPT`.
+kept by the coordinator until a decision, for `chat.escalations.ESCALATION_KEPT`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from threadsage.bots.replies import ESCALATION_KEPT
 from threadsage.bots.slack.blocks import context
-from threadsage.bots.slack.escalations import ESCALATION_EVENT, Asked, relay_key
+from threadsage.bots.slack.escalations import Asked, escalated_here, relay_key
 from threadsage.bots.slack.places import Place
 from threadsage.bots.slack.sending import SlackSender
 from threadsage.bots.tokens import Button, ButtonKind, Signer, clicked, session_digest
 from threadsage.chat import ChatService, Reply, ReplyKind, Turn, turn_ref
+from threadsage.chat.escalations import ESCALATION_KEPT
 from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import DEFAULT, Language, say
 
@@ -64,8 +64,7 @@ class Reviewing:
         channel, ts = container.get("channel_id", ""), container.get("message_ts", "")
         here = Place(_team(body), channel, ts, False)
         root = await self.send.first_of_thread(channel, ts) if channel and ts else None
-        metadata = (root or {}).get("metadata") or {}
-        asked = Asked.of(metadata["event_payload"]) if metadata.get("event_type") == ESCALATION_EVENT else None
+        asked = escalated_here((root or {}).get("metadata") or {})
         button = self._button(action, asked, here.team) if asked is not None else None
         kept = await self.coordinator.recall(_draft_key(asked)) if asked is not None else None
         if asked is None or button is None or kept is None:

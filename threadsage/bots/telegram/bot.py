@@ -59,7 +59,6 @@ from threadsage.delivery.jobs import Handler, Handlers, Job
 from threadsage.delivery.outages import ServiceUnavailable
 from threadsage.i18n import say
 from threadsage.settings.environment import Settings
-from threadsage.settings.help_channels import telegram_chat
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +109,7 @@ class TelegramBot:
         self.webhook = TelegramWebhook(settings, dispatch or self._process_here) if self.webhook_url else None
         self._polling: asyncio.Task[None] | None = None  # into the turn queue
         self.chains = ReplyChains(self.app.bot, coordinator)
-        escalate = any(telegram_chat(place) is not None for place in settings.expert_channels())
-        self.send = TelegramSender(self.app.bot, self.signer, coordinator, self.chains, escalate)
+        self.send = TelegramSender(self.app.bot, self.signer, coordinator, self.chains, settings.escalates())
         self.stop_disallowed = StopDisallowedChats(self.access, coordinator, self.send, self.chains)
         self.files = TelegramFiles(int(settings.max_attachment_mb * MB))
         self.topics = PrivateTopics(self.app.bot, coordinator)

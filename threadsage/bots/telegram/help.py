@@ -11,6 +11,11 @@
   question, naming its author. Its author then gets "Save as verified answer" (a button only they
   may press): the question and the reply become a verified answer of the knowledge loop. Later
   replies stay with the experts; a reply to any other bot message there is a question as usual.
+- A category's experts may be in a Slack channel (THREADSAGE_EXPERTS names one place per category,
+  whatever its platform): the escalation then goes there through the Slack bot, and the first
+  reply in its thread comes back as a reply to the question (`crossing`,
+  `threadsage.chat.escalations`). Another platform's question escalated to a Telegram group looks
+  like any escalation here, and the first reply to it goes back the same way.
 """
 
 from __future__ import annotations
@@ -19,23 +24,25 @@ import html
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import cast
+from typing import Any, cast
 
 from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.constants import ChatType, ParseMode
-from telegram.error import TelegramError
 
 from threadsage.adapters.questions.asking import asks_something
-from threadsage.bots.replies import ATTEMPT_CHARS, ESCALATION_KEPT, QUESTION_CHARS, covered, place_categories
+from threadsage.bots.replies import ATTEMPT_CHARS, QUESTION_CHARS, covered, place_categories
+from threadsage.bots.telegram import crossing
 from threadsage.bots.telegram.chains import ReplyChains, chain_key
-from threadsage.bots.telegram.escalations import escalated_key, relay_key
-from threadsage.bots.telegram.reviewing import TelegramReviewing, draft_html
-from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query, place_of
+from threadsage.bots.telegram.escalations import answer_html, escalated_key, escalation_html, relay_key
+from threadsage.bots.telegram.reviewing import TelegramReviewing
+from threadsage.bots.telegram.sending import TelegramSender, answer_query, place_of
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest
 from threadsage.chat import ChatService, Reply, ReplyKind, turn_ref
+from threadsage.chat.escalations import ESCALATION_KEPT, Elsewhere
+from threadsage.chat.notify import Escalation, ExpertAnswer
 from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import Language, say
-from threadsage.settings.help_channels import TELEGRAM, HelpSettings, telegram_chat
+from threadsage.settings.help_channels import TELEGRAM, HelpSettings, platform_of, telegram_chat
 from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
@@ -88,11 +95,14 @@ class TelegramHelp:
 
         return escalated
 
-    def experts_of(self, group: int) -> int | None:
-        """The Telegram experts' group for a group's questions (its category's, else `*`'s)."""
+    def experts_of(self, group: int) -> str | None:
+        """The experts' place for a group's questions (its category's, else `*`'s): a Telegram
+        group, or a Slack channel when the Slack bot runs in this process."""
         categories = place_categories(self.access, str(group), False)
-        place = self.settings.experts_for(categories[0] if categories else None, "telegram")
-        return telegram_chat(place) if place is not None else None
+        experts = self.settings.experts_for(categories[0] if categories else None)
+        if experts is None or platform_of(experts) == "telegram" or self.chat.knowledge.reaches(platform_of(experts)):
+            return experts
+        return None
 
     async def escalate_click(self, query: CallbackQuery, answer: Message, language: Language) -> None:
         """ "Still need help?" under a group's answer: the question it replies to goes to the
@@ -109,32 +119,38 @@ class TelegramHelp:
         self,
         message: Message,
         text: str,
-        experts: int,
+        experts: str,
         language: Language,
         attempt: str = "",
         draft: Reply | None = None,
     ) -> bool:
-        """The question sent to the experts' group, with the bot's `attempt` ("": the documents
+        """The question sent to the experts' place, with the bot's `attempt` ("": the documents
         do not cover it) or, in a draft group, its `draft` to post or discard (`reviewing`); once
-        (False: it was already)."""
+        (False: it was already). Experts on another platform get it through its bot (`crossing`)."""
         if not await self.coordinator.claim(f"tg-escalation:{message.chat_id}:{message.message_id}", ESCALATION_KEPT):
             return False
         person = message.from_user
-        name = person.full_name if person is not None else ""
-        where = html.escape(message.chat.title or str(message.chat_id))
-        question = html.escape(text[:QUESTION_CHARS])
-        asked = say("tg_escalation", language, asker=html.escape(name), chat=where, question=question)
+        ident = f"telegram:{message.chat_id}:{message.message_id}"
+        where_asked = ("telegram", str(message.chat_id), str(person.id if person is not None else 0))
+        chat = telegram_chat(experts)
+        if chat is None:  # a draft group's experts are on Telegram (settings): this is an escalation
+            answered = Reply(ReplyKind.ANSWER, attempt, language=language) if attempt else None
+            await self._elsewhere.escalate(crossing.escalation(message, text, answered, language), experts)
+            await self.chat.knowledge.escalated(ident, where_asked, text, experts)
+            return True
         if draft is not None:
-            tried, how = say("tg_draft_attempt", language, answer=draft_html(draft)), say("tg_draft_how", language)
+            tried = say("tg_draft_attempt", language, answer=answer_html(draft))
+            how = say("tg_draft_how", language)
         else:
             tried = (
                 say("tg_escalation_attempt", language, answer=html.escape(attempt[:ATTEMPT_CHARS])) if attempt else ""
             )
             how = say("escalation_how" if attempt else "tg_escalation_how", language)
-        link = message.link  # a supergroup's message (or a public group's) has one; a private basic group's not
-        body = "\n\n".join(filter(None, (asked, tried, how))) + (f'\n<a href="{link}">↗</a>' if link else "")
+        name = person.full_name if person is not None else ""
+        where = message.chat.title or str(message.chat_id)
+        body = escalation_html(name, where, text, tried, how, message.link or "", language)
         buttons = await self.reviewing.keep(message, draft) if draft is not None else None
-        sent = await self.send.bot.send_message(experts, body, parse_mode=ParseMode.HTML, reply_markup=buttons)
+        sent = await self.send.bot.send_message(chat, body, parse_mode=ParseMode.HTML, reply_markup=buttons)
         if draft is not None:
             await self.reviewing.sent(message, sent)
         kept = {
@@ -144,41 +160,55 @@ class TelegramHelp:
             "question": text[:QUESTION_CHARS],
             "language": language,
         }
-        await self.coordinator.remember(escalated_key(experts, sent.message_id), json.dumps(kept), ESCALATION_KEPT)
-        ident = f"telegram:{message.chat_id}:{message.message_id}"
-        where_asked = ("telegram", str(message.chat_id), str(kept["user"]))
-        await self.chat.knowledge.escalated(ident, where_asked, text, f"{TELEGRAM}{experts}")
+        await self.coordinator.remember(escalated_key(chat, sent.message_id), json.dumps(kept), ESCALATION_KEPT)
+        await self.chat.knowledge.escalated(ident, where_asked, text, experts)
         return True
 
     async def relay(self, message: Message) -> bool:
         """A reply in an experts' group to one of the bot's escalations: the first is relayed to
-        the asker (True: handled, relayed or not); False for any other message."""
+        the asker (by the bot of the question's platform for a question of another: `crossing`)
+        (True: handled, relayed or not); False for any other message."""
         replied = message.reply_to_message
         if replied is None or message.chat.type == ChatType.PRIVATE or not self.chains.replies_to_me(message):
             return False
         kept = await self.coordinator.recall(escalated_key(message.chat_id, replied.message_id))
-        if kept is None:
+        foreign = await self._from_elsewhere(message.chat_id, replied.message_id) if kept is None else None
+        if kept is None and foreign is None:
             return False
+        if foreign is not None and not self.chat.knowledge.reaches(foreign.platform):
+            return True  # its platform's bot does not run here (logged): both must
         if not await self.coordinator.claim(relay_key(message.chat_id, replied.message_id), ESCALATION_KEPT):
             return True  # answered already: the rest is the experts' conversation
-        asked = json.loads(kept)
-        expert, answer = message.from_user, message.text or message.caption or ""
+        expert, text = message.from_user, message.text or message.caption or ""
         name = expert.full_name if expert is not None else ""
-        relayed = say("tg_relayed", asked["language"], expert=html.escape(name), answer=html.escape(answer))
-        try:
-            question = Place(asked["chat"], False, None, asked["message"], strict=True)  # gone: not sent at all
-            await self.send.bot.send_message(
-                asked["chat"], relayed, parse_mode=ParseMode.HTML, **question.send_kwargs()
-            )
-        except TelegramError as exc:  # the question (or the group) is gone
-            log.warning("an expert's reply could not be relayed: %s", exc)
+        answer = ExpertAnswer(name, text, message.link or "", f"{TELEGRAM}{message.chat_id}:{replied.message_id}")
+        if foreign is not None:
+            asked: dict[str, Any] = {"question": foreign.question, "language": foreign.language}
+            ident, relayed = foreign.ident, await self._elsewhere.relay(foreign, answer)
+        else:
+            asked = json.loads(kept or "{}")
+            ident = f"telegram:{asked['chat']}:{asked['message']}"
+            relayed = await crossing.relay(self.send, asked["chat"], asked["message"], answer, asked["language"])
+        if not relayed:
             await self.send.send_plain(place_of(message), say("relay_gone", asked["language"]))
             return True
-        await self.chat.knowledge.expert_replied(
-            f"telegram:{asked['chat']}:{asked['message']}", str(expert.id if expert else "")
-        )
-        await self._offer(message, asked, answer)
+        await self.chat.knowledge.expert_replied(ident, str(expert.id if expert else ""))
+        await self._offer(message, asked, text)
         return True
+
+    async def _from_elsewhere(self, group: int, escalation: int) -> Escalation | None:
+        """Another platform's question that the message `escalation` in the experts' group
+        `group` escalates; None for any other message."""
+        experts, elsewhere = f"{TELEGRAM}{group}", self.chat.knowledge.elsewhere
+        if elsewhere is None or experts not in self.settings.expert_channels():
+            return None
+        return await elsewhere.escalation(experts, str(escalation))
+
+    @property
+    def _elsewhere(self) -> Elsewhere:
+        elsewhere = self.chat.knowledge.elsewhere
+        assert elsewhere is not None  # asked for only once it `reaches` the other platform's bot
+        return elsewhere
 
     async def _offer(self, message: Message, asked: dict[str, object], answer: str) -> None:
         """The offer to save the reply as the verified answer, under it: a button only its author may press."""

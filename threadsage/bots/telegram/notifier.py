@@ -1,7 +1,9 @@
 """The Telegram bot's side of the notify seam (`threadsage.chat.notify`): a follow-up that
 replies to the person's original message — Telegram puts a reply in the forum topic of the
 message it answers, so the topic needs no remembering — or goes to the person's private chat
-with the bot (`THREADSAGE_GAP_FOLLOW_UP=dm`), rendered as any answer is.
+with the bot (`THREADSAGE_GAP_FOLLOW_UP=dm`), rendered as any answer is. Another platform's
+question posted in a Telegram experts' group, and an expert's answer from another platform sent
+as a reply to the Telegram question (`crossing`).
 
 What a place may read is decided as for a new question there: its categories
 (`THREADSAGE_CHANNEL_CATEGORIES`), and nothing at all once the chat is no longer in
@@ -14,9 +16,10 @@ import logging
 from telegram.error import BadRequest
 
 from threadsage.bots.replies import place_categories
+from threadsage.bots.telegram import crossing
 from threadsage.bots.telegram.access import TelegramAccess
 from threadsage.bots.telegram.sending import Place, TelegramSender, answer_markdown
-from threadsage.chat.notify import Notice
+from threadsage.chat.notify import Escalation, ExpertAnswer, Notice
 from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
@@ -54,6 +57,12 @@ class TelegramNotifier:
                 log.info("the question of a closed gap in chat %s was deleted; following up in the chat", chat)
                 sent = await self.send.send_markdown(Place(chat, chat > 0), markdown, None)
         await self.send.chains.remember(notice.session_key, sent)  # a reply to it continues the session
+
+    async def escalate(self, escalation: Escalation, experts: str) -> str:
+        return await crossing.post_escalation(self.send, escalation, experts)
+
+    async def relay(self, escalation: Escalation, answer: ExpertAnswer) -> bool:
+        return await crossing.relay_escalated(self.send, escalation, answer)
 
 
 def chat_of_session(key: str) -> int | None:

@@ -11,7 +11,7 @@ the same key (`escalations.relay_key`).
 
 The buttons are signed for the question's reply chain (the escalation is remembered as part of
 it, so `clicking` checks them as any other); the draft and the decision are kept by the
-coordinator, for `replies.ESCALATION_KEPT`, so whichever process takes the click knows them.
+coordinator, for `chat.escalations.ESCALATION_KEPT`, so whichever process takes the click knows them.
 """
 
 from __future__ import annotations
@@ -25,20 +25,18 @@ from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, 
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden
 
-from threadsage.bots.render import to_telegram_messages
-from threadsage.bots.replies import ESCALATION_KEPT
 from threadsage.bots.telegram.chains import ReplyChains, chain_key
 from threadsage.bots.telegram.escalations import escalated_key, relay_key
-from threadsage.bots.telegram.sending import Place, TelegramSender, answer_markdown, answer_query
+from threadsage.bots.telegram.sending import Place, TelegramSender, answer_query
 from threadsage.bots.tokens import Button, ButtonKind, Signer, session_digest
 from threadsage.chat import ChatService, Reply, ReplyKind, turn_ref
+from threadsage.chat.escalations import ESCALATION_KEPT
 from threadsage.delivery.coordination import Coordinator
 from threadsage.i18n import Language, say
 from threadsage.settings.help_channels import TELEGRAM, HelpSettings
 
 log = logging.getLogger(__name__)
 
-DRAFT_CHARS = 2500  # of a draft and its sources, shown in the escalation: room for the question in 4096
 POSTED, DISCARDED, ANSWERED, GONE = "posted", "discarded", "answered", "gone"  # what became of a draft
 AGAIN = {DISCARDED: "tg_draft_discarded_already", GONE: "tg_draft_gone"}  # a later click is told (else: answered)
 
@@ -143,12 +141,6 @@ class TelegramReviewing:
             )
         except BadRequest as exc:
             log.warning("could not mark a draft's escalation: %s", exc.message)
-
-
-def draft_html(draft: Reply) -> str:
-    """The draft as the experts see it: the answer with its sources, up to `DRAFT_CHARS`."""
-    pieces = to_telegram_messages(answer_markdown(draft), DRAFT_CHARS)
-    return pieces[0].html + ("\n…" if len(pieces) > 1 else "") if pieces else ""
 
 
 def _turn_id(chat: int, message: int) -> str:

@@ -69,7 +69,7 @@ class TelegramSender:
         self.bot = bot
         self.signer = signer
         self.coordinator = coordinator
-        self.escalate = escalate  # Telegram experts set: group answers carry "Still need help?" (`help`)
+        self.escalate = escalate  # experts to reach: group answers carry "Still need help?" (`help`)
         self.chains = chains
 
     async def deliver(

@@ -52,4 +52,4 @@ def connector_for(
 
 def _experts(spec: SourceSpec, platform: PlatformSettings | None) -> str | None:
     """The Slack channel of the experts of a Slack source's category, if any."""
-    return platform.experts_for(spec.category or None, "slack") if isinstance(platform, HelpSettings) else None
+    return platform.experts_on(spec.category or None, "slack") if isinstance(platform, HelpSettings) else None
