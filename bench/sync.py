@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fakes.sites import FakeSite
 from threadsage.adapters.knowledge import open_knowledge_base
-from threadsage.ingestion.connectors.base import connector_for
+from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.engine import SyncEngine
 from threadsage.ingestion.spec import SourceSpec
 from threadsage.ingestion.state import StateStore

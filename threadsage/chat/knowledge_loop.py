@@ -21,6 +21,7 @@ knowledge loop").
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -37,6 +38,7 @@ from threadsage.adapters.reasoner import Passage, Reasoner
 from threadsage.chat.escalations import Elsewhere
 from threadsage.chat.notify import Notice, Notifier
 from threadsage.chat.turns import Reply, ReplyKind
+from threadsage.chat.verified import VerifiedQuestions, same_in_other_words
 from threadsage.delivery.coordination import Coordinator
 from threadsage.graph.nodes.compose import SNIPPET_CHARS, validate_citations
 from threadsage.graph.state import Citation
@@ -73,35 +75,6 @@ class LoopReport:
             f"{self.gaps} gaps closed ({self.searches} searches, {self.model_calls} answers asked); "
             f"follow-ups: {follow_ups}"
         )
-
-
-VERIFIED_FRESH_SECONDS = 5.0  # how long a process matches questions against its copy of the verified ones
-
-
-@dataclass
-class VerifiedQuestions:
-    """The active verified answers' questions, as the term sets a turn's question is matched
-    against: read from the database again after `fresh_for` seconds or a change made through the
-    same records, instead of reading every verified answer (up to 500) on every turn. A verified
-    answer saved in another process is therefore given here up to `fresh_for` seconds later; one
-    retired or made stale elsewhere is never given, as the chosen one is read again before use
-    (`KnowledgeRecords.active_verified`)."""
-
-    records: KnowledgeRecords
-    fresh_for: float = VERIFIED_FRESH_SECONDS
-    _kept: list[tuple[str, frozenset[str]]] = field(default_factory=list)
-    _read_at: float = -float("inf")
-    _changes: int = -1
-
-    async def terms(self) -> list[tuple[str, frozenset[str]]]:
-        """(id, the question's term set) of each active verified answer, newest first."""
-        now = time.monotonic()
-        if self._changes != self.records.verified_changes or now - self._read_at >= self.fresh_for:
-            changes = self.records.verified_changes  # before the read: a change during it reads again
-            questions = await self.records.active_questions()
-            self._kept = [(ident, term_set(question)) for ident, question in questions]
-            self._read_at, self._changes = now, changes
-        return self._kept
 
 
 @dataclass
@@ -271,11 +244,14 @@ class KnowledgeLoop:
         if not wanted:
             return None
         best, closeness = None, 0.0
-        for ident, theirs in await self._questions.terms():
+        known = await self._questions.terms()
+        for ident, _, theirs in known:
             score = len(wanted & theirs) / len(wanted | theirs) if theirs else 0.0
             if score > closeness:
                 best, closeness = ident, score
         if best is None or closeness < self.match:
+            best = await asyncio.to_thread(same_in_other_words, question, known)
+        if best is None:
             return None
         kept = await self.records.active_verified(best)
         if kept is None:  # retired or stale since this process read the questions

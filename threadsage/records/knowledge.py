@@ -128,7 +128,7 @@ class KnowledgeRecords:
     def verified_changes(self) -> int:
         """How many times verified answers were saved, retired or made stale in this process,
         through any records (the console has its own; hence counted on the class): a process's copy of their questions
-        (`chat.loop.VerifiedQuestions`) is read again after each."""
+        (`chat.verified.VerifiedQuestions`) is read again after each."""
         return KnowledgeRecords._verified_changes
 
     async def setup(self) -> None:
