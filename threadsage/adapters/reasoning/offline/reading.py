@@ -54,12 +54,15 @@ class Reading:
     by_meaning: bool = False
 
     def alike(self, numbered: Sequence[tuple[int, Passage]]) -> list[tuple[int, Passage]]:
-        """Of the evidence (numbered from 1, the lead first), the passages that read about as close
-        to the question as the lead: all of them when the meaning was not read."""
+        """Of the evidence (numbered from 1, the lead first), the lead's page and the passages that
+        read about as close to the question as the lead, and plausibly close at all (a passage of
+        another page that reads closer than a weak lead is no reason to quote it: it shared an
+        incidental word); all of them when the meaning was not read."""
         if not self.near:
             return list(numbered)
-        floor = self.near[self.lead].best - ALIKE
-        return [(n, p) for n, p in numbered if n == self.lead + 1 or self.near[n - 1].best >= floor]
+        floor = max(self.near[self.lead].best - ALIKE, PLAUSIBLE)
+        page = next(p["path"] for n, p in numbered if n == self.lead + 1)
+        return [(n, p) for n, p in numbered if p["path"] == page or self.near[n - 1].best >= floor]
 
     @property
     def closest_sentence(self) -> str:
