@@ -190,6 +190,9 @@ class HelpDesk:
         asked = escalated_here(metadata) or await self._from_elsewhere(channel, thread)
         if asked is None:
             return  # kept no longer, or its platform's bot does not run here (logged): both must
+        first = await self.send.first_reply(channel, thread)
+        if first is not None and first != event["ts"]:
+            return  # an earlier reply is the one relayed (two written at once: each job sees both)
         if not await self.coordinator.claim(relay_key(channel, thread), ESCALATION_KEPT):
             return  # the first reply was relayed; the rest is the experts' conversation
         answer = unescaped(question_text(event.get("text")))

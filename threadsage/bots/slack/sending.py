@@ -32,6 +32,7 @@ REPLY_EVENT = "threadsage_reply"  # the metadata event type that marks the bot's
 PLACEHOLDER_EVENT = "threadsage_progress"  # …its placeholders, replaced by a reply when the turn ends
 QUESTION_EVENT = "threadsage_question"  # …the questions it posts for a private answer moved to a DM
 SHARED_EVENT = "threadsage_shared"  # …and the line above a private answer shared in its channel
+FIRST_REPLIES = 50  # of a thread, read to find its first person's reply (the bot's may come first)
 NOT_HERE = {"not_in_channel", "channel_not_found"}  # Slack's errors where the bot may not post
 
 
@@ -125,6 +126,19 @@ class SlackSender:
             return None
         messages: list[dict[str, Any]] = response.get("messages", [])
         return messages[0] if messages and messages[0].get("ts") == thread else None
+
+    async def first_reply(self, channel: str, thread: str) -> str | None:
+        """The ts of a thread's first reply written by a person (not a bot); None when there is
+        none yet or the thread cannot be read."""
+        try:
+            response = await self.client.conversations_replies(channel=channel, ts=thread, limit=FIRST_REPLIES)
+        except SlackApiError as exc:
+            log.info("no thread %s in %s: %s", thread, channel, exc.response.get("error"))
+            return None
+        messages: list[dict[str, Any]] = response.get("messages", [])
+        people = [m for m in messages if m.get("ts") != thread and m.get("user") and not m.get("bot_id")]
+        first = min(people, key=lambda m: float(m["ts"]), default=None)
+        return str(first["ts"]) if first is not None else None
 
     async def update_text(self, channel: str, ts: str, text: str) -> None:
         """A placeholder shows the next step (best effort, and only where Slack's limits have room
