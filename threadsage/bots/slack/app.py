@@ -125,6 +125,7 @@ class SlackBot:
         self.own_teams: frozenset[str] = frozenset()  # the bot's workspace and organisation, from auth.test
         self.bot_user = ""  # the bot's user id, from auth.test
         self.tasks = BackgroundTasks()
+        self.arrivals = assistant.FileArrivals()  # files sent alone, until their question may follow
         self.loop: MainLoopBridge | None = None  # the loop it runs on, from `running`
         self.routes: list[Route] = []  # what the process serves for it, from `running()` when it receives
         self.dispatch = dispatch or self._work_here
@@ -224,7 +225,9 @@ class SlackBot:
             raise ValueError("the Events API needs SLACK_SIGNING_SECRET")
         if self.loop is None:
             raise RuntimeError("the Slack route is served while the bot is `running()`")
-        return events_route(self.app, self._verifier, self.loop, None if self._queueing else self.tasks)
+        return events_route(
+            self.app, self._verifier, self.loop, None if self._queueing else self.tasks, self.arrivals.arriving
+        )
 
     @property
     def chat(self) -> ChatService:
@@ -309,7 +312,7 @@ class SlackBot:
         agent_view = self.settings.slack_agent_view
         place = place_of_message(event, body, dm_threads=agent_view)
         if place is not None and place.is_dm and agent_view and not event.get("thread_ts") and self._coordinator:
-            place = await assistant.AgentQuestions(self._coordinator).place(event, place)
+            place = await assistant.AgentQuestions(self._coordinator, self.arrivals).place(event, place)
         if place is not None:
             await self._message_job(event, place)
 
@@ -347,7 +350,7 @@ class SlackBot:
         await self.dispatch(MessageJob(event=event, place=place).job(place.session))
 
     async def _work_here(self, job: Job) -> None:
-        self.tasks.spawn(self.perform(job), name=f"slack-{job.kind}")
+        self.tasks.spawn_in_order(job.order_key, self.perform(job), name=f"slack-{job.kind}")
 
     # --- work: one handler per kind of job (here, or on a worker of the turn queue) ----------
 

@@ -28,9 +28,11 @@ thread from an ordinary thread of the DM.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Collection
+from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
@@ -61,6 +63,7 @@ CONTEXT_TTL = 90 * 24 * 3600.0  # a panel thread can be reopened from its Histor
 VIEWING_TTL = 24 * 3600.0  # the channel a person views, until the next app_context_changed
 GREET_EVERY = 7 * 24 * 3600.0  # the Messages tab is opened often: its greeting comes once a week at most
 FILE_WAITS = 600.0  # a file sent alone at the top of the agent DM waits this long for its question
+ARRIVAL_WAIT = 2.0  # seconds a question waits for a file delivered before it to be noted
 CHANNEL_ENTITY = "slack#/types/channel_id"
 MAX_PROMPTS = 4  # assistant.threads.setSuggestedPrompts accepts at most four
 TITLE_CHARS = 80
@@ -145,24 +148,66 @@ def register(app: AsyncApp, dispatch: Callable[[Job], Awaitable[object]]) -> Non
     app.event("app_context_changed")(on_context_changed)
 
 
+class FileArrivals:
+    """Files sent alone at the top of a DM, from the moment their event reaches the bot (in the
+    order Slack's deliveries arrived) until `AgentQuestions` has noted them: a question sent right
+    after a file may be handled first (each event runs as a task of its own, and bolt's middleware
+    does not keep their order), so it waits for the files sent before it — and only for those."""
+
+    def __init__(self) -> None:
+        self._pending: dict[tuple[str, str], dict[str, asyncio.Event]] = {}
+
+    def arriving(self, body: bytes) -> None:
+        """An event's delivery, before bolt reads it (on the bot's loop, in arrival order)."""
+        try:
+            event = json.loads(body).get("event") or {}
+        except (ValueError, AttributeError):
+            return
+        if _sent_alone(event) and event.get("channel_type") == "im" and not event.get("thread_ts"):
+            self._pending.setdefault((event["channel"], event.get("user", "")), {})[event["ts"]] = asyncio.Event()
+
+    def noted(self, channel: str, user: str, ts: str) -> None:
+        pending = self._pending.get((channel, user), {})
+        if (arrived := pending.pop(ts, None)) is not None:
+            arrived.set()
+        if not pending:
+            self._pending.pop((channel, user), None)
+
+    async def before(self, channel: str, user: str, ts: str) -> None:
+        """Until the files this person sent here before `ts` are noted (at most `ARRIVAL_WAIT`)."""
+        earlier = [e for t, e in self._pending.get((channel, user), {}).items() if float(t) < float(ts)]
+        if earlier:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*(e.wait() for e in earlier)), ARRIVAL_WAIT)
+
+
 class AgentQuestions:
     """Where a top-level message of the agent DM is answered: its own thread, except the first
     question after a file sent alone (within `FILE_WAITS`), which continues the file's thread —
     people drop a file, then type what they want to know (and the question waits for its reading,
     as any message of one conversation waits for the one before)."""
 
-    def __init__(self, coordinator: Coordinator) -> None:
+    def __init__(self, coordinator: Coordinator, arrivals: FileArrivals) -> None:
         self.coordinator = coordinator
+        self.arrivals = arrivals
 
     async def place(self, event: dict[str, Any], place: Place) -> Place:
-        key = f"slack-agent-file:{place.channel}:{event.get('user', '')}"
-        if event.get("files") and not question_text(event.get("text")):
+        user = event.get("user", "")
+        key = f"slack-agent-file:{place.channel}:{user}"
+        if _sent_alone(event):
             await self.coordinator.remember(key, event["ts"], FILE_WAITS)
+            self.arrivals.noted(place.channel, user, event["ts"])
             return place
+        await self.arrivals.before(place.channel, user, event["ts"])
         waiting = await self.coordinator.recall(key)
         if waiting and await self.coordinator.claim(f"slack-agent-file-asked:{place.channel}:{waiting}", FILE_WAITS):
             return replace(place, thread_ts=waiting)
         return place
+
+
+def _sent_alone(event: dict[str, Any]) -> bool:
+    """A message that is files and no question."""
+    return bool(event.get("files")) and not question_text(event.get("text"))
 
 
 class Panel:

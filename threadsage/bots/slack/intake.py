@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -33,14 +33,19 @@ log = logging.getLogger(__name__)
 
 
 def events_route(
-    app: AsyncApp, verifier: SignatureVerifier, main_loop: MainLoopBridge, ack_first: BackgroundTasks | None
+    app: AsyncApp,
+    verifier: SignatureVerifier,
+    main_loop: MainLoopBridge,
+    ack_first: BackgroundTasks | None,
+    arriving: Callable[[bytes], None] = lambda _body: None,
 ) -> Route:
     """POST /slack/events for the Events API and interactivity, bolt running on `main_loop`. With
     `ack_first` (the tasks of a bot that answers in this process), a signed event is acknowledged
     at once and dispatched to bolt as one of those tasks (bolt's request is built there too, off
     the HTTP thread): the answer to an event is always an empty 200, and an error of bolt's is
     logged by `on_error` (a 500 for Slack to retry would only matter for a delivery that is lost
-    unless processed before it is acknowledged, i.e. queued).
+    unless processed before it is acknowledged, i.e. queued). `arriving` sees each such event
+    first, on the bot's loop, in the order the deliveries came.
     """
 
     async def events(request: Request) -> Response:
@@ -49,7 +54,7 @@ def events_route(
             return JSONResponse({"error": "invalid request"}, status_code=401)
         if ack_first is not None and _is_event_callback(body):
             query = request.scope["query_string"].decode("latin-1")
-            main_loop.start(ack_first, _dispatch(app, body, query, request.headers), "slack-event")
+            main_loop.start(ack_first, _dispatch(app, body, query, request.headers, arriving), "slack-event")
             return Response(status_code=200)
         try:
             bolt_request = to_async_bolt_request(request, body)
@@ -120,8 +125,11 @@ def _is_event_callback(body: bytes) -> bool:
     return _is_payload(payload) and payload.get("type") == "event_callback"
 
 
-async def _dispatch(app: AsyncApp, body: bytes, query: str, headers: Headers) -> None:
+async def _dispatch(
+    app: AsyncApp, body: bytes, query: str, headers: Headers, arriving: Callable[[bytes], None]
+) -> None:
     """An acknowledged event through bolt, on the bot's loop (where its request is built too)."""
+    arriving(body)  # before the first await: in the order the deliveries came
     await app.async_dispatch(AsyncBoltRequest(body=body.decode(), query=query, headers=dict(headers)))
 
 
