@@ -26,7 +26,9 @@ def answer_in(slack: FakeSlack, ts: str) -> str:
 
 
 class Asker:
-    """Mentions the bot, one new Slack thread per question, until an answer cites `needle`."""
+    """Mentions the bot, one new Slack thread per question, until an answer cites `needle`. Each
+    question in a channel of its own: the answers come faster than Slack's one post a second in a
+    channel, which the bot keeps (`bots/slack/limits.py`), and this test is about the sync's pace."""
 
     def __init__(self, served: Served, slack: FakeSlack, http: aiohttp.ClientSession) -> None:
         self.served, self.slack, self.http, self.number = served, slack, http, 0
@@ -37,7 +39,8 @@ class Asker:
         while time.monotonic() - started < seconds:
             self.number += 1
             ts = f"1710000000.{self.number:06d}"
-            assert await self.served.mention(self.http, SECRET, question, ts=ts) == 200
+            channel = f"C{self.number}"
+            assert await self.served.mention(self.http, SECRET, question, ts=ts, channel=channel) == 200
             for _ in range(int(seconds * 10)):  # polls the fake's record of posted messages
                 if (answer := answer_in(self.slack, ts)) or time.monotonic() - started > seconds:
                     break
