@@ -121,6 +121,20 @@ async def test_an_uncovered_question_goes_to_the_experts_and_their_first_reply_c
         assert escalations(slack) == [escalation]  # the relay is no new escalation, nor relayed again
 
 
+async def test_a_relay_reads_the_escalation_thread_once(tmp_path: Path) -> None:
+    """Whether the thread is an escalation and whether the reply came first: one conversations.replies."""
+    async with help_desk(tmp_path) as slack:
+        ts = await say_in(slack, GAP)
+        await slack.settle()
+        [escalation] = escalations(slack)
+        before = len(slack.fake.of("conversations.replies"))
+        await say_in(slack, "Ask People Ops: 16 weeks.", channel=EXPERTS, user="U900", thread_ts=escalation["ts"])
+        await slack.settle()
+        [relayed] = in_thread(slack, HELP, ts)
+        assert "16 weeks" in relayed["text"]
+        assert [m["ts"] for m in slack.fake.of("conversations.replies")[before:]] == [escalation["ts"]]
+
+
 async def test_an_expert_keeps_their_reply_as_the_verified_answer_and_it_answers_the_question_again(
     tmp_path: Path,
 ) -> None:

@@ -183,15 +183,14 @@ class HelpDesk:
         question's platform for a question of another: `crossing`); then its author is offered to
         save it as the verified answer."""
         channel, thread, expert = event["channel"], event["thread_ts"], event["user"]
-        root = await self.send.first_of_thread(channel, thread)
-        metadata = (root or {}).get("metadata") or {}
+        start = await self.send.thread_start(channel, thread)
+        metadata = (start.root or {}).get("metadata") or {}
         if metadata.get("event_type") != ESCALATION_EVENT:
             return  # a thread of the experts' own
         asked = escalated_here(metadata) or await self._from_elsewhere(channel, thread)
         if asked is None:
             return  # kept no longer, or its platform's bot does not run here (logged): both must
-        first = await self.send.first_reply(channel, thread)
-        if first is not None and first != event["ts"]:
+        if start.first_reply is not None and start.first_reply != event["ts"]:
             return  # an earlier reply is the one relayed (two written at once: each job sees both)
         if not await self.coordinator.claim(relay_key(channel, thread), ESCALATION_KEPT):
             return  # the first reply was relayed; the rest is the experts' conversation

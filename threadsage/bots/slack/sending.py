@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager, asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -34,6 +35,15 @@ QUESTION_EVENT = "threadsage_question"  # …the questions it posts for a privat
 SHARED_EVENT = "threadsage_shared"  # …and the line above a private answer shared in its channel
 FIRST_REPLIES = 50  # of a thread, read to find its first person's reply (the bot's may come first)
 NOT_HERE = {"not_in_channel", "channel_not_found"}  # Slack's errors where the bot may not post
+
+
+@dataclass(frozen=True)
+class ThreadStart:
+    """How a thread begins: its first message (None: gone or unreadable) and the ts of the first
+    reply a person wrote in it (None: none yet)."""
+
+    root: dict[str, Any] | None
+    first_reply: str | None
 
 
 class SlackSender:
@@ -117,28 +127,26 @@ class SlackSender:
     async def first_of_thread(self, channel: str, thread: str) -> dict[str, Any] | None:
         """A thread's first message (a person's or the bot's), with its metadata; None when it is
         gone or cannot be read."""
+        return _root(await self._thread(channel, thread, 1), thread)
+
+    async def thread_start(self, channel: str, thread: str) -> ThreadStart:
+        """A thread's first message and the ts of its first reply by a person, from one read (an
+        expert's reply is relayed only if its thread's root is an escalation and it came first)."""
+        messages = await self._thread(channel, thread, FIRST_REPLIES)
+        return ThreadStart(_root(messages, thread), _first_person_reply(messages, thread))
+
+    async def _thread(self, channel: str, thread: str, limit: int) -> list[dict[str, Any]]:
+        """A thread's first `limit` messages, root first, with their metadata; none when it is gone
+        or cannot be read."""
         try:
             response = await self.client.conversations_replies(
-                channel=channel, ts=thread, include_all_metadata=True, limit=1
+                channel=channel, ts=thread, include_all_metadata=True, limit=limit
             )
         except SlackApiError as exc:
             log.info("no thread %s in %s: %s", thread, channel, exc.response.get("error"))
-            return None
+            return []
         messages: list[dict[str, Any]] = response.get("messages", [])
-        return messages[0] if messages and messages[0].get("ts") == thread else None
-
-    async def first_reply(self, channel: str, thread: str) -> str | None:
-        """The ts of a thread's first reply written by a person (not a bot); None when there is
-        none yet or the thread cannot be read."""
-        try:
-            response = await self.client.conversations_replies(channel=channel, ts=thread, limit=FIRST_REPLIES)
-        except SlackApiError as exc:
-            log.info("no thread %s in %s: %s", thread, channel, exc.response.get("error"))
-            return None
-        messages: list[dict[str, Any]] = response.get("messages", [])
-        people = [m for m in messages if m.get("ts") != thread and m.get("user") and not m.get("bot_id")]
-        first = min(people, key=lambda m: float(m["ts"]), default=None)
-        return str(first["ts"]) if first is not None else None
+        return messages
 
     async def update_text(self, channel: str, ts: str, text: str) -> None:
         """A placeholder shows the next step (best effort, and only where Slack's limits have room
@@ -243,3 +251,15 @@ class SlackSender:
             log.warning("reaction %s failed: %s", "add" if add else "remove", type(exc).__name__)
             return False
         return True
+
+
+def _root(messages: list[dict[str, Any]], thread: str) -> dict[str, Any] | None:
+    """The thread's own first message, if the read began with it."""
+    return messages[0] if messages and messages[0].get("ts") == thread else None
+
+
+def _first_person_reply(messages: list[dict[str, Any]], thread: str) -> str | None:
+    """The ts of the earliest reply written by a person (not a bot) among a thread's messages."""
+    people = [m for m in messages if m.get("ts") != thread and m.get("user") and not m.get("bot_id")]
+    first = min(people, key=lambda m: float(m["ts"]), default=None)
+    return str(first["ts"]) if first is not None else None
