@@ -57,6 +57,8 @@ def test_a_categorys_own_place_wins_over_stars_whatever_its_platform() -> None:
     assert experts.experts_for("it") == "telegram:-100555"
     assert experts.experts_for("travel") == experts.experts_for(None) == "telegram:-100999"
     assert experts.experts_on("people", "slack") == "C0PEOPLE1" and experts.experts_on("it", "slack") is None
+    assert experts.experts_of_place(("it", "people")) == "telegram:-100555"  # a place's first category's
+    assert experts.experts_of_place(()) == experts.experts_of_place(None) == "telegram:-100999"
 
 
 def test_answers_carry_still_need_help_where_experts_are_on_a_configured_platform() -> None:

@@ -109,7 +109,7 @@ class HelpSettings(BaseModel):
             if mode != "draft":
                 continue
             categories = access.categories_for(channel if group is None else str(group))
-            experts = self.experts_for(categories[0] if categories else None)
+            experts = self.experts_of_place(categories)
             if experts is not None and platform_of(experts) == platform_of(channel):
                 continue
             if group is not None:
@@ -135,6 +135,11 @@ class HelpSettings(BaseModel):
         either platform."""
         places = experts_of(self.experts)
         return (places.get(category) if category is not None else None) or places.get(ANY_CATEGORY)
+
+    def experts_of_place(self, categories: tuple[str, ...] | None) -> str | None:
+        """`experts_for` a place that reads `categories` (`AccessSettings.categories_for`; None:
+        every one): its first category's place, else `*`'s."""
+        return self.experts_for(categories[0] if categories else None)
 
     def experts_on(self, category: str | None, platform: str) -> str | None:
         """`experts_for(category)` when that place is on `platform`: a Slack channel whose

@@ -266,8 +266,7 @@ class HelpDesk:
     def _experts(self, place: Place) -> str | None:
         """The experts' place of the place's category (else `*`'s), on either platform: one on
         another platform only when its bot runs in this process."""
-        categories = place.categories(self.access)
-        experts = self.settings.experts_for(categories[0] if categories else None)
+        experts = self.settings.experts_of_place(place.categories(self.access))
         if experts is None or platform_of(experts) == "slack" or self.chat.knowledge.reaches(platform_of(experts)):
             return experts
         return None

@@ -34,7 +34,7 @@ from threadsage.delivery.coordination import Coordinator
 from threadsage.delivery.jobs import Job
 from threadsage.i18n import DEFAULT, language_of, say
 from threadsage.ingestion.connectors.slack import RESOLVED, RESOLVED_EVENT, WHOLE_CHANNEL, threads_key
-from threadsage.settings.help_channels import HelpSettings
+from threadsage.settings.help_channels import HelpSettings, platform_of
 from threadsage.settings.sections import AccessSettings
 
 log = logging.getLogger(__name__)
@@ -143,6 +143,8 @@ class Resolving:
         await self.coordinator.mark(threads_key(place.channel), place.thread_ts, MARKS_KEPT)
 
     async def _expert(self, place: Place, user: str) -> bool:
-        categories = place.categories(self.access)
-        experts = self.settings.experts_on(categories[0] if categories else None, "slack")
-        return experts is not None and user in await self.membership.members(experts)
+        """A member of the experts' channel of the place's category, when that is a Slack channel."""
+        experts = self.settings.experts_of_place(place.categories(self.access))
+        if experts is None or platform_of(experts) != "slack":
+            return False  # experts in a Telegram group, or none: no member of a Slack channel is one
+        return user in await self.membership.members(experts)

@@ -98,8 +98,7 @@ class TelegramHelp:
     def experts_of(self, group: int) -> str | None:
         """The experts' place for a group's questions (its category's, else `*`'s): a Telegram
         group, or a Slack channel when the Slack bot runs in this process."""
-        categories = place_categories(self.access, str(group), False)
-        experts = self.settings.experts_for(categories[0] if categories else None)
+        experts = self.settings.experts_of_place(place_categories(self.access, str(group), False))
         if experts is None or platform_of(experts) == "telegram" or self.chat.knowledge.reaches(platform_of(experts)):
             return experts
         return None
