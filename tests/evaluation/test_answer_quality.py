@@ -27,7 +27,6 @@ def offline(tmp_path: Path) -> Settings:
     )
 
 
-@pytest.mark.timeout(600)  # the GitLab corpus's ingestion embeds each chunk for the offline reader (issue 34)
 async def test_gitlab_negation_recall_and_answers_through_the_graph(tmp_path: Path, eval_dir: Path, gitlab_kb) -> None:
     questions = eval_dir / "gitlab-handbook" / "questions"
     async with open_chat_service(offline(tmp_path), kb=gitlab_kb) as chat:

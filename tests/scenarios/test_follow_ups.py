@@ -15,7 +15,6 @@ from threadsage.settings.environment import Settings
 pytestmark = pytest.mark.slow  # the GitLab corpus and its anaphora questions
 
 
-@pytest.mark.timeout(600)  # the GitLab corpus (`gitlab_kb`, one per worker) embeds each chunk at ingestion (issue 34)
 async def test_anaphora_follow_ups_cite_the_gold_file(tmp_path: Path, eval_dir: Path, gitlab_kb) -> None:
     rows = [
         json.loads(line)

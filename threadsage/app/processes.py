@@ -81,7 +81,13 @@ class Process:
         process stops."""
         runtime = await self.stack.enter_async_context(open_runtime(self.settings, kb, check_redis=check_redis))
         await self.stack.enter_async_context(
-            knowledge_upkeep(self.settings, runtime.kb, runtime.chat.knowledge.changed, runtime.coordinator)
+            knowledge_upkeep(
+                self.settings,
+                runtime.kb,
+                runtime.chat.knowledge.changed,
+                runtime.coordinator,
+                read_ahead=bool(runtime.chat.context.meaning_pool),
+            )
         )
         pruning = prune_periodically(runtime.checkpointer, self.settings, self.stop, runtime.questions)
         self.stack.push_async_callback(self._until_stopped, asyncio.create_task(pruning))

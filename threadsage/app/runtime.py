@@ -21,6 +21,7 @@ from threadsage.adapters.documents.attachments import MB, AttachmentReader
 from threadsage.adapters.documents.reading import Budget, use_budget
 from threadsage.adapters.knowledge import DenseUse, KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
+from threadsage.adapters.meaning import minilm
 from threadsage.adapters.meaning.ordering import POOL
 from threadsage.adapters.questions.translation import make_translator
 from threadsage.adapters.reasoner import Reasoner
@@ -94,6 +95,8 @@ async def open_runtime(
                 coordinator = await stack.enter_async_context(open_coordinator(settings, check_redis))
             checkpointer = await stack.enter_async_context(open_checkpointer(settings))
             reasoner = await stack.enter_async_context(open_reasoner(settings, coordinator, kb))
+            if isinstance(reasoner, OfflineReasoner):  # its passages' meaning, kept on disk (`adapters.meaning`)
+                minilm.keep_in(settings.data_dir / "meaning")
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
             knowledge = KnowledgeRecords(checkpointer)

@@ -19,8 +19,6 @@ from threadsage.adapters.documents.loaders import Document, discover_files, load
 from threadsage.adapters.documents.reading import parse_within_budget
 from threadsage.adapters.documents.sections import UnreadableDocument
 from threadsage.adapters.knowledge import KnowledgeBase, validate_category
-from threadsage.adapters.meaning import minilm
-from threadsage.adapters.reasoner import label_of
 
 CHUNKER_VERSION = 4  # bump when loading or chunking changes what is stored
 WRITE_BATCH = 256
@@ -175,10 +173,8 @@ class Ingestor:
         report.chunks_removed += sum(doc.chunks for doc in doomed)
 
     def _write_pending(self) -> None:
-        """Write the new chunks, then delete the old versions of the documents they replace. Each
-        new chunk's meaning is read now (`meaning.minilm`, kept on disk), not by a question later."""
+        """Write the new chunks, then delete the old versions of the documents they replace."""
         self.kb.write_chunks(self._pending)
-        minilm.prepare([minilm.passage_text(label_of(c.document.title, c.heading), c.text) for c in self._pending])
         self._pending = []
         for doc_id, keep_hash in self._stale:
             self.kb.delete_stale(doc_id, keep_hash)

@@ -30,6 +30,7 @@ from threadsage.ingestion.connectors.folder import FolderConnector
 from threadsage.ingestion.engine import KnowledgeChanged, SyncEngine
 from threadsage.ingestion.inbox import IngestInbox
 from threadsage.ingestion.pipeline import DocumentChange, Ingestor
+from threadsage.ingestion.reading_ahead import ReadingAhead
 from threadsage.ingestion.spec import SourceSpec, load_sources
 from threadsage.ingestion.state import StateStore
 from threadsage.settings.environment import Settings
@@ -54,16 +55,22 @@ async def keep_knowledge(
     stop: asyncio.Event,
     on_change: KnowledgeChanged | None = None,
     marks: Coordinator | None = None,
+    read_ahead: bool = False,
 ) -> None:
     """Until `stop`: sync the sources, answer handed-over ingests; each one's changes go to
-    `on_change`; a Slack source also reads the threads the bots `marks`. Never raises: a broken
-    sources file is logged, the bot answers anyway. Files are read within the process's budget,
-    which the composition root set (`open_runtime`). It puts the live sync together from three
-    sections (storage, chunking, sources), so it takes `Settings`."""
+    `on_change`; a Slack source also reads the threads the bots `marks`; with `read_ahead` (the
+    offline reader answers), the passages are embedded in the background (`reading_ahead.py`).
+    Never raises: a broken sources file is logged, the bot answers anyway. Files are read within
+    the process's budget, which the composition root set (`open_runtime`). It puts the live sync
+    together from three sections (storage, chunking, sources), so it takes `Settings`."""
     writing = asyncio.Lock()
     store = StateStore(settings.data_dir / "sources")
-    engine = SyncEngine(kb, store, settings.chunk_chars, settings.chunk_overlap, writing, on_change)
     tasks = []
+    if read_ahead:
+        ahead = ReadingAhead(kb, writing)
+        tasks.append(asyncio.create_task(ahead.run(stop)))
+        on_change = _also(ahead, on_change)
+    engine = SyncEngine(kb, store, settings.chunk_chars, settings.chunk_overlap, writing, on_change)
     if settings.sources:
         try:
             specs = load_sources(settings.sources)
@@ -80,15 +87,29 @@ async def keep_knowledge(
             log.error("live sync stopped: %s", outcome, exc_info=outcome)
 
 
+def _also(ahead: ReadingAhead, on_change: KnowledgeChanged | None) -> KnowledgeChanged:
+    async def changed(changes: list[DocumentChange]) -> None:
+        ahead.changed()
+        if on_change is not None:
+            await on_change(changes)
+
+    return changed
+
+
 @asynccontextmanager
 async def knowledge_upkeep(
-    settings: Settings, kb: KnowledgeBase, on_change: KnowledgeChanged | None = None, marks: Coordinator | None = None
+    settings: Settings,
+    kb: KnowledgeBase,
+    on_change: KnowledgeChanged | None = None,
+    marks: Coordinator | None = None,
+    read_ahead: bool = False,
 ) -> AsyncIterator[None]:
     """`keep_knowledge` (hence the whole `Settings`) in the background while inside; on leaving, a
     sync in flight is cancelled (after its writes, see `SyncEngine.sync`) before the knowledge base
     is closed."""
     stop = asyncio.Event()
-    task = asyncio.create_task(keep_knowledge(settings, kb, stop, on_change, marks), name="knowledge-upkeep")
+    upkeep = keep_knowledge(settings, kb, stop, on_change, marks, read_ahead)
+    task = asyncio.create_task(upkeep, name="knowledge-upkeep")
     try:
         yield
     finally:

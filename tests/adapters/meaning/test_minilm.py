@@ -1,6 +1,6 @@
 """The offline reader's sentence transformer: loaded from its packages with the network off (nothing
 is fetched: the model file and the tokenizer are read from site-packages), unit vectors, and kept —
-in memory, and on disk across a restart, so a passage ingested is not embedded again by a question."""
+in memory, and on disk across a restart, so a passage read ahead is not embedded again by a question."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -48,11 +49,22 @@ def test_a_text_is_embedded_once_then_read_back_from_memory_or_disk(fresh: list[
     assert np.array_equal(minilm.vectors(TEXTS), first) and len(fresh) == 2
 
 
-def test_prepare_makes_the_vectors_a_question_then_finds(fresh: list[str]) -> None:
-    minilm.prepare(TEXTS)
-    made = len(fresh)
+def test_unread_names_the_texts_kept_neither_in_memory_nor_on_disk(fresh: list[str]) -> None:
     minilm.vectors(TEXTS[:1])
-    assert made == 2 and len(fresh) == 2
+    minilm._kept.clear()  # the first one is on disk only
+    assert minilm.unread([*TEXTS, TEXTS[1]]) == TEXTS[1:]
+    minilm.vectors(TEXTS)
+    assert minilm.unread(TEXTS) == [] and fresh == TEXTS  # the first read back from disk, not made again
+
+
+def test_two_threads_embedding_at_once_each_get_their_rows_and_each_text_is_made_once(fresh: list[str]) -> None:
+    """A question's passages while a long batch is read ahead: the model runs outside the cache's lock."""
+    many = [f"Passage {i} about the travel policy and its rules." for i in range(64)]
+    with ThreadPoolExecutor(2) as pool:
+        ahead = pool.submit(minilm.vectors, many)
+        asked = pool.submit(minilm.vectors, TEXTS)
+        assert ahead.result().shape == (64, minilm.DIM) and asked.result().shape == (2, minilm.DIM)
+    assert sorted(fresh) == sorted([*many, *TEXTS])
 
 
 def test_a_stored_vector_of_another_size_is_made_again(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from threadsage.adapters.knowledge.embedded import EmbeddedKnowledgeBase
 from threadsage.adapters.knowledge.embeddings import Embedder
 from threadsage.adapters.knowledge.search import Hit, passage
 from threadsage.adapters.knowledge.server import ServerKnowledgeBase
-from threadsage.adapters.meaning import minilm
 from threadsage.settings.sections import StorageSettings
 from threadsage.support.private_files import tighten
 
@@ -40,7 +39,6 @@ def open_knowledge_base(
         tighten(settings.data_dir)
     except OSError as exc:  # NotPrivate says why; a read-only volume says what it says
         raise KnowledgeBaseError(f"the data directory cannot be made private: {exc}") from None
-    minilm.keep_in(settings.data_dir / "meaning")  # the passages' meaning, read at ingestion (`adapters.meaning`)
     if settings.milvus_uri:
         return ServerKnowledgeBase.open(settings, embedder, dense)
     return EmbeddedKnowledgeBase.open(settings, embedder, dense)

@@ -237,6 +237,11 @@ class KnowledgeBase(ABC):
         documents = {row["doc_id"]: row["category"] for row in self._rows(["doc_id", "category"])}
         return dict(sorted(Counter(documents.values()).items()))
 
+    def passages(self) -> Iterator[tuple[str, str, str]]:
+        """Every chunk's title, heading and text (what the offline reader reads ahead)."""
+        for row in self._rows(["title", "heading", "text"]):
+            yield row["title"], row["heading"], row["text"]
+
     def _rows(self, fields: list[str]) -> Iterator[dict[str, Any]]:
         """Every chunk's row (at least `fields`)."""
         return self._iterate(fields)

