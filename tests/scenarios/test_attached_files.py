@@ -5,6 +5,8 @@ chat service on the offline back-end, and on Slack and Telegram through their ha
 
 from __future__ import annotations
 
+import asyncio
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from tests.helpers.made_files import docx_bytes, pdf_bytes
 from tests.helpers.slack_harness import Harness, as_text, file_share
 from tests.helpers.telegram_harness import ANN, new_messages, private
 from threadsage.adapters.documents.attachments import Attachment
+from threadsage.bots.telegram import TelegramBot
 from threadsage.chat import ReplyKind, Turn
 from threadsage.i18n import say
 
@@ -97,3 +100,26 @@ async def test_slack_a_question_right_after_a_file_waits_for_it(slack: Harness) 
     await slack.settle()
     texts = [as_text(m) for m in slack.fake.posted()]
     assert any("48,000 euros" in text for text in texts), texts
+
+
+async def test_telegram_a_question_right_after_a_file_waits_for_it(
+    bot: TelegramBot, fake: FakeBotAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document sent alone, then at once a question about it: the question is answered from the
+    document, even when the document's update is the slower to reach its turn (here its first read
+    of the conversation, as two reads from a pool of database connections may end in either order)."""
+    read, slowed = bot.chat.last_activity, []
+
+    async def first_read_slow(session_key: str) -> datetime | None:
+        if not slowed:
+            slowed.append(session_key)
+            await asyncio.sleep(0.5)
+        return await read(session_key)
+
+    monkeypatch.setattr(bot.chat, "last_activity", first_read_slow)
+    media_type, make = FILES["note.md"]
+    chat = private(ANN)
+    fake.send_file(chat, ANN, "", fake.upload("note.md", make(), media_type))
+    fake.say(chat, ANN, "What is the Heron budget?")
+    kept, answer = await new_messages(fake, chat, 0, count=2)
+    assert "note.md" in kept["text"] and "48,000 euros" in answer["text"], (kept["text"], answer["text"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ class BackgroundTasks:
         task.add_done_callback(self._finished)
         return task
 
-    def spawn_in_order(self, key: str, work: Coroutine[Any, Any, Any], name: str = "") -> asyncio.Task[Any]:
+    def spawn_in_order(self, key: str, work: Awaitable[Any], name: str = "") -> asyncio.Task[Any]:
         """`work` once the task spawned before it with the same `key` is done (whatever its outcome)."""
         previous = self._last.get(key)
         task = self.spawn(_after(previous, work), name)
@@ -53,7 +53,7 @@ class BackgroundTasks:
             await asyncio.wait(set(self._tasks), timeout=max(0.0, deadline - loop.time()))
 
 
-async def _after(previous: asyncio.Task[Any] | None, work: Coroutine[Any, Any, Any]) -> Any:
+async def _after(previous: asyncio.Task[Any] | None, work: Awaitable[Any]) -> Any:
     if previous is not None and not previous.done():
         await asyncio.wait([previous])
     return await work

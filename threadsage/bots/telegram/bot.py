@@ -12,9 +12,9 @@ any other handler.
 
 Long polling by default; with `TELEGRAM_WEBHOOK_URL` set, Telegram posts updates to
 `/telegram/webhook` on the project's ASGI app instead. In one process, updates are processed
-concurrently on one asyncio loop (the chat service serialises each session). With a turn queue,
-the webhook of `threadsage serve` only queues each update and `threadsage worker` processes it
-(`perform`); the updates of one chat stay in order.
+concurrently on one asyncio loop, one chat's in the order they came (`application.ChatsInOrder`).
+With a turn queue, the webhook of `threadsage serve` only queues each update and `threadsage worker`
+processes it (`perform`); the updates of one chat stay in order there too.
 """
 
 from __future__ import annotations

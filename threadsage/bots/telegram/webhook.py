@@ -20,7 +20,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 from telegram import Bot, Update
 
-from threadsage.bots.telegram.application import ALLOWED_UPDATES, TelegramConfigError, build_application
+from threadsage.bots.telegram.application import (
+    ALLOWED_UPDATES,
+    TelegramConfigError,
+    build_application,
+    chat_order,
+)
 from threadsage.bots.tokens import Signer
 from threadsage.delivery.jobs import Job
 from threadsage.http.thread import MainLoopBridge, on_main_loop
@@ -90,8 +95,7 @@ class UpdateShape(BaseModel):
 
 def queued(update: Update, data: dict[str, Any]) -> Job:
     """An update (`data` is its JSON) as a job of the turn queue: one chat's updates in order."""
-    chat = update.effective_chat.id if update.effective_chat else "-"
-    return Job("telegram", UPDATE, data, order_key=f"telegram:{chat}")
+    return Job("telegram", UPDATE, data, order_key=chat_order(update))
 
 
 def webhook_secret(settings: PlatformSettings) -> str | None:
