@@ -1,10 +1,14 @@
 """Answer quality by kind of question on the handbooks whose questions are typed as people type
 them, offline (the embedded default of `make run`), through the chat as a person meets it.
 
-    PYTHONPATH=. .venv/bin/python bench/handbook_kinds.py [--sets publiccode handbook] [--misses]
+    PYTHONPATH=. .venv/bin/python bench/handbook_kinds.py [--sets publiccode basecamp tts handbook] [--misses]
 
 - publiccode: ../shared/eval/publiccode-handbook (40 pages, 80 questions of eight kinds; only its
   activities/, organization/ and contributor-guides/ folders are the corpus, as its README says);
+- basecamp: ../shared/eval/basecamp-handbook (25 pages) with bench/questions/basecamp-handbook.jsonl;
+- tts: ../shared/eval/tts-handbook (30 pages) with bench/questions/tts-handbook.jsonl (40 questions
+  each, written by this project in the publiccode format: bench/questions/README.md). Their corpus is
+  the folder's top-level pages, without its README, LICENSE and SOURCE files;
 - handbook: the demo handbook (demo/handbook) with demo/handbook-questions-typed.jsonl,
   questions in a new user's own words.
 
@@ -30,12 +34,25 @@ from threadsage.ingestion.reading_ahead import ReadingAhead
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLICCODE = (REPO.parent / "shared" / "eval" / "publiccode-handbook").resolve()
+BASECAMP = (REPO.parent / "shared" / "eval" / "basecamp-handbook").resolve()
+TTS = (REPO.parent / "shared" / "eval" / "tts-handbook").resolve()
+
+
+def pages(folder: Path) -> tuple[str, ...]:
+    """A flat handbook folder's pages, as `only` (files as well as folders may be named there): its
+    Markdown files but for the README and LICENSE files, which are not answer sources (SOURCE.txt is
+    not Markdown)."""
+    return tuple(sorted(p.name for p in folder.glob("*.md") if not p.name.startswith(("README", "LICENSE"))))
+
+
 SETS: dict[str, tuple[Path, tuple[str, ...], Path]] = {
     "publiccode": (
         PUBLICCODE,
         ("activities", "organization", "contributor-guides"),
         PUBLICCODE / "questions.jsonl",
     ),
+    "basecamp": (BASECAMP, pages(BASECAMP), REPO / "bench" / "questions" / "basecamp-handbook.jsonl"),
+    "tts": (TTS, pages(TTS), REPO / "bench" / "questions" / "tts-handbook.jsonl"),
     "handbook": (REPO / "demo" / "handbook", (), REPO / "demo" / "handbook-questions-typed.jsonl"),
 }
 
