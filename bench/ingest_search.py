@@ -1,6 +1,7 @@
 """Ingestion throughput and search latency at 1k to 200k chunks, BM25 alone vs. hybrid.
 
     .venv/bin/python bench/ingest_search.py [--sizes 1000 10000 50000 100000 200000] [--modes bm25 hybrid]
+        [--read-ahead]
 
 The corpus is the GitLab handbook pages of ../shared/eval/gitlab-handbook/corpus, read at run
 time and replicated under distinct sources ("copy3/company/structure.md"), each copy with its
@@ -15,7 +16,9 @@ the first query is reported apart, and p50/p95 are over the other queries. The l
 the machine slow both ingestion and search, so the CPU time this process used (Milvus Lite runs in
 it) is reported too: ingest chunks per CPU-second and CPU ms per query hold under load.
 "Reopen" and "first query after reopen" are a bot starting on the knowledge base: opening it again
-in the same process (Milvus Lite loads the collection), then one search. Progress goes to stderr; the table to stdout.
+in the same process (Milvus Lite loads the collection), then one search. With --read-ahead, the
+offline reader's read-ahead of every passage after the ingest (what a running bot does in the
+background: `ingestion/reading_ahead.py`) is timed too. Progress goes to stderr; the table to stdout.
 """
 
 from __future__ import annotations
@@ -137,9 +140,13 @@ def build_corpus(target: int) -> tuple[list, list[int]]:
 # --- one run -----------------------------------------------------------------------------
 
 
-def run_one(size: int, mode: str) -> dict:
+def run_one(size: int, mode: str, read_ahead: bool) -> dict:
+    import asyncio
+
     from threadsage.adapters.knowledge import open_knowledge_base
+    from threadsage.adapters.meaning import minilm
     from threadsage.ingestion.pipeline import Ingestor
+    from threadsage.ingestion.reading_ahead import ReadingAhead
     from threadsage.settings.environment import Settings
 
     started = time.perf_counter()
@@ -204,6 +211,13 @@ def run_one(size: int, mode: str) -> dict:
                 empty += not hits
             search_cpu_ms = (time.process_time() - cpu) * 1000 / len(latencies)
             log(f"{mode} {size}: {len(latencies)} queries, {empty} with no hits")
+            ahead_s = 0.0
+            if read_ahead:
+                minilm.keep_in(Path(scratch) / "meaning")
+                t = time.perf_counter()
+                asyncio.run(ReadingAhead(kb, asyncio.Lock()).read_once(asyncio.Event()))
+                ahead_s = time.perf_counter() - t
+                log(f"{mode} {size}: read ahead in {ahead_s:.1f} s")
         finally:
             kb.close()
         # A bot starting on this knowledge base: open it, then its first search.
@@ -227,6 +241,7 @@ def run_one(size: int, mode: str) -> dict:
         "ingest_cpu_s": ingest_cpu_s,
         "search_cpu_ms": search_cpu_ms,
         "model_load_s": load_s,
+        "ahead_s": ahead_s,
         "first_ms": latencies[0],
         "open_ms": open_ms,
         "reopen_ms": reopen_ms,
@@ -248,12 +263,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 50000, 100000, 200000])
     parser.add_argument("--modes", nargs="+", choices=["bm25", "hybrid"], default=["bm25", "hybrid"])
-    parser.add_argument("--child", nargs=3, metavar=("SIZE", "MODE", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--read-ahead", action="store_true", help="time the offline reader's read-ahead too")
+    parser.add_argument("--child", nargs=4, metavar=("SIZE", "MODE", "AHEAD", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.child:
-        size, mode, out = args.child
-        Path(out).write_text(json.dumps(run_one(int(size), mode)))
+        size, mode, ahead, out = args.child
+        Path(out).write_text(json.dumps(run_one(int(size), mode, ahead == "1")))
         return
 
     log(f"nproc={os.cpu_count()} affinity={len(os.sched_getaffinity(0))} python={sys.version.split()[0]}")
@@ -263,7 +279,7 @@ def main() -> None:
             with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
                 out = f.name
             try:
-                cmd = [sys.executable, __file__, "--child", str(size), mode, out]
+                cmd = [sys.executable, __file__, "--child", str(size), mode, str(int(args.read_ahead)), out]
                 code = subprocess.call(cmd)
                 if code != 0:
                     log(f"{mode} {size}: child failed with exit code {code}")
@@ -317,6 +333,9 @@ def main() -> None:
     for r in results:
         if r["model_load_s"]:
             print(f"- {r['mode']} {r['chunks']}: model load {r['model_load_s']:.1f} s (not in ingest s)")
+        if r["ahead_s"]:
+            ahead = r["ahead_s"]
+            print(f"- {r['mode']} {r['chunks']}: read ahead in {ahead:.1f} s ({r['chunks'] / ahead:.0f} passages/s)")
         if r["empty"]:
             print(f"- {r['mode']} {r['chunks']}: {r['empty']} queries returned no hits")
 
