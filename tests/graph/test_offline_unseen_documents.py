@@ -121,6 +121,11 @@ def test_a_question_with_a_closing_word_is_still_a_question(message: str) -> Non
     assert not is_small_talk(message)
 
 
+def test_wishes_are_small_talk_and_a_hope_about_a_policy_is_a_question() -> None:
+    assert is_small_talk("Hi! Hope your weekend was good 🙂")
+    assert not is_small_talk("I hope the parking policy covers visitors?")
+
+
 async def test_a_goodbye_gets_a_goodbye_not_the_refusal(tmp_path: Path, handbook_kb) -> None:
     async with service(tmp_path, "", handbook_kb) as chat:
         bye = only(await Conversation(chat).say("Ok, that's all for now — bye!"))

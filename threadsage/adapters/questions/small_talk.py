@@ -33,9 +33,9 @@ def _conversational() -> frozenset[str]:
     return term_set(
         """how's what's it's that's i'm you're hi hello hey day days going go doing today tonight weekend week
     morning afternoon evening night life things thing well fine good great ok okay cool nice awesome
-    happy sad tired bored busy feel feeling lol haha thanks thank cheers bye joke fun funny name bot
-    human robot real doing job alright sure yes yeah nope now done 今天 过得 怎么样 好 好的 你好 谢谢 哈哈 晚安
-    再见 拜拜 就 这些 没有 了""",
+    happy sad tired bored busy feel feeling hope hoping hopefully wish glad lol haha thanks thank cheers bye
+    joke fun funny name bot human robot real doing job alright sure yes yeah nope now done
+    今天 过得 怎么样 好 好的 你好 谢谢 哈哈 晚安 再见 拜拜 就 这些 没有 了""",
     )
 
 
