@@ -1,6 +1,7 @@
 """The offline reader's passages read ahead: a running bot embeds every passage the knowledge base
 holds (`adapters.meaning.minilm`, kept on disk) in the background, at its start and after each
-change, so that a question finds the passages it reads made.
+change, so that a question finds the passages it reads made. A question's own embeddings go first
+(`minilm.vectors(ahead=True)` waits for them).
 
 Why not at ingestion: embedding costs about 60 ms a passage on 2 cores, BM25 indexing under 1 ms.
 Embedding in the ingest made `threadsage ingest` and each live sync wait for it (a 1,000-chunk
@@ -21,7 +22,7 @@ from threadsage.adapters.reasoner import label_of
 
 log = logging.getLogger(__name__)
 
-BATCH = 8  # passages embedded at a time: a question's own passages wait at most this long behind them
+BATCH = 4  # passages embedded at a time: a question's own passages wait at most this long behind them
 
 
 def texts_of(kb: KnowledgeBase) -> list[str]:
@@ -66,6 +67,6 @@ class ReadingAhead:
         for start in range(0, len(unread), BATCH):
             if stop.is_set():
                 return
-            await asyncio.to_thread(minilm.vectors, unread[start : start + BATCH])
+            await asyncio.to_thread(minilm.vectors, unread[start : start + BATCH], ahead=True)
         if unread:
             log.info("offline reader: %d passages read ahead in %.1f s", len(unread), time.perf_counter() - started)

@@ -8,6 +8,8 @@ import os
 import socket
 import subprocess
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -65,6 +67,30 @@ def test_two_threads_embedding_at_once_each_get_their_rows_and_each_text_is_made
         asked = pool.submit(minilm.vectors, TEXTS)
         assert ahead.result().shape == (64, minilm.DIM) and asked.result().shape == (2, minilm.DIM)
     assert sorted(fresh) == sorted([*many, *TEXTS])
+
+
+def test_reading_ahead_waits_while_a_question_is_embedded(fresh: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The question's texts have the model to themselves; the batch read ahead runs after them."""
+    started, release, order = threading.Event(), threading.Event(), []
+    embed = minilm._embed
+
+    def slow_for_the_question(texts: list[str]) -> np.ndarray:
+        if texts == [TEXTS[1]]:
+            started.set()
+            release.wait(5)
+        order.append(texts[0])
+        return embed(texts)
+
+    monkeypatch.setattr(minilm, "_embed", slow_for_the_question)
+    with ThreadPoolExecutor(2) as pool:
+        asked = pool.submit(minilm.vectors, [TEXTS[1]])
+        assert started.wait(5)
+        ahead = pool.submit(minilm.vectors, [TEXTS[0]], ahead=True)
+        time.sleep(0.3)
+        assert order == [] and not ahead.done()  # waiting for the question
+        release.set()
+        asked.result(5), ahead.result(5)
+    assert order == [TEXTS[1], TEXTS[0]]
 
 
 def test_a_stored_vector_of_another_size_is_made_again(tmp_path: Path) -> None:
