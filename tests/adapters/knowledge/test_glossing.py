@@ -36,6 +36,16 @@ def test_a_chinese_question_finds_the_english_page_that_answers_it(kb: Knowledge
     assert "laptops.md" in [h.path for h in hits[:3]] or "security.md" in [h.path for h in hits[:3]]
 
 
+def test_beside_some_chinese_pages_the_english_answer_keeps_a_place(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """The Chinese page shares the question's words; the English page that answers it still gets
+    the second place (each ranking's places in turn: the question's words, then its gloss)."""
+    folder = Path(shutil.copytree(HANDBOOK / "it", tmp_path / "it"))  # security-rules-zh.md included
+    assert Ingestor(kb, 1200, 200).ingest_paths([folder]).ok
+    hits = kb.search_blocking("办公室无线网络的密码是什么？", k=5)
+    assert hits[0].path == "security-rules-zh.md" and hits[1].path == "office-wifi-and-printers.txt"
+    assert len({(h.path, h.heading) for h in hits}) == len(hits) == 5
+
+
 def test_documents_in_the_questions_language_are_searched_as_asked(settings: Settings, tmp_path: Path) -> None:
     """A corpus mostly in Chinese needs no gloss, whatever the documents' languages are said to be;
     nor does one said to be in the question's language: the hits are BM25's own, scores included."""

@@ -44,6 +44,7 @@ from threadsage.adapters.knowledge.search import (
     FIRST_HITS_PER_PLACE,
     Hit,
     Query,
+    alternating,
     by_place,
     places_known,
 )
@@ -311,6 +312,13 @@ class KnowledgeBase(ABC):
             raise KnowledgeBaseError(f"Search failed on {self._uri}: the knowledge base was closed")
         try:
             if request.other_languages is None and (gloss := self._glossed(query, language)):
+                if self._share_in(language) > 0:
+                    # Some pages are in the question's language: they often summarise what the
+                    # others hold in full (a Chinese page beside the English one) and, searched
+                    # with the question's own words counted in, took every place. Each ranking
+                    # keeps its places in turn, the question's own words first.
+                    glossed_only = replace(request, indexed=gloss, terms=index_terms(gloss))
+                    return alternating(self._places(request, k), self._places(glossed_only, k), k)
                 # One BM25 ranking over the question's words, counted twice, and their gloss (only
                 # it: the ranking of the words alone would be thrown away): the scores stay BM25's
                 # (the answerer weighs their margins), and a page in the question's own language

@@ -120,6 +120,16 @@ def by_place(hits: Sequence[Hit], k: int) -> list[Hit]:
     return [_joined(group) for group in places.values()]
 
 
+def alternating(first: Sequence[Hit], second: Sequence[Hit], k: int) -> list[Hit]:
+    """The places of two rankings taken in turn (the first's first), each place once, k at most."""
+    kept: dict[tuple[str, str], Hit] = {}
+    for pair in itertools.zip_longest(first, second):
+        for hit in pair:
+            if hit is not None:
+                kept.setdefault((hit.doc_id, hit.heading), hit)
+    return list(kept.values())[:k]
+
+
 def places_known(hits: Sequence[Hit], asked: int, k: int) -> bool:
     """Whether `by_place(hits, k)` is already what a longer list of the same ranking would give:
     the ranking ended before `asked` hits, or a place beyond the k-th begins among them (after it
