@@ -57,6 +57,12 @@ def test_a_long_section_is_shown_from_the_paragraph_of_its_closest_sentence() ->
     assert len(shown) <= EXCERPT_CHARS
 
 
+def test_a_paragraph_right_under_a_heading_is_shown_with_the_heading_that_names_it() -> None:
+    filler = "\n\n".join(f"### Term {n}\nIt means something long enough to matter here. " * 3 for n in range(12))
+    text = f"{filler}\n\n### Flagpole\nOur feature-flag service, for switching features on or off.\n\n### Next"
+    assert window(text, "Our feature-flag service, for switching features on or off.").startswith("### Flagpole\n")
+
+
 def test_a_table_row_is_shown_with_its_header_and_a_code_fence_is_closed() -> None:
     rows = "\n".join(f"| city {n} | {n * 10} |" for n in range(60))
     table = f"Limits per city:\n| City | Limit |\n|---|---|\n{rows}"

@@ -148,8 +148,8 @@ def readings(question: str, evidence: Sequence[Passage], reading: Reading) -> li
 
 def window(text: str, sentence: str, limit: int = EXCERPT_CHARS) -> str:
     """What to show of a section for its `sentence`: the whole section when it fits in `limit`;
-    else from the start of the paragraph, list or table holding the sentence, whole lines up to
-    `limit` (a table with its header row), code fences kept balanced."""
+    else from the start of the paragraph, list or table holding the sentence (and the heading right
+    above it), whole lines up to `limit` (a table with its header row), code fences kept balanced."""
     lines = text.strip().splitlines()
     if len(text.strip()) <= limit or not sentence:
         return _fenced(_within(lines, 0, limit))
@@ -157,6 +157,8 @@ def window(text: str, sentence: str, limit: int = EXCERPT_CHARS) -> str:
     start = at
     while start > 0 and lines[start - 1].strip() and not lines[start - 1].lstrip().startswith("#"):
         start -= 1  # back to the paragraph's (or list's, or table's) first line
+    if start > 0 and lines[start - 1].lstrip().startswith("#"):
+        start -= 1  # with the heading right above it, which names what it says ("### Flagpole")
     return _fenced(_within(lines, start, limit))
 
 
