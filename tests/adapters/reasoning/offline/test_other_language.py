@@ -29,3 +29,11 @@ def test_a_chinese_question_the_english_passage_answers_is_quoted_as_the_closest
 def test_a_chinese_question_no_passage_covers_is_not_covered() -> None:
     sureness, _ = OfflineReasoner(frequencies).sureness("法国的首都是哪里？", [LEAVE, LAPTOP])
     assert sureness is Sureness.ABSTAIN
+
+
+def test_a_page_in_the_questions_own_language_does_not_hide_the_english_one_that_covers_it() -> None:
+    """A Chinese summary page leads the search but does not answer: the gloss is weighed against the
+    English pages only, so the laptop page is quoted as the closest, not "not covered"."""
+    summary = page("people/onboarding-zh.md", "入职第一天领取门禁卡，并参加安全培训。", 12.0)
+    sureness, lead = OfflineReasoner(frequencies).sureness("笔记本电脑丢失了要报告吗？", [summary, LEAVE, LAPTOP])
+    assert (sureness, lead) == (Sureness.HEDGE, 2)

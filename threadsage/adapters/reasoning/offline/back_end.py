@@ -117,10 +117,12 @@ class OfflineReasoner:
             # Found by the gloss (`i18n.glossing`): the first page in the other language is quoted
             # as the closest — unless the gloss is mostly words no document uses ("法国的首都是哪里？"
             # over a handbook), or the passages hold little of it: then "not covered", in its language.
-            gloss = signals(term_set(glossed(question)), evidence, self.frequencies)
+            # Weighed against the pages in the other language only: a page in the question's own
+            # language holds none of the gloss's words, and leading, it read as "not covered".
+            gloss = signals(term_set(glossed(question)), [evidence[i] for i in elsewhere], self.frequencies)
             if gloss.unknown >= GLOSS_UNKNOWN or gloss.coverage < HEDGE_COVERAGE:
                 return Reading(Sureness.ABSTAIN, 0)
-            return Reading(Sureness.HEDGE, elsewhere[0])
+            return Reading(Sureness.HEDGE, elsewhere[gloss.lead])
         return read(question, evidence, signals(_wanted(question), evidence, self.frequencies))
 
     @off_the_loop
