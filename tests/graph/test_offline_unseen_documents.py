@@ -15,6 +15,7 @@ from threadsage.adapters.questions.small_talk import is_small_talk, reply_key
 from threadsage.adapters.reasoner import Passage
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.adapters.reasoning.offline.confidence import Sureness, signals
+from threadsage.chat import ReplyKind
 from threadsage.i18n import say
 from threadsage.support.text import term_set
 
@@ -132,3 +133,18 @@ async def test_a_goodbye_gets_a_goodbye_not_the_refusal(tmp_path: Path, handbook
         zh = only(await Conversation(chat, "t:zh").say("好的，就这些，再见！"))
     assert (bye.route, bye.text) == ("direct_reply", say("chat_bye"))
     assert (zh.route, zh.text) == ("direct_reply", say("chat_bye", "zh"))
+
+
+async def test_a_new_question_typed_while_a_clarification_waits_is_answered_as_one(tmp_path: Path, handbook_kb) -> None:
+    """Typed while the bot waits for a pick, a question naming none of the options is answered for
+    itself (it was appended to the waiting question, which it did not answer); words of an option
+    still pick it."""
+    async with service(tmp_path, "", handbook_kb) as chat:
+        talk = Conversation(chat)
+        assert only(await talk.say("How do I reset my password?")).kind is ReplyKind.CLARIFICATION
+        reply = only(await talk.say("What do I do when my laptop is stolen on a business trip?"))
+        assert reply.kind is ReplyKind.ANSWER and "it/laptops.md" in [c["path"] for c in reply.citations]
+        ask = only(await talk.say("How do I reset my password?"))
+        vpn = next(c.label for c in ask.choices if "VPN" in c.label)
+        picked = only(await talk.say(f"the {vpn.split(' › ')[0]} one"))
+        assert picked.kind is ReplyKind.ANSWER and "it/vpn.md" in [c["path"] for c in picked.citations]

@@ -15,6 +15,7 @@ from typing import Any, cast
 from langgraph.types import Interrupt, StateSnapshot
 
 from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.questions.asking import asks_anew
 from threadsage.chat.turns import Choice, Reply, ReplyKind, fixed_notice
 from threadsage.graph.state import ClarificationRequest
 from threadsage.i18n import language_of, opens_as
@@ -31,6 +32,12 @@ NO_HANDOFF_ROUTES = ("direct_reply", "clarify_needed", "tools", "web_search")
 def pending_of(snapshot: StateSnapshot) -> Interrupt | None:
     """The clarification a session's run is paused on, if any."""
     return snapshot.interrupts[0] if snapshot.interrupts else None
+
+
+def answers_pending(request: ClarificationRequest, user_id: str, text: str, anyone: bool) -> bool:
+    """Whether `text`, typed by `user_id`, answers the clarification waiting: the asker's words (or
+    anyone's, with `anyone`), and not a new question naming none of its options (`asks_anew`)."""
+    return (anyone or request["asker"] == user_id) and not asks_anew(text, request["options"])
 
 
 def request_of(pending: Interrupt) -> ClarificationRequest:

@@ -34,7 +34,7 @@ from threadsage.chat.members import MembersOnly
 from threadsage.chat.observing import ClarificationCounts, TurnObserver
 from threadsage.chat.recording import Recording
 from threadsage.chat.redelivery import replies_already_given
-from threadsage.chat.replies import answered, clarification_reply, outcome_of, pending_of, request_of
+from threadsage.chat.replies import answered, answers_pending, clarification_reply, outcome_of, pending_of, request_of
 from threadsage.chat.turns import (
     ACCEPTED,
     IDEMPOTENCY_TTL,
@@ -242,12 +242,12 @@ class ChatService:
             self._answering(turn, pending, option, request_of(pending)["options"][option])
             resumed = self._resume(turn, {"option": option})
             return await self._run(resumed, config, turn, _language(turn, pending))
-        if pending is not None and (self.anyone_may_answer or request_of(pending)["asker"] == turn.user_id):
+        if pending is not None and answers_pending(request_of(pending), turn.user_id, text, self.anyone_may_answer):
             # A typed message while a clarification is pending answers it.
             self._answering(turn, pending, None, text[:MAX_QUESTION_CHARS])
             answer = self._resume(turn, {"text": text[:MAX_QUESTION_CHARS]}, attached)
             return await self._run(answer, config, turn, _language(turn, pending), images)
-        if pending is not None:  # someone else's question replaces the pending one
+        if pending is not None:  # a new question, or someone else's, replaces the pending one
             await self._abandon(turn.platform, turn.session_key, pending)
         if self.loop is not None and not attached:
             verified = await self.loop.verified_answer(text[:MAX_QUESTION_CHARS], turn.categories, language_of(text))

@@ -11,11 +11,13 @@ documents: a question mark alone needs `MIN_WORDS` content words ("Who is the CF
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from threadsage.adapters.questions.small_talk import is_small_talk
-from threadsage.support.text import terms
+from threadsage.support.text import term_set, terms
 
 MIN_WORDS = 2  # content words: "ok?" and "lunch?" are for the people in the channel
+NEW_QUESTION_WORDS = 3  # content words of a question of its own, typed while a clarification waits
 
 _QUESTION_MARK = re.compile(r"[?？]\s*\S{0,3}\s*$|[?？]\s")
 _OPENS_AS_QUESTION = re.compile(
@@ -43,3 +45,13 @@ def asks_something(text: str) -> bool:
     return bool(_CHINESE_ASKS.search(stripped)) or (
         bool(_CHINESE_ASKING_WORD.search(stripped)) and not stripped.endswith(("。", "！", "!"))
     )
+
+
+def asks_anew(text: str, options: Sequence[str]) -> bool:
+    """Whether a message typed while a clarification waits is a question of its own rather than
+    the answer: it asks something, in `NEW_QUESTION_WORDS` content words or more, none of which is in
+    an option. "the VPN one", "for contractors?" and "2" answer; "And what if my laptop is stolen
+    on a trip?" asks anew (taken as the answer, it was appended to the question it did not answer)."""
+    asked = term_set(text)
+    named = frozenset().union(*(term_set(option) for option in options))
+    return len(asked) >= NEW_QUESTION_WORDS and not asked & named and asks_something(text)
