@@ -1,8 +1,9 @@
 """The fixtures that several test folders use: settings on a temporary data directory, the bundled
-handbook in a knowledge base, the eval corpora, Postgres, the fake model, the bots on the platforms'
-fakes, the CLI and the log set-up. A plugin that tests/conftest.py loads where tests run (in each
-xdist worker, or in a run without workers), not in xdist's controller, which only hands tests out:
-importing the product there cost about 5 s of CPU a run."""
+handbook in a knowledge base, the offline reader's embeddings counted, the eval corpora, Postgres,
+the fake model, the bots on the platforms' fakes, the CLI and the log set-up. A plugin that
+tests/conftest.py loads where tests run (in each xdist worker, or in a run without workers), not in
+xdist's controller, which only hands tests out: importing the product there cost about 5 s of CPU
+a run."""
 
 from __future__ import annotations
 
@@ -22,11 +23,27 @@ from tests.helpers import telegram_harness
 from tests.helpers.locations import EVAL, HANDBOOK, HANDBOOK_SITE, POSTGRES_URL
 from tests.helpers.slack_harness import Harness, on_fake_slack
 from threadsage.adapters.knowledge import open_knowledge_base
+from threadsage.adapters.meaning import minilm
 from threadsage.bots.telegram import TelegramBot
 from threadsage.cli import app
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.observability.telemetry import configure_logging
 from threadsage.settings.environment import Settings, get_settings
+
+
+@pytest.fixture
+def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The texts the offline reader's model embeds (`adapters/meaning/minilm.py`), from an empty
+    memory and a vector store in `tmp_path`."""
+    made: list[str] = []
+    embed = minilm._embed
+    monkeypatch.setattr(minilm, "_kept", type(minilm._kept)())
+    monkeypatch.setattr(minilm, "_store", None)
+    monkeypatch.setattr(minilm, "_embed", lambda texts: made.extend(texts) or embed(texts))
+    minilm.keep_in(tmp_path / "meaning")
+    yield made
+    assert minilm._store is not None
+    minilm._store.close()
 
 
 @pytest.fixture

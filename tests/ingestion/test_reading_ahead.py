@@ -6,26 +6,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
-
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.meaning import minilm
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.ingestion.reading_ahead import ReadingAhead, texts_of
-
-
-@pytest.fixture
-def made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """The texts the model embeds, in a fresh memory and store."""
-    texts: list[str] = []
-    embed = minilm._embed
-    monkeypatch.setattr(minilm, "_kept", type(minilm._kept)())
-    monkeypatch.setattr(minilm, "_store", None)
-    monkeypatch.setattr(minilm, "_embed", lambda batch: texts.extend(batch) or embed(batch))
-    minilm.keep_in(tmp_path / "meaning")
-    yield texts
-    assert minilm._store is not None
-    minilm._store.close()
 
 
 async def until_all_read(kb: KnowledgeBase, seconds: float = 30) -> None:
@@ -36,24 +20,24 @@ async def until_all_read(kb: KnowledgeBase, seconds: float = 30) -> None:
     raise AssertionError(f"passages still unread after {seconds} s")
 
 
-async def test_passages_are_read_ahead_at_the_start_and_after_a_change(kb, tmp_path: Path, made: list[str]) -> None:
+async def test_passages_are_read_ahead_at_the_start_and_after_a_change(kb, tmp_path: Path, embedded: list[str]) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "travel.md").write_text("# Travel\nTrains are booked through the travel desk.\n")
     (folder / "leave.md").write_text("# Leave\nContractors get twenty days of annual leave.\n")
     Ingestor(kb, 1200, 150).ingest_paths([folder])
-    assert made == []  # ingestion itself embeds nothing
+    assert embedded == []  # ingestion itself embeds nothing
     stop, listing = asyncio.Event(), asyncio.Lock()
     ahead = ReadingAhead(kb, listing)
     running = asyncio.create_task(ahead.run(stop))
     await until_all_read(kb)
-    assert sorted(made) == sorted(texts_of(kb)) and len(made) == 2
+    assert sorted(embedded) == sorted(texts_of(kb)) and len(embedded) == 2
 
     (folder / "bikes.md").write_text("# Bikes\nThe bicycle cage code is given out by the porter.\n")
     Ingestor(kb, 1200, 150).ingest_paths([folder])
     ahead.changed()
     await until_all_read(kb)
-    assert len(made) == 3  # only the new passage
+    assert len(embedded) == 3  # only the new passage
 
     stop.set()
     await asyncio.wait_for(running, 5)

@@ -22,54 +22,40 @@ from threadsage.adapters.meaning.store import VectorStore, key_of
 TEXTS = ["Company laptops are replaced every three years.", "How often do we get a new computer?"]
 
 
-@pytest.fixture
-def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """The module's memory emptied, its store in `tmp_path`, and the embeddings it makes counted."""
-    made: list[str] = []
-    embed = minilm._embed
-    monkeypatch.setattr(minilm, "_kept", type(minilm._kept)())
-    monkeypatch.setattr(minilm, "_store", None)
-    monkeypatch.setattr(minilm, "_embed", lambda texts: made.extend(texts) or embed(texts))
-    minilm.keep_in(tmp_path / "meaning")
-    yield made
-    assert minilm._store is not None
-    minilm._store.close()
-
-
-def test_vectors_are_unit_length_and_a_paraphrase_reads_closer_than_another_topic(fresh: list[str]) -> None:
+def test_vectors_are_unit_length_and_a_paraphrase_reads_closer_than_another_topic(embedded: list[str]) -> None:
     laptops, question, lunch = minilm.vectors([*TEXTS, "The canteen serves lunch from noon."])
     assert np.allclose([np.linalg.norm(v) for v in (laptops, question, lunch)], 1.0, atol=1e-5)
     assert float(laptops @ question) > float(lunch @ question) + 0.2
     assert minilm.vectors([]).shape == (0, minilm.DIM)
 
 
-def test_a_text_is_embedded_once_then_read_back_from_memory_or_disk(fresh: list[str], tmp_path: Path) -> None:
+def test_a_text_is_embedded_once_then_read_back_from_memory_or_disk(embedded: list[str], tmp_path: Path) -> None:
     first = minilm.vectors(TEXTS)
     again = minilm.vectors(list(reversed(TEXTS)))
-    assert fresh == sorted(TEXTS, key=len) and np.array_equal(first[0], again[1])  # made once, in order
+    assert embedded == sorted(TEXTS, key=len) and np.array_equal(first[0], again[1])  # made once, in order
     minilm._kept.clear()  # a restart: memory gone, the file stays
-    assert np.array_equal(minilm.vectors(TEXTS), first) and len(fresh) == 2
+    assert np.array_equal(minilm.vectors(TEXTS), first) and len(embedded) == 2
 
 
-def test_unread_names_the_texts_kept_neither_in_memory_nor_on_disk(fresh: list[str]) -> None:
+def test_unread_names_the_texts_kept_neither_in_memory_nor_on_disk(embedded: list[str]) -> None:
     minilm.vectors(TEXTS[:1])
     minilm._kept.clear()  # the first one is on disk only
     assert minilm.unread([*TEXTS, TEXTS[1]]) == TEXTS[1:]
     minilm.vectors(TEXTS)
-    assert minilm.unread(TEXTS) == [] and fresh == TEXTS  # the first read back from disk, not made again
+    assert minilm.unread(TEXTS) == [] and embedded == TEXTS  # the first read back from disk, not made again
 
 
-def test_two_threads_embedding_at_once_each_get_their_rows_and_each_text_is_made_once(fresh: list[str]) -> None:
+def test_two_threads_embedding_at_once_each_get_their_rows_and_each_text_is_made_once(embedded: list[str]) -> None:
     """A question's passages while a long batch is read ahead: the model runs outside the cache's lock."""
     many = [f"Passage {i} about the travel policy and its rules." for i in range(64)]
     with ThreadPoolExecutor(2) as pool:
         ahead = pool.submit(minilm.vectors, many)
         asked = pool.submit(minilm.vectors, TEXTS)
         assert ahead.result().shape == (64, minilm.DIM) and asked.result().shape == (2, minilm.DIM)
-    assert sorted(fresh) == sorted([*many, *TEXTS])
+    assert sorted(embedded) == sorted([*many, *TEXTS])
 
 
-def test_reading_ahead_waits_while_a_question_is_embedded(fresh: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reading_ahead_waits_while_a_question_is_embedded(embedded: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The question's texts have the model to themselves; the batch read ahead runs after them."""
     started, release, order = threading.Event(), threading.Event(), []
     embed = minilm._embed
