@@ -44,9 +44,9 @@ from threadsage.adapters.knowledge.search import (
     FIRST_HITS_PER_PLACE,
     Hit,
     Query,
-    alternating,
     by_place,
     places_known,
+    searched_with_gloss,
 )
 from threadsage.i18n import Language, language_of
 from threadsage.i18n.glossing import can_gloss, glossed
@@ -312,20 +312,8 @@ class KnowledgeBase(ABC):
             raise KnowledgeBaseError(f"Search failed on {self._uri}: the knowledge base was closed")
         try:
             if request.other_languages is None and (gloss := self._glossed(query, language)):
-                if self._share_in(language) > 0:
-                    # Some pages are in the question's language: they often summarise what the
-                    # others hold in full (a Chinese page beside the English one) and, searched
-                    # with the question's own words counted in, took every place. Each ranking
-                    # keeps its places in turn, the question's own words first.
-                    glossed_only = replace(request, indexed=gloss, terms=index_terms(gloss))
-                    return alternating(self._places(request, k), self._places(glossed_only, k), k)
-                # One BM25 ranking over the question's words, counted twice, and their gloss (only
-                # it: the ranking of the words alone would be thrown away): the scores stay BM25's
-                # (the answerer weighs their margins), and a page in the question's own language
-                # that matches it stays first (counted once, the English page it summarises often
-                # came first; recall@5 0.86 then, 0.67 now).
-                expanded = f"{request.indexed} {request.indexed} {gloss}"
-                request = replace(request, indexed=expanded, terms=index_terms(expanded))
+                some_in_its_language = self._share_in(language) > 0
+                return searched_with_gloss(request, gloss, some_in_its_language, lambda r: self._places(r, k), k)
             return self._places(request, k)
         except MilvusException as exc:
             raise KnowledgeBaseError(f"Search failed on {self._uri}: {exc}") from exc

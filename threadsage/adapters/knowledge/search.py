@@ -19,12 +19,13 @@ split into several chunks, and the chunks of one place among the best are return
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from threadsage.adapters.knowledge.filters import FilterArgs
 from threadsage.adapters.reasoner import Passage
+from threadsage.support.text import index_terms
 
 RRF_K = 60
 # Candidates each retriever contributes before fusion: enough for RRF to reorder the top k.
@@ -120,7 +121,29 @@ def by_place(hits: Sequence[Hit], k: int) -> list[Hit]:
     return [_joined(group) for group in places.values()]
 
 
-def alternating(first: Sequence[Hit], second: Sequence[Hit], k: int) -> list[Hit]:
+def searched_with_gloss(
+    request: Query, gloss: str, some_in_its_language: bool, places: Callable[[Query], list[Hit]], k: int
+) -> list[Hit]:
+    """The places for a question glossed into the documents' language (`i18n.glossing`).
+
+    Where no page is in the question's language: one BM25 ranking over the question's words,
+    counted twice, and their gloss (only it: the ranking of the words alone would be thrown away).
+    The scores stay BM25's (the answerer weighs their margins), and a page in the question's own
+    language that matches it stays first (counted once, the English page it summarises often came
+    first; recall@5 0.86 then, 0.67 now).
+
+    Where some pages are in the question's language: they often summarise what the others hold in
+    full (a Chinese page beside the English one) and, searched with the question's words counted
+    in, took every place. So the ranking of its words and that of its gloss keep their places in
+    turn, its own words first."""
+    if some_in_its_language:
+        glossed_only = replace(request, indexed=gloss, terms=index_terms(gloss))
+        return _alternating(places(request), places(glossed_only), k)
+    expanded = f"{request.indexed} {request.indexed} {gloss}"
+    return places(replace(request, indexed=expanded, terms=index_terms(expanded)))
+
+
+def _alternating(first: Sequence[Hit], second: Sequence[Hit], k: int) -> list[Hit]:
     """The places of two rankings taken in turn (the first's first), each place once, k at most."""
     kept: dict[tuple[str, str], Hit] = {}
     for pair in itertools.zip_longest(first, second):
