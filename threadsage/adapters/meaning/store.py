@@ -13,8 +13,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,23 +45,22 @@ class VectorStore:
 
     def get(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         found: dict[bytes, np.ndarray] = {}
-        for start in range(0, len(keys), _ASKED):
-            part = keys[start : start + _ASKED]
-            marks = ",".join("?" * len(part))
-            for key, blob in self._db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", part):
-                vector = np.frombuffer(blob, dtype=np.float32)
-                if vector.shape == (self.dim,):
-                    found[key] = vector
+        for key, blob in self._select("key, vector", keys):
+            vector = np.frombuffer(blob, dtype=np.float32)
+            if vector.shape == (self.dim,):
+                found[key] = vector
         return found
 
     def has(self, keys: Sequence[bytes]) -> set[bytes]:
         """Which of `keys` are kept (their vectors not read)."""
-        found: set[bytes] = set()
+        return {key for (key,) in self._select("key", keys)}
+
+    def _select(self, columns: str, keys: Sequence[bytes]) -> Iterator[tuple[Any, ...]]:
+        """`columns` of the rows of `keys`, `_ASKED` keys a query."""
         for start in range(0, len(keys), _ASKED):
             part = keys[start : start + _ASKED]
             marks = ",".join("?" * len(part))
-            found.update(key for (key,) in self._db.execute(f"SELECT key FROM vectors WHERE key IN ({marks})", part))
-        return found
+            yield from self._db.execute(f"SELECT {columns} FROM vectors WHERE key IN ({marks})", part)
 
     def put(self, rows: Iterable[tuple[bytes, np.ndarray]]) -> None:
         values = [(key, np.asarray(vector, dtype=np.float32).tobytes()) for key, vector in rows]
