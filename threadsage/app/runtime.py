@@ -95,7 +95,8 @@ async def open_runtime(
                 coordinator = await stack.enter_async_context(open_coordinator(settings, check_redis))
             checkpointer = await stack.enter_async_context(open_checkpointer(settings))
             reasoner = await stack.enter_async_context(open_reasoner(settings, coordinator, kb))
-            if isinstance(reasoner, OfflineReasoner):  # its passages' meaning, kept on disk (`adapters.meaning`)
+            reads_meaning = isinstance(reasoner, OfflineReasoner)
+            if reads_meaning:  # its passages' meaning, kept on disk (`adapters.meaning`)
                 minilm.keep_in(settings.data_dir / "meaning")
             feedback = FeedbackStore(checkpointer)
             await feedback.setup()
@@ -113,7 +114,7 @@ async def open_runtime(
                     reranker=make_reranker(settings, reasoner),
                     translator=make_translator(settings, reasoner),
                     web_writer=reasoner.web_answer if isinstance(reasoner, LLMReasoner) else None,
-                    meaning_pool=POOL if isinstance(reasoner, OfflineReasoner) else 0,
+                    meaning_pool=POOL if reads_meaning else 0,
                 ),
                 coordinator,
                 feedback=feedback,

@@ -133,8 +133,9 @@ def vectors(texts: Sequence[str], ahead: bool = False) -> np.ndarray:
     started took 3.9 s, against about 1 s)."""
     if not texts:
         return np.zeros((0, DIM), dtype=np.float32)
-    found = _recall(list(dict.fromkeys(texts)))
-    missing = sorted((t for t in dict.fromkeys(texts) if t not in found), key=len)  # alike lengths: less padding
+    distinct = list(dict.fromkeys(texts))
+    found = _recall(distinct)
+    missing = sorted((t for t in distinct if t not in found), key=len)  # alike lengths: less padding
     if missing:
         with _turn.behind() if ahead else _turn.first():
             made = dict(zip(missing, _embed(missing), strict=True))
