@@ -39,7 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.openai_server import FakeOpenAI, user_text
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.app.runtime import open_chat_service
+from threadsage.chat import ChatService
 from threadsage.evaluation.conversations import (
     Item,
     Tally,
@@ -51,6 +53,7 @@ from threadsage.evaluation.conversations import (
     seconds_summary,
 )
 from threadsage.evaluation.retrieval import evaluation_corpus
+from threadsage.ingestion.reading_ahead import ReadingAhead
 from threadsage.settings.environment import Settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -105,6 +108,13 @@ def settings_for(data_dir: Path, backend: str, fake: FakeOpenAI | None) -> Setti
     )
 
 
+async def read_ahead(chat: ChatService, kb: KnowledgeBase) -> None:
+    """As a running bot does before its turns (`threadsage run`, `chat`): the offline reader's
+    passages read and indexed by meaning (`ingestion/reading_ahead.py`); nothing for a model."""
+    if chat.context.meaning is not None:
+        await ReadingAhead(kb, asyncio.Lock(), chat.context.meaning).read_once(asyncio.Event())
+
+
 async def run_corpus(
     corpus: Path, sets: list[tuple[str, list[Any]]], backend: str, fake: FakeOpenAI | None
 ) -> list[Tally]:
@@ -112,6 +122,7 @@ async def run_corpus(
         settings = settings_for(Path(scratch), backend, fake)
         with evaluation_corpus(settings, corpus) as evaluation:
             async with open_chat_service(settings, kb=evaluation.kb) as chat:
+                await read_ahead(chat, evaluation.kb)
                 calls = (lambda: len(fake.chat_kinds())) if fake is not None else None
                 return [await run_set(chat, name, items, calls) for name, items in sets]
 

@@ -38,7 +38,10 @@ async def ask_at_once(data: Path, ahead: bool) -> list[float]:
     try:
         Ingestor(kb, settings.chunk_chars, settings.chunk_overlap).ingest_paths([HANDBOOK])
         times = []
-        async with open_chat_service(settings, kb=kb) as chat, knowledge_upkeep(settings, kb, read_ahead=ahead):
+        async with (
+            open_chat_service(settings, kb=kb) as chat,
+            knowledge_upkeep(settings, kb, read_ahead=chat.context.meaning if ahead else None),
+        ):
             for n, question in enumerate(QUESTIONS):
                 started = time.perf_counter()
                 await chat.handle(Turn("bench", f"bench:{n}", "U1", f"m{n}", text=question))

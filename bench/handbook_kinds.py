@@ -26,11 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.answer_quality import settings_for
+from bench.answer_quality import read_ahead, settings_for
 from threadsage.app.runtime import open_chat_service
 from threadsage.evaluation.kinds import HEADER, KindTally, Question, questions, score
 from threadsage.evaluation.retrieval import evaluation_corpus
-from threadsage.ingestion.reading_ahead import ReadingAhead
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLICCODE = (REPO.parent / "shared" / "eval" / "publiccode-handbook").resolve()
@@ -63,7 +62,7 @@ async def run(name: str, corpus: Path, only: tuple[str, ...], items: list[Questi
         with evaluation_corpus(settings, corpus, only=only) as evaluation:
             async with open_chat_service(settings, kb=evaluation.kb) as chat:
                 # As a running bot does (`threadsage run`, `chat`) before its turns are timed.
-                await ReadingAhead(evaluation.kb, asyncio.Lock()).read_once(asyncio.Event())
+                await read_ahead(chat, evaluation.kb)
                 handle = chat.handle
 
                 async def timed(*args, **kwargs):  # type: ignore[no-untyped-def]

@@ -145,6 +145,7 @@ def run_one(size: int, mode: str, read_ahead: bool) -> dict:
 
     from threadsage.adapters.knowledge import open_knowledge_base
     from threadsage.adapters.meaning import minilm
+    from threadsage.adapters.meaning.recall import MeaningIndex
     from threadsage.ingestion.pipeline import Ingestor
     from threadsage.ingestion.reading_ahead import ReadingAhead
     from threadsage.settings.environment import Settings
@@ -215,7 +216,7 @@ def run_one(size: int, mode: str, read_ahead: bool) -> dict:
             if read_ahead:
                 minilm.keep_in(Path(scratch) / "meaning")
                 t = time.perf_counter()
-                asyncio.run(ReadingAhead(kb, asyncio.Lock()).read_once(asyncio.Event()))
+                asyncio.run(ReadingAhead(kb, asyncio.Lock(), MeaningIndex()).read_once(asyncio.Event()))
                 ahead_s = time.perf_counter() - t
                 log(f"{mode} {size}: read ahead in {ahead_s:.1f} s")
         finally:

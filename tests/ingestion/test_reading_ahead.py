@@ -8,13 +8,14 @@ from pathlib import Path
 
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.meaning import minilm
+from threadsage.adapters.meaning.recall import MeaningIndex
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.ingestion.reading_ahead import ReadingAhead, texts_of
 
 
 async def until_all_read(kb: KnowledgeBase, seconds: float = 30) -> None:
     for _ in range(int(seconds * 10)):
-        if not minilm.unread(texts_of(kb)):
+        if not minilm.unread(list(texts_of(kb).values())):
             return
         await asyncio.sleep(0.1)
     raise AssertionError(f"passages still unread after {seconds} s")
@@ -28,10 +29,10 @@ async def test_passages_are_read_ahead_at_the_start_and_after_a_change(kb, tmp_p
     Ingestor(kb, 1200, 150).ingest_paths([folder])
     assert embedded == []  # ingestion itself embeds nothing
     stop, listing = asyncio.Event(), asyncio.Lock()
-    ahead = ReadingAhead(kb, listing)
+    ahead = ReadingAhead(kb, listing, MeaningIndex())
     running = asyncio.create_task(ahead.run(stop))
     await until_all_read(kb)
-    assert sorted(embedded) == sorted(texts_of(kb)) and len(embedded) == 2
+    assert sorted(embedded) == sorted(texts_of(kb).values()) and len(embedded) == 2
 
     (folder / "bikes.md").write_text("# Bikes\nThe bicycle cage code is given out by the porter.\n")
     Ingestor(kb, 1200, 150).ingest_paths([folder])

@@ -174,7 +174,7 @@ def chat(
 async def _chat(settings: Settings, kb: KnowledgeBase, name: str, console: Console, say: Say) -> None:
     async with (
         open_chat_service(settings, kb=kb) as service,
-        knowledge_upkeep(settings, kb, service.knowledge.changed, read_ahead=bool(service.context.meaning_pool)),
+        knowledge_upkeep(settings, kb, service.knowledge.changed, read_ahead=service.context.meaning),
     ):
         say(f"threadsage — {service.description}; session {name} (resume with --session {name}). /help for commands.")
         await TerminalChat(service, name, console).run()

@@ -86,7 +86,7 @@ class Process:
                 runtime.kb,
                 runtime.chat.knowledge.changed,
                 runtime.coordinator,
-                read_ahead=bool(runtime.chat.context.meaning_pool),
+                read_ahead=runtime.chat.context.meaning,
             )
         )
         pruning = prune_periodically(runtime.checkpointer, self.settings, self.stop, runtime.questions)

@@ -22,7 +22,7 @@ from threadsage.adapters.documents.reading import Budget, use_budget
 from threadsage.adapters.knowledge import DenseUse, KnowledgeBase, open_knowledge_base
 from threadsage.adapters.knowledge.embeddings import make_embedder
 from threadsage.adapters.meaning import minilm
-from threadsage.adapters.meaning.ordering import POOL
+from threadsage.adapters.meaning.recall import MeaningIndex
 from threadsage.adapters.questions.translation import make_translator
 from threadsage.adapters.reasoner import Reasoner
 from threadsage.adapters.reasoning.llm.back_end import LLMReasoner
@@ -114,7 +114,7 @@ async def open_runtime(
                     reranker=make_reranker(settings, reasoner),
                     translator=make_translator(settings, reasoner),
                     web_writer=reasoner.web_answer if isinstance(reasoner, LLMReasoner) else None,
-                    meaning_pool=POOL if reads_meaning else 0,
+                    meaning=MeaningIndex() if reads_meaning else None,
                 ),
                 coordinator,
                 feedback=feedback,

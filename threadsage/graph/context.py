@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.meaning.recall import MeaningIndex
 from threadsage.adapters.questions.translation import QueryTranslator
 from threadsage.adapters.reasoner import Reasoner, TurnImage
 from threadsage.adapters.reasoning.rerank import Reranker
@@ -67,9 +68,10 @@ class BrainContext:
     tools: Toolbox = field(default_factory=Toolbox)
     reranker: Reranker | None = None
     translator: QueryTranslator | None = None  # the search query in the documents' language (a model only)
-    # Candidates the search reads by meaning for the few it keeps (`adapters.meaning.ordering`): the
-    # offline back-end, which quotes only from the first few; 0 keeps the search's own order.
-    meaning_pool: int = 0
+    # The passages' meaning, for the offline back-end, which quotes only from the first few: the
+    # search adds the closest in meaning among all passages to its candidates (`meaning.recall`) and
+    # reads them all by meaning for the few it keeps (`meaning.ordering`). None keeps the search's order.
+    meaning: MeaningIndex | None = None
     web_writer: WebWriter | None = None  # a model's web answer; None: the results' own words are listed
     # The images sent with the current question, for a model that sees them: in the run's context,
     # never in its state, so that no checkpoint holds an image (chat/service.py sets them per turn).

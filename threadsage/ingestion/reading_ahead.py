@@ -8,6 +8,10 @@ Embedding in the ingest made `threadsage ingest` and each live sync wait for it 
 corpus: 64 s instead of 1), and a bot on a language model, which never reads the vectors, paid it
 too. A question that comes before its passages were read ahead embeds them itself (about 1 s for a
 pool of 20), and keeps them.
+
+Once every passage is read, they fill the `MeaningIndex` the search looks up the passages closest
+in meaning to a question in (`adapters.meaning.recall`): filled whole after each reading, so that a
+passage deleted meanwhile leaves it at the next.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import time
 
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.meaning import minilm
+from threadsage.adapters.meaning.recall import MeaningIndex
 from threadsage.adapters.reasoner import label_of
 
 log = logging.getLogger(__name__)
@@ -25,18 +30,19 @@ log = logging.getLogger(__name__)
 BATCH = 4  # passages embedded at a time: a question's own passages wait at most this long behind them
 
 
-def texts_of(kb: KnowledgeBase) -> list[str]:
-    """What of each passage the reader reads (`minilm.passage_text`), as the search returns them."""
-    return [minilm.passage_text(label_of(title, heading), text) for title, heading, text in kb.passages()]
+def texts_of(kb: KnowledgeBase) -> dict[str, str]:
+    """What of each passage the reader reads (`minilm.passage_text`), by chunk id."""
+    return {hit.id: minilm.passage_text(label_of(hit.title, hit.heading), hit.text) for hit in kb.passages()}
 
 
 class ReadingAhead:
     """Reads ahead at its start and again after each `changed`, until stopped; one batch at a time
     in a thread (the event loop and the questions' own embeddings go on meanwhile). `listing` is the
-    lock the syncs write under: the passages are listed between two syncs' writes."""
+    lock the syncs write under: the passages are listed between two syncs' writes. `index` is filled
+    with them once all are read."""
 
-    def __init__(self, kb: KnowledgeBase, listing: asyncio.Lock) -> None:
-        self.kb, self.listing = kb, listing
+    def __init__(self, kb: KnowledgeBase, listing: asyncio.Lock, index: MeaningIndex) -> None:
+        self.kb, self.listing, self.index = kb, listing, index
         self._wake = asyncio.Event()
         self._wake.set()
 
@@ -59,14 +65,15 @@ class ReadingAhead:
             stopping.cancel()
 
     async def read_once(self, stop: asyncio.Event) -> None:
-        """Embed every passage not yet read (until `stop`)."""
+        """Embed every passage not yet read (until `stop`), then index them all."""
         started = time.perf_counter()
         async with self.listing:
             texts = await asyncio.to_thread(texts_of, self.kb)
-        unread = await asyncio.to_thread(minilm.unread, texts)
+        unread = await asyncio.to_thread(minilm.unread, list(texts.values()))
         for start in range(0, len(unread), BATCH):
             if stop.is_set():
                 return
             await asyncio.to_thread(minilm.vectors, unread[start : start + BATCH], ahead=True)
+        await asyncio.to_thread(self.index.replace, list(texts), list(texts.values()))
         if unread:
             log.info("offline reader: %d passages read ahead in %.1f s", len(unread), time.perf_counter() - started)

@@ -23,6 +23,7 @@ from redis.asyncio import Redis
 from redis.asyncio.lock import Lock
 
 from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.meaning.recall import MeaningIndex
 from threadsage.delivery.coordination import Coordinator
 from threadsage.ingestion.connectors import connector_for
 from threadsage.ingestion.connectors.base import Connector
@@ -55,19 +56,20 @@ async def keep_knowledge(
     stop: asyncio.Event,
     on_change: KnowledgeChanged | None = None,
     marks: Coordinator | None = None,
-    read_ahead: bool = False,
+    read_ahead: MeaningIndex | None = None,
 ) -> None:
     """Until `stop`: sync the sources, answer handed-over ingests; each one's changes go to
     `on_change`; a Slack source also reads the threads the bots `marks`; with `read_ahead` (the
-    offline reader answers), the passages are embedded in the background (`reading_ahead.py`).
+    offline reader answers), the passages are embedded in the background and fill that index
+    (`reading_ahead.py`).
     Never raises: a broken sources file is logged, the bot answers anyway. Files are read within
     the process's budget, which the composition root set (`open_runtime`). It puts the live sync
     together from three sections (storage, chunking, sources), so it takes `Settings`."""
     writing = asyncio.Lock()
     store = StateStore(settings.data_dir / "sources")
     tasks = []
-    if read_ahead:
-        ahead = ReadingAhead(kb, writing)
+    if read_ahead is not None:
+        ahead = ReadingAhead(kb, writing, read_ahead)
         tasks.append(asyncio.create_task(ahead.run(stop)))
         on_change = _also(ahead, on_change)
     engine = SyncEngine(kb, store, settings.chunk_chars, settings.chunk_overlap, writing, on_change)
@@ -102,7 +104,7 @@ async def knowledge_upkeep(
     kb: KnowledgeBase,
     on_change: KnowledgeChanged | None = None,
     marks: Coordinator | None = None,
-    read_ahead: bool = False,
+    read_ahead: MeaningIndex | None = None,
 ) -> AsyncIterator[None]:
     """`keep_knowledge` (hence the whole `Settings`) in the background while inside; on leaving, a
     sync in flight is cancelled (after its writes, see `SyncEngine.sync`) before the knowledge base

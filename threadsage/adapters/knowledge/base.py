@@ -7,10 +7,9 @@ embeddings, its dense vector. The back-ends differ in who does BM25:
   in-process tantivy index beside its file (`lexical.py`);
 - `server.py` (`MILVUS_URI` set): a Milvus server, with its own BM25 function.
 
-`open_knowledge_base` (the package's `__init__`) picks one. Shared here: connecting, the layout of
-an existing collection (`Layout`), the writes and reads Milvus does for both, and the part of a
-search before the ranking (the query cut and normalised, the filter, the dense vector).
-pymilvus is synchronous: the async `search` runs it in a worker thread.
+`open_knowledge_base` (the package's `__init__`) picks one. Shared here: connecting, the layout of a
+collection (`Layout`), the writes and reads Milvus does for both, and a search before the ranking (the
+query cut and normalised, the filter, the dense vector). pymilvus is synchronous: `search` runs it in a thread.
 """
 
 from __future__ import annotations
@@ -33,8 +32,8 @@ from threadsage.adapters.knowledge.collection import (
     KnowledgeBaseError,
     Layout,
     StoredDocument,
+    narrowed,
     unreachable_message,
-    validate_category,
 )
 from threadsage.adapters.knowledge.embeddings import Embedder
 from threadsage.adapters.knowledge.filters import Filter, FilterArgs, field_in
@@ -46,6 +45,7 @@ from threadsage.adapters.knowledge.search import (
     Query,
     by_place,
     places_known,
+    row_hit,
     searched_with_gloss,
 )
 from threadsage.i18n import Language, language_of
@@ -238,10 +238,21 @@ class KnowledgeBase(ABC):
         documents = {row["doc_id"]: row["category"] for row in self._rows(["doc_id", "category"])}
         return dict(sorted(Counter(documents.values()).items()))
 
-    def passages(self) -> Iterator[tuple[str, str, str]]:
-        """Every chunk's title, heading and text (what the offline reader reads ahead)."""
-        for row in self._rows(["title", "heading", "text"]):
-            yield row["title"], row["heading"], row["text"]
+    def passages(self) -> Iterator[Hit]:
+        """Every chunk, scored 0 (what the offline reader reads ahead). Reads them all: in a thread."""
+        layout = self._layout
+        return (row_hit(row, 0.0) for row in self._rows(layout.hit_fields)) if layout else iter(())
+
+    def hits_of(
+        self, ids: Sequence[str], categories: Sequence[str] | None = None, paths: Sequence[str] | None = None
+    ) -> list[Hit]:
+        """The chunks of `ids` that `categories` and `paths` admit (as `search`), in order, scored 0."""
+        layout = self._layout
+        if not ids or layout is None or (categories is not None and not categories):
+            return []
+        expr, params = self._render(narrowed(categories, paths) & field_in("id", list(ids)))
+        rows = self._client.query(self.collection, filter=expr, filter_params=params, output_fields=layout.hit_fields)
+        return [row_hit(row, 0.0) for row in sorted(rows, key=lambda row: list(ids).index(row["id"]))]
 
     def _rows(self, fields: list[str]) -> Iterator[dict[str, Any]]:
         """Every chunk's row (at least `fields`)."""
@@ -282,11 +293,7 @@ class KnowledgeBase(ABC):
         layout = self._layout
         if not indexed or k <= 0 or layout is None or (categories is not None and not categories):
             return []
-        narrowing = Filter()
-        if categories:
-            narrowing &= field_in("category", [validate_category(c) for c in categories])
-        if paths:
-            narrowing &= field_in("path", paths)
+        narrowing = narrowed(categories, paths)
         # The other-language ranking: for a question in none of the documents' languages.
         language = language_of(query)
         other = layout.languages and layout.dense_dim is not None and language not in self._dense.document_languages
@@ -340,10 +347,9 @@ class KnowledgeBase(ABC):
         return index_form(glossed(query))
 
     def _share_in(self, language: Language) -> float:
-        """The share of passages in `language` (0 in a collection made before passages had one): a
-        corpus mostly in the question's language needs no gloss (CMRC's Chinese paragraphs with the
-        default, English, documents' language). Counted again after this process writes, or after
-        SHARE_SECONDS when another process (a worker, `threadsage ingest`) may have."""
+        """The share of passages in `language` (0 in a collection made before passages had one): a corpus
+        mostly in the question's language needs no gloss. Counted again after this process writes, or
+        after SHARE_SECONDS when another process (a worker, `threadsage ingest`) may have."""
         layout = self._layout
         if layout is None or not layout.languages:
             return 0.0

@@ -5,9 +5,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from threadsage.adapters.knowledge import milvus_lite
+from threadsage.adapters.knowledge.filters import Filter, field_in
 from threadsage.adapters.knowledge.schema import URL_FIELD
 from threadsage.adapters.knowledge.search import HIT_FIELDS
 from threadsage.i18n import DEFAULT, Language
@@ -77,3 +79,13 @@ def unreachable_message(describe: str, exc: Exception, uri: str) -> str:
     detail = str(getattr(exc, "message", "") or exc).strip().splitlines()[0][:300]
     hint = milvus_lite.ONE_PROCESS_HINT if milvus_lite.is_lite_file(uri) else ""
     return f"Cannot open the knowledge base at {describe}: {detail}.{hint}"
+
+
+def narrowed(categories: Sequence[str] | None, paths: Sequence[str] | None) -> Filter:
+    """The rows a search may return: of these categories (None: any) and document paths (None: any)."""
+    narrowing = Filter()
+    if categories:
+        narrowing &= field_in("category", [validate_category(c) for c in categories])
+    if paths:
+        narrowing &= field_in("path", paths)
+    return narrowing

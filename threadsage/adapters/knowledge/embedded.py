@@ -118,6 +118,20 @@ class EmbeddedKnowledgeBase(KnowledgeBase):
         """Every chunk's row as the in-process index has committed it (all of its fields)."""
         return self._lexical.iterate()
 
+    def hits_of(
+        self, ids: Sequence[str], categories: Sequence[str] | None = None, paths: Sequence[str] | None = None
+    ) -> list[Hit]:
+        """From the in-process snapshot, as the words' hits are: one committed state for both."""
+        if categories is not None and not categories:
+            return []
+        rows = self._lexical.rows(ids)
+        admitted = [rows[i] for i in ids if i in rows]
+        return [
+            row_hit(row, 0.0)
+            for row in admitted
+            if (not categories or row["category"] in categories) and (not paths or row["path"] in paths)
+        ]
+
     def _rank(self, query: Query) -> list[Hit]:
         """BM25 in process; with a query vector, Milvus Lite's dense rankings fused with it."""
         if query.vector is None:

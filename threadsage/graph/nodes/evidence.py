@@ -11,8 +11,9 @@ from threadsage.adapters.documents.attachments import (
     points_at_attachment,
     with_attached,
 )
-from threadsage.adapters.knowledge import passage
-from threadsage.adapters.meaning.ordering import by_meaning
+from threadsage.adapters.knowledge import KnowledgeBase, passage
+from threadsage.adapters.meaning.ordering import POOL, by_meaning
+from threadsage.adapters.meaning.recall import MeaningIndex
 from threadsage.adapters.reasoner import Passage
 from threadsage.graph.context import BrainContext
 from threadsage.graph.state import ConversationState
@@ -24,20 +25,42 @@ async def search(
     """The `k` best passages for `query` within the place's categories (and `paths`, if given).
     The session's attached passages are ranked in a thread (tokenising them takes a while) at
     the same time as the knowledge base is searched; a question that points at them ("what does
-    the attached file say…") is answered from them alone. With `meaning_pool`, the knowledge base's
-    candidates are read by meaning too (`ordering.by_meaning`)."""
+    the attached file say…") is answered from them alone. With the passages' `meaning`, the
+    knowledge base's candidates are those closest in meaning too, and are read by it (`ordering`)."""
     attached = state.get("attached") or []
     pointed = attached and points_at_attachment(query)
     if pointed and (mine := await asyncio.to_thread(from_the_files, query, attached, k, paths)):
         return mine
-    found, mine = await asyncio.gather(
-        ctx.kb.search(query, max(k, ctx.meaning_pool), state.get("categories"), paths),
+    categories = state.get("categories")
+    found, mine, close = await asyncio.gather(
+        ctx.kb.search(query, max(k, POOL) if ctx.meaning else k, categories, paths),
         asyncio.to_thread(best_attached, query, attached, k, paths) if attached else _nothing(),
+        asyncio.to_thread(closest_in_meaning, ctx.kb, ctx.meaning, query, categories, paths)
+        if ctx.meaning
+        else _nothing(),
     )
-    hits = [passage(h) for h in found]
-    if ctx.meaning_pool:
+    hits = with_closest([passage(h) for h in found], close)
+    if ctx.meaning:
         hits = await asyncio.to_thread(by_meaning, query, hits, k)
     return with_attached(hits, mine, k) if mine else hits
+
+
+def closest_in_meaning(
+    kb: KnowledgeBase,
+    meaning: MeaningIndex,
+    query: str,
+    categories: Sequence[str] | None,
+    paths: Sequence[str] | None,
+) -> list[Passage]:
+    """The passages closest in meaning to `query` among all those this place may read."""
+    return [passage(h) for h in kb.hits_of(meaning.closest(query, POOL), categories, paths)]
+
+
+def with_closest(found: list[Passage], close: list[Passage]) -> list[Passage]:
+    """The words' candidates, then those closest in meaning from places the words did not find
+    (a place found by the words already holds its pieces: `search.by_place`)."""
+    places = {(p["path"], p["heading"]) for p in found}
+    return found + [p for p in close if (p["path"], p["heading"]) not in places]
 
 
 async def _nothing() -> list[Passage]:

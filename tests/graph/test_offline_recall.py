@@ -1,0 +1,65 @@
+"""The offline reader finds the passage that answers a question in a person's own words even where
+the question's words find only other pages (issue 34): among every passage read ahead, the closest
+in meaning join the search's candidates — only from what the place may read. The pages are written
+here; none is from an evaluation set."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tests.helpers.conversation import Conversation, only, service
+from threadsage.adapters.knowledge import KnowledgeBase
+from threadsage.adapters.meaning.recall import MeaningIndex
+from threadsage.chat import ReplyKind
+from threadsage.graph.nodes.evidence import closest_in_meaning
+from threadsage.ingestion.pipeline import Ingestor
+from threadsage.ingestion.reading_ahead import ReadingAhead
+
+QUESTION = "How often do we get a new computer?"
+ANSWER = "Company laptops are replaced every three years; return the old one to IT."
+TOPICS = (
+    "lunch", "meetings", "parking", "visitors", "printing", "kitchen", "plants", "mail", "lockers", "music",
+    "desks", "heating", "recycling", "coffee", "keys", "guests", "bicycles", "showers", "windows", "noise",
+    "lights", "umbrellas", "birthdays", "posters",
+)  # fmt: skip
+
+
+def write_pages(folder: Path) -> None:
+    """A laptops page that shares no word with the question, and more pages than the search reads
+    by words that share its incidental ones ("get", "new", "often")."""
+    (folder / "it").mkdir(parents=True)
+    (folder / "it" / "laptop-replacement.md").write_text(f"# Laptop replacement\n\n{ANSWER}\n")
+    (folder / "office").mkdir()
+    for topic in TOPICS:
+        (folder / "office" / f"{topic}.md").write_text(
+            f"# Office {topic}\n\nWhen you get a new colleague, often show them the {topic} on their first day.\n"
+        )
+
+
+async def test_a_question_whose_words_find_other_pages_is_answered_from_the_closest_in_meaning(
+    tmp_path: Path, kb: KnowledgeBase
+) -> None:
+    write_pages(tmp_path / "docs")
+    Ingestor(kb, 1200, 150).ingest_paths([tmp_path / "docs" / "office"], category="office")
+    Ingestor(kb, 1200, 150).ingest_paths([tmp_path / "docs" / "it"], category="it")
+    assert "laptop" not in " ".join(h.path for h in kb.search_blocking(QUESTION, 20))  # the words miss it
+
+    async with service(tmp_path, "", kb) as chat:
+        assert chat.context.meaning is not None
+        before = only(await Conversation(chat, "test:ws:c:before").say(QUESTION))
+        assert ANSWER not in before.text  # nothing read ahead yet: the words' candidates only
+
+        await ReadingAhead(kb, asyncio.Lock(), chat.context.meaning).read_once(asyncio.Event())
+        reply = only(await Conversation(chat, "test:ws:c:after").say(QUESTION))
+        assert reply.kind is ReplyKind.ANSWER and ANSWER in reply.text, reply.text
+        assert [c["path"] for c in reply.citations] == ["laptop-replacement.md"]
+
+        # A place that may read the office pages only is never shown the closest in meaning.
+        close = closest_in_meaning(kb, chat.context.meaning, QUESTION, ["office"], None)
+        assert close and all(p["path"] != "laptop-replacement.md" for p in close)
+        assert closest_in_meaning(kb, chat.context.meaning, QUESTION, None, None)[0]["path"] == "laptop-replacement.md"
+
+
+def test_an_empty_index_adds_nothing(kb: KnowledgeBase) -> None:
+    assert closest_in_meaning(kb, MeaningIndex(), QUESTION, None, None) == []
