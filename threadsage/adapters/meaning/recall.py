@@ -1,14 +1,14 @@
 """The passages closest in meaning to a question among all the knowledge base holds.
 
-The search's words rank a question in a person's own words by its incidental words: "When does
-money I paid out of my own pocket for work come back to me?" finds the sick-leave page's "come back
-to work" first, and the expenses page is not among its first 50. Reordering the words' first
-candidates by meaning (`ordering.py`) cannot bring back a passage they never held. So the reader
+The search's words rank a question in a person's own words by its incidental words: "when do I get
+back what I spent myself?" shares "get" and "back" with many pages and nothing with "claims are
+reimbursed with the salary", which may not be among the words' first 50. Reordering the words'
+first candidates by meaning (`ordering.py`) cannot bring back a passage they never held. So the reader
 also looks up, among every passage read ahead, the few closest to the question by MiniLM: one
-vector each, already kept (`reading_ahead.py`), a matrix product a question (under a millisecond
-for 2,000 passages). Measured on every public handbook set: the paraphrases' answering passage
-within the first 5, words alone 15/44, by meaning over every passage 39/44 (docs/performance.md,
-"The offline reader, fourth round").
+vector each, already kept (`reading_ahead.py`), a matrix product a question (under 1 ms for 2,000
+passages, about 20 ms for 50,000, with the other core busy). Measured on every public handbook set:
+the paraphrases' answering passage within the first 5, words alone 15/44, by meaning over every
+passage 34/44 (docs/performance.md, "The offline reader, fourth round").
 """
 
 from __future__ import annotations
@@ -49,4 +49,5 @@ class MeaningIndex:
         if not ids or n <= 0 or not reads_meaning(question):
             return []
         scores = matrix @ minilm.vectors([question])[0]
-        return [ids[i] for i in np.argsort(-scores, kind="stable")[:n]]
+        first = np.argpartition(-scores, n)[:n] if n < len(ids) else np.arange(len(ids))
+        return [ids[i] for i in sorted(first, key=lambda i: (-scores[i], i))]

@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from threadsage.adapters.reasoner import Passage
 from threadsage.adapters.reasoning.offline.confidence import Signals, Sureness
-from threadsage.adapters.reasoning.offline.reading import EXCERPT_CHARS, Reading, read, readings, second_part, window
+from threadsage.adapters.reasoning.offline.reading import (
+    EXCERPT_CHARS,
+    Reading,
+    kinds,
+    read,
+    readings,
+    second_part,
+    window,
+)
+from threadsage.support.text import term_set
 
 
 def passage(path: str, title: str, heading: str, text: str, score: float = 1.0) -> Passage:
@@ -90,6 +99,35 @@ def test_a_short_question_two_documents_answer_alike_is_asked_back() -> None:
     assert sorted(readings(question, evidence, reading)) == [0, 1]
     named = "How much leave do contractors get?"  # names one reading
     assert readings(named, evidence, read(named, evidence, Signals(0.8, 0.0, 1.0))) == []
+
+
+LEAVE_KINDS = [
+    passage("people/leave.md", "Leave", "Kinds of leave > Study leave", "Study leave: up to 2 weeks a year, paid."),
+    passage("people/leave.md", "Leave", "Kinds of leave > Unpaid leave", "Unpaid leave: up to 8 weeks a year."),
+    passage("people/leave.md", "Leave", "Kinds of leave > Jury leave", "Jury leave: as long as the court needs."),
+]
+
+
+def test_a_short_question_naming_what_several_sections_of_a_page_are_kinds_of_is_asked_back() -> None:
+    question = "How many weeks of leave can I get?"
+    reading = read(question, LEAVE_KINDS, Signals(coverage=0.8, unknown=0.0, margin=1.0))
+    # Study and unpaid leave say how many weeks; jury leave does not, and reads too far to be one.
+    assert sorted(readings(question, LEAVE_KINDS, reading)) == [0, 1]
+    named = "How many weeks of unpaid leave can I get?"  # names its kind: one heading holds more of it
+    assert kinds(term_set(named), LEAVE_KINDS) == []
+
+
+def test_steps_and_parts_of_a_section_are_not_kinds_of_it() -> None:
+    steps = [
+        passage("it/passwords.md", "Passwords", "Rules > 1. Use a manager", "Use the password manager."),
+        passage("it/passwords.md", "Passwords", "Rules > 2. Use unique passwords", "Never reuse a password."),
+    ]
+    assert kinds(term_set("Which password manager should I use?"), steps) == []
+    parts = [
+        passage("people/leave.md", "Leave", "Parental leave", "Parents get leave."),
+        passage("people/leave.md", "Leave", "Parental leave > Partner leave", "Partners get one week."),
+    ]
+    assert kinds(term_set("How much leave do I get?"), parts) == []
 
 
 def test_a_question_in_two_parts_gets_the_place_of_its_second_part() -> None:

@@ -42,6 +42,7 @@ ALIKE = 0.15  # a passage this much less close than the lead still reads alike
 OVERRULE = 0.3  # the meaning leads elsewhere than a sure reading of the words only when this much closer
 EXCERPT_CHARS = 900
 _WORD = re.compile(r"\w+")
+_STEP = re.compile(r"\d+[.)]\s")  # "2. Use unique passwords": a step of a procedure, not a kind
 
 
 @dataclass(frozen=True)
@@ -122,11 +123,12 @@ READING_RATIO = 0.9  # …and this close to the closest one
 def readings(question: str, evidence: Sequence[Passage], reading: Reading) -> list[int]:
     """The passages of different documents that read about equally close to a short question
     naming none of them apart ("When do I get paid?": the payroll page, the contractors' page) —
-    the readings to ask back about, closest first; [] when the question reads one way.
+    the readings to ask back about, closest first; [] when the question reads one way. Within one
+    page, only sections that are kinds of what the question names (`kinds`).
 
     Short: a question of a few words is the one a person asks without saying whose rules or which
     case; a longer one usually names it. Different documents: sections of one page that read alike
-    are its parts (a procedure's steps), not two answers. Measured on every public set (docs/performance.md)."""
+    are usually its parts (a procedure's steps), not two answers. Measured on every public set (docs/performance.md)."""
     asked = term_set(question)
     if not reading.near or len(asked) > READING_TERMS:
         return []
@@ -134,6 +136,9 @@ def readings(question: str, evidence: Sequence[Passage], reading: Reading) -> li
     closest = reading.near[order[0]].best
     if closest < READING_FLOOR:
         return []
+    alike = [i for i in range(len(evidence)) if reading.near[i].best >= READING_RATIO * closest]
+    if sorts := kinds(asked, [evidence[i] for i in alike]):
+        return [alike[i] for i in sorts]
     chosen = [order[0]]
     for i in order[1:]:
         if reading.near[i].best < READING_RATIO * closest or len(chosen) == MAX_READINGS:
@@ -144,6 +149,26 @@ def readings(question: str, evidence: Sequence[Passage], reading: Reading) -> li
     if len(chosen) < 2 or any(mine != named[0] for mine in named[1:]):
         return []  # one reading, or the question names one of them and not the others
     return chosen
+
+
+def kinds(asked: frozenset[str], evidence: Sequence[Passage]) -> list[int]:
+    """Sections of one page whose headings name what the question asks about, each with a kind of
+    it the question does not name ("Short-term care leave", "Long-term care leave" for "Am I paid
+    during care leave?"), in the search's order; [] when a heading names more of the question than
+    they do (the question names its kind) or fewer than two such sections were found."""
+    named = [asked & term_set(p["heading"].split(" > ")[-1]) for p in evidence]
+    most = max(named, key=len, default=frozenset())
+    if not most or any(not mine <= most for mine in named):
+        return []
+    path = next(p["path"] for p, mine in zip(evidence, named, strict=True) if mine == most)
+    headings = {p["heading"] for p in evidence if p["path"] == path}
+    found: dict[str, int] = {}
+    for i, (p, mine) in enumerate(zip(evidence, named, strict=True)):
+        kind = p["heading"].split(" > ")[-1].strip().lower()
+        parent = any(h.startswith(p["heading"] + " > ") for h in headings)  # its parts are not kinds of it
+        if mine == most and p["path"] == path and term_set(kind) - asked and not parent and not _STEP.match(kind):
+            found.setdefault(kind, i)
+    return list(found.values())[:MAX_READINGS] if len(found) >= 2 else []
 
 
 def window(text: str, sentence: str, limit: int = EXCERPT_CHARS) -> str:
