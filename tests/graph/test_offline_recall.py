@@ -6,13 +6,18 @@ here; none is from an evaluation set."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 from tests.helpers.conversation import Conversation, only, service
 from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.meaning.recall import MeaningIndex
+from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
+from threadsage.adapters.reasoning.offline.research import OfflineResearcher
 from threadsage.chat import ReplyKind
-from threadsage.graph.nodes.evidence import closest_in_meaning
+from threadsage.graph.context import BrainContext
+from threadsage.graph.nodes.evidence import closest_in_meaning, search
+from threadsage.graph.state import ConversationState
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.ingestion.reading_ahead import ReadingAhead
 
@@ -63,3 +68,25 @@ async def test_a_question_whose_words_find_other_pages_is_answered_from_the_clos
 
 def test_an_empty_index_adds_nothing(kb: KnowledgeBase) -> None:
     assert closest_in_meaning(kb, MeaningIndex(), QUESTION, None, None) == []
+
+
+async def test_before_anything_is_read_the_words_candidates_are_still_read_by_meaning(
+    tmp_path: Path, kb: KnowledgeBase
+) -> None:
+    """An empty index (the bot has just started) adds nothing, and the search still takes the
+    words' 20 candidates and puts the closest in meaning second."""
+    write_pages(tmp_path / "docs")
+    (tmp_path / "docs" / "it" / "laptop-replacement.md").write_text(
+        f"# Laptop replacement\n\n{ANSWER} If yours breaks, you get a loan laptop from the desk.\n"
+    )
+    for page in sorted((tmp_path / "docs" / "office").iterdir())[8:]:
+        page.unlink()  # eight office pages: the laptop page is among the words' 20
+    Ingestor(kb, 1200, 150).ingest_paths([tmp_path / "docs"])
+    by_words = [h.path for h in kb.search_blocking(QUESTION, 20)]
+    assert by_words.index("it/laptop-replacement.md") >= 3  # among the words' 20, not their first 3
+    context = BrainContext(kb=kb, reasoner=OfflineReasoner(), researcher=OfflineResearcher(OfflineReasoner()))
+    state = ConversationState(question=QUESTION)
+    found = await search(state, replace(context, meaning=MeaningIndex()), QUESTION, 3)
+    assert [p["path"] for p in found][1] == "it/laptop-replacement.md"
+    plain = await search(state, context, QUESTION, 3)  # no meaning at all: the words' order
+    assert [p["path"] for p in plain] == by_words[:3]

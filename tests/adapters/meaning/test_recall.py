@@ -29,7 +29,7 @@ def index_of(passages: dict[str, str]) -> MeaningIndex:
 
 def test_the_closest_passage_is_found_without_a_shared_word() -> None:
     index = index_of(PASSAGES)
-    assert len(index) == len(PASSAGES)
+    assert sorted(index.closest("How often do we get a new computer?", 100)) == sorted(PASSAGES)
     assert index.closest("How often do we get a new computer?", 2)[0] == "laptops"
     assert index.closest("When does money I paid out of my own pocket come back to me?", 3)[0] == "expenses"
 

@@ -32,9 +32,6 @@ class MeaningIndex:
         self._ids: tuple[str, ...] = ()
         self._matrix = np.zeros((0, minilm.DIM), dtype=np.float32)
 
-    def __len__(self) -> int:
-        return len(self._ids)
-
     def replace(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         """Index these passages (`texts` as `minilm.passage_text` reads them), and only these."""
         matrix = minilm.vectors(texts, ahead=True) if texts else np.zeros((0, minilm.DIM), dtype=np.float32)

@@ -33,14 +33,14 @@ async def search(
         return mine
     categories = state.get("categories")
     found, mine, close = await asyncio.gather(
-        ctx.kb.search(query, max(k, POOL) if ctx.meaning else k, categories, paths),
+        ctx.kb.search(query, max(k, POOL) if ctx.meaning is not None else k, categories, paths),
         asyncio.to_thread(best_attached, query, attached, k, paths) if attached else _nothing(),
         asyncio.to_thread(closest_in_meaning, ctx.kb, ctx.meaning, query, categories, paths)
-        if ctx.meaning
+        if ctx.meaning is not None
         else _nothing(),
     )
     hits = with_closest([passage(h) for h in found], close)
-    if ctx.meaning:
+    if ctx.meaning is not None:
         hits = await asyncio.to_thread(by_meaning, query, hits, k)
     return with_attached(hits, mine, k) if mine else hits
 
