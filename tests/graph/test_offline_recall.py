@@ -21,8 +21,8 @@ from threadsage.graph.state import ConversationState
 from threadsage.ingestion.pipeline import Ingestor
 from threadsage.ingestion.reading_ahead import ReadingAhead
 
-QUESTION = "How often do we get a new computer?"
-ANSWER = "Company laptops are replaced every three years; return the old one to IT."
+QUESTION = "How often is my work computer swapped for a new one?"
+ANSWER = "Company laptops are replaced every three years; return the old laptop to IT."
 TOPICS = (
     "lunch", "meetings", "parking", "visitors", "printing", "kitchen", "plants", "mail", "lockers", "music",
     "desks", "heating", "recycling", "coffee", "keys", "guests", "bicycles", "showers", "windows", "noise",
@@ -77,7 +77,7 @@ async def test_before_anything_is_read_the_words_candidates_are_still_read_by_me
     words' 20 candidates and puts the closest in meaning second."""
     write_pages(tmp_path / "docs")
     (tmp_path / "docs" / "it" / "laptop-replacement.md").write_text(
-        f"# Laptop replacement\n\n{ANSWER} If yours breaks, you get a loan laptop from the desk.\n"
+        f"# Laptop replacement\n\n{ANSWER} New starters receive theirs from the desk.\n"
     )
     for page in sorted((tmp_path / "docs" / "office").iterdir())[8:]:
         page.unlink()  # eight office pages: the laptop page is among the words' 20

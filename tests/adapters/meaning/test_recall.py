@@ -29,14 +29,14 @@ def index_of(passages: dict[str, str]) -> MeaningIndex:
 
 def test_the_closest_passage_is_found_without_a_shared_word() -> None:
     index = index_of(PASSAGES)
-    assert sorted(index.closest("How often do we get a new computer?", 100)) == sorted(PASSAGES)
-    assert index.closest("How often do we get a new computer?", 2)[0] == "laptops"
-    assert index.closest("When does money I paid out of my own pocket come back to me?", 3)[0] == "expenses"
+    assert sorted(index.closest("How often is my work computer swapped for a new one?", 100)) == sorted(PASSAGES)
+    assert index.closest("How often is my work computer swapped for a new one?", 2)[0] == "laptops"
+    assert index.closest("When do I get back what I spent myself?", 3)[0] == "expenses"
 
 
 def test_nothing_is_found_before_anything_was_read_or_for_a_question_the_model_cannot_read() -> None:
     empty = MeaningIndex()
-    assert empty.closest("How often do we get a new computer?", 5) == []
+    assert empty.closest("How often is my work computer swapped for a new one?", 5) == []
     index = index_of(PASSAGES)
     assert index.closest("我们多久换一次电脑？", 5) == []
 
@@ -44,7 +44,7 @@ def test_nothing_is_found_before_anything_was_read_or_for_a_question_the_model_c
 def test_a_replacement_drops_what_it_does_not_hold() -> None:
     index = index_of(PASSAGES)
     index.replace(["canteen"], [PASSAGES["canteen"]])
-    assert index.closest("How often do we get a new computer?", 5) == ["canteen"]
+    assert index.closest("How often is my work computer swapped for a new one?", 5) == ["canteen"]
 
 
 def test_the_vectors_are_those_read_ahead(monkeypatch) -> None:

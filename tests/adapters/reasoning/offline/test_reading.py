@@ -109,11 +109,11 @@ LEAVE_KINDS = [
 
 
 def test_a_short_question_naming_what_several_sections_of_a_page_are_kinds_of_is_asked_back() -> None:
-    question = "How many weeks of leave can I get?"
+    question = "How much leave may I take?"
     reading = read(question, LEAVE_KINDS, Signals(coverage=0.8, unknown=0.0, margin=1.0))
-    # Study and unpaid leave say how many weeks; jury leave does not, and reads too far to be one.
+    # Study and unpaid leave say how much; jury leave reads too far from it to be one.
     assert sorted(readings(question, LEAVE_KINDS, reading)) == [0, 1]
-    named = "How many weeks of unpaid leave can I get?"  # names its kind: one heading holds more of it
+    named = "How much unpaid leave may I take?"  # names its kind: one heading holds more of it
     assert kinds(term_set(named), LEAVE_KINDS) == []
 
 

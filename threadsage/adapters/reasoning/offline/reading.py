@@ -153,8 +153,8 @@ def readings(question: str, evidence: Sequence[Passage], reading: Reading) -> li
 
 def kinds(asked: frozenset[str], evidence: Sequence[Passage]) -> list[int]:
     """Sections of one page whose headings name what the question asks about, each with a kind of
-    it the question does not name ("Short-term care leave", "Long-term care leave" for "Am I paid
-    during care leave?"), in the search's order; [] when a heading names more of the question than
+    it the question does not name ("Study leave", "Unpaid leave" for "How much leave may I
+    take?"), in the search's order; [] when a heading names more of the question than
     they do (the question names its kind) or fewer than two such sections were found."""
     named = [asked & term_set(p["heading"].split(" > ")[-1]) for p in evidence]
     most = max(named, key=len, default=frozenset())
