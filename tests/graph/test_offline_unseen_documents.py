@@ -148,3 +148,24 @@ async def test_a_new_question_typed_while_a_clarification_waits_is_answered_as_o
         vpn = next(c.label for c in ask.choices if "VPN" in c.label)
         picked = only(await talk.say(f"the {vpn.split(' › ')[0]} one"))
         assert picked.kind is ReplyKind.ANSWER and "it/vpn.md" in [c["path"] for c in picked.citations]
+
+
+CARE = page(
+    "people/care.md",
+    "Care leave",
+    "You may take care leave to look after a sick relative. Care leave is paid at 70 %.\n\nTell HR by e-mail.",
+    9.0,
+    heading="Who may take it",
+)
+STUDY = page("people/study.md", "Study leave", "Study leave for a relative's exam is not granted.", 8.5)
+
+
+async def test_a_short_section_all_the_chosen_sentences_come_from_is_quoted_whole() -> None:
+    reasoner = OfflineReasoner(frequencies)
+    question = "Can I take care leave for a sick relative?"
+    answer = await reasoner.extract(question, [CARE])
+    assert answer.startswith(say("from_section", label="Care leave › Who may take it")), answer
+    assert "Tell HR by e-mail." in answer and answer.endswith("[1]")  # what the words alone did not choose
+    both = "Is care leave or study leave granted for a relative?"
+    mixed = await reasoner.extract(both, [CARE, STUDY])  # sentences of two places: listed as before
+    assert mixed.startswith(say("from_documents")) and "[2]" in mixed and "Tell HR" not in mixed, mixed

@@ -38,7 +38,14 @@ from threadsage.adapters.reasoning.offline.confidence import (
     signals,
     term_weights,
 )
-from threadsage.adapters.reasoning.offline.reading import Reading, read, readings, second_part, window
+from threadsage.adapters.reasoning.offline.reading import (
+    EXCERPT_CHARS,
+    Reading,
+    read,
+    readings,
+    second_part,
+    window,
+)
 from threadsage.i18n import Language, language_of, passage_language, say
 from threadsage.i18n.glossing import can_gloss, glossed
 from threadsage.support.text import first_cue, term_set, terms
@@ -251,6 +258,13 @@ class OfflineReasoner:
                 if f"{sentence} [{number}]" not in "\n".join(lines)
             ]
             lines.append(say("computed_offline", language, expression=computed[0][0], result=computed[0][1]))
+        if not computed and _all_from(lines, mark) and len(top["text"].strip()) <= EXCERPT_CHARS:
+            # Every sentence chosen is of the leading section, and it is short: the section whole
+            # says the same with what the words missed around it (a person's own words share few).
+            lines = [f"{window(top['text'], '')} {mark}"]
+            head = say("from_section", language, label=passage_label(top))
+        else:
+            head = say("from_documents", language)
         # A question in two parts whose second part reads closest to a page none of the sentences
         # came from: that page's place too (`reading.second_part`).
         cited = {passages[number - 1]["path"] for _, _, number, _ in best}
@@ -259,7 +273,7 @@ class OfflineReasoner:
         ]
         return "\n\n".join(
             [
-                say("from_documents", language) + "\n\n" + "\n".join(lines),
+                head + "\n\n" + "\n".join(lines),
                 *(_place(passages, i, sentence, language) for i, sentence in more),
             ]
         )
@@ -300,6 +314,11 @@ def _followed_up(own: str, p: Passage) -> str:
         return ""
     [near] = closeness(own, [(passage_label(p), p["text"])])
     return near.units[near.closest] if near.units else ""
+
+
+def _all_from(lines: Sequence[str], mark: str) -> bool:
+    """Whether every quoted line cites `mark` ("[2]") and no other passage."""
+    return all(line.endswith(f" {mark}") for line in lines)
 
 
 def _own_words(question: str) -> str:
