@@ -252,11 +252,11 @@ class KnowledgeBase(ABC):
             return []
         expr, params = self._render(narrowed(categories, paths) & field_in("id", list(ids)))
         rows = self._client.query(self.collection, filter=expr, filter_params=params, output_fields=layout.hit_fields)
-        return [row_hit(row, 0.0) for row in sorted(rows, key=lambda row: list(ids).index(row["id"]))]
+        found = {row["id"]: row for row in rows}
+        return [row_hit(found[i], 0.0) for i in ids if i in found]
 
     def _rows(self, fields: list[str]) -> Iterator[dict[str, Any]]:
-        """Every chunk's row (at least `fields`)."""
-        return self._iterate(fields)
+        return self._iterate(fields)  # every chunk's row, at least `fields`
 
     def _iterate(self, fields: list[str]) -> Iterator[dict[str, Any]]:
         iterator = self._client.query_iterator(

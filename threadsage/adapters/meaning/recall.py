@@ -33,7 +33,12 @@ class MeaningIndex:
         self._matrix = np.zeros((0, minilm.DIM), dtype=np.float32)
 
     def replace(self, ids: Sequence[str], texts: Sequence[str]) -> None:
-        """Index these passages (`texts` as `minilm.passage_text` reads them), and only these."""
+        """Index these passages (`texts` as `minilm.passage_text` reads them), and only these. A
+        chunk's id names its content, so the same ids are the same passages: nothing to redo (a
+        sync that changed nothing, or a restart)."""
+        with self._lock:
+            if tuple(ids) == self._ids:
+                return
         matrix = minilm.vectors(texts, ahead=True) if texts else np.zeros((0, minilm.DIM), dtype=np.float32)
         with self._lock:
             self._ids, self._matrix = tuple(ids), matrix

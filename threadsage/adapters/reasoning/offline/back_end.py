@@ -245,10 +245,10 @@ class OfflineReasoner:
         best = best_sentences(query, reading.alike(numbered), wants_quantity=bool(QUANTITY.search(question)))
         if not best:
             return say("not_found", language)
-        lines = [f"- {sentence} [{number}]" for _, _, number, sentence in best]
         # A question naming two things ("X and Y", "X vs Y", "X和Y有什么区别"): the best sentence for
         # the thing the sentences chosen for the whole question leave out.
-        lines += [f"- {sentence} [{number}]" for number, sentence in left_out_sides(question, numbered, best)]
+        chosen = [(number, sentence) for _, _, number, sentence in best] + left_out_sides(question, numbered, best)
+        lines = [f"- {sentence} [{number}]" for number, sentence in chosen]
         computed = worked_out(question, numbered)
         if computed:
             # Each side's figure quoted with its citation, then the calculator's result.
@@ -258,7 +258,8 @@ class OfflineReasoner:
                 if f"{sentence} [{number}]" not in "\n".join(lines)
             ]
             lines.append(say("computed_offline", language, expression=computed[0][0], result=computed[0][1]))
-        if not computed and _all_from(lines, mark) and len(top["text"].strip()) <= EXCERPT_CHARS:
+        short = len(top["text"].strip()) <= EXCERPT_CHARS
+        if not computed and short and {number for number, _ in chosen} == {lead + 1}:
             # Every sentence chosen is of the leading section, and it is short: the section whole
             # says the same with what the words missed around it (a person's own words share few).
             lines = [f"{window(top['text'], '')} {mark}"]
@@ -314,11 +315,6 @@ def _followed_up(own: str, p: Passage) -> str:
         return ""
     [near] = closeness(own, [(passage_label(p), p["text"])])
     return near.units[near.closest] if near.units else ""
-
-
-def _all_from(lines: Sequence[str], mark: str) -> bool:
-    """Whether every quoted line cites `mark` ("[2]") and no other passage."""
-    return all(line.endswith(f" {mark}") for line in lines)
 
 
 def _own_words(question: str) -> str:

@@ -156,15 +156,15 @@ def kinds(asked: frozenset[str], evidence: Sequence[Passage]) -> list[int]:
     it the question does not name ("Study leave", "Unpaid leave" for "How much leave may I
     take?"), in the search's order; [] when a heading names more of the question than
     they do (the question names its kind) or fewer than two such sections were found."""
-    named = [asked & term_set(p["heading"].split(" > ")[-1]) for p in evidence]
+    lasts = [p["heading"].split(" > ")[-1].strip().lower() for p in evidence]
+    named = [asked & term_set(last) for last in lasts]
     most = max(named, key=len, default=frozenset())
     if not most or any(not mine <= most for mine in named):
         return []
     path = next(p["path"] for p, mine in zip(evidence, named, strict=True) if mine == most)
     headings = {p["heading"] for p in evidence if p["path"] == path}
     found: dict[str, int] = {}
-    for i, (p, mine) in enumerate(zip(evidence, named, strict=True)):
-        kind = p["heading"].split(" > ")[-1].strip().lower()
+    for i, (p, mine, kind) in enumerate(zip(evidence, named, lasts, strict=True)):
         parent = any(h.startswith(p["heading"] + " > ") for h in headings)  # its parts are not kinds of it
         if mine == most and p["path"] == path and term_set(kind) - asked and not parent and not _STEP.match(kind):
             found.setdefault(kind, i)
