@@ -10,10 +10,11 @@ from threadsage.adapters.reasoning.offline.confidence import Signals, Sureness
 from threadsage.adapters.reasoning.offline.reading import (
     EXCERPT_CHARS,
     Reading,
+    closest_place,
     kinds,
+    parts,
     read,
     readings,
-    second_part,
     window,
 )
 from threadsage.support.text import term_set
@@ -130,7 +131,19 @@ def test_steps_and_parts_of_a_section_are_not_kinds_of_it() -> None:
     assert kinds(term_set("How much leave do I get?"), parts) == []
 
 
-def test_a_question_in_two_parts_gets_the_place_of_its_second_part() -> None:
+def test_a_question_in_two_parts_gets_the_place_of_each_part() -> None:
     question = "How often are laptops replaced, and when are expense claims paid back?"
-    assert second_part(question, [LAPTOPS, PAY], 0) == [(1, "Approved claims are paid with your salary on the 25th.")]
-    assert second_part("How often are laptops replaced?", [LAPTOPS, PAY], 0) == []
+    first, second = parts(question)
+    assert closest_place(second, [LAPTOPS, PAY]) == (1, "Approved claims are paid with your salary on the 25th.")
+    assert closest_place(first, [LAPTOPS, PAY]) == (0, "Company laptops are replaced every three years.")
+    assert parts("How often are laptops replaced?") == []
+    assert closest_place("Can I bring my dog to work?", [LAPTOPS, PAY]) is None
+
+
+def test_a_second_part_may_begin_with_a_preposition() -> None:
+    assert parts("Which phone do new staff get, and on which day are badges printed?")[1] == (
+        "on which day are badges printed?"
+    )
+    assert parts("Where do I send it, and by what time must I report it?")[1] == "by what time must I report it?"
+    assert parts("Is the office open, and if not, where do I book the day?")[1] == "where do I book the day?"
+    assert parts("Tea and biscuits are served on which floor?") == []

@@ -60,3 +60,37 @@ async def test_a_phrase_joined_by_and_in_a_plain_question_is_one_thing() -> None
     rules = page("perks/rules.md", "Rules", "Conditions of use are posted on the door.", 5.0)
     answer = await OfflineReasoner().extract("What are the gym terms and conditions?", [gym, rules])
     assert "door" not in answer, answer
+
+
+ROTA = page(
+    "oncall/rota.md",
+    "On-call rota",
+    "The on-call shift changes hands every Monday at noon. To swap a shift, agree it with a colleague and "
+    "update the rota. " + " ".join(f"Alert {n} is routed to the primary engineer of the week." for n in range(20)),
+    9.0,
+)
+TIME_OFF = page(
+    "people/time-off.md",
+    "Time off",
+    "Book time off in the leave tool. Long absences are booked at least three weeks ahead, short ones two days "
+    "ahead. Swap your on-call shift before you book time off that overlaps it.",
+    7.0,
+)
+
+
+async def test_the_second_part_of_a_question_gets_its_place_with_no_sentence_twice() -> None:
+    # The words quote the second page's sentence about swapping; the second part reads closest to
+    # it too, but the sentence beside it answers: the place shows both, and that sentence once.
+    question = "How do I swap my on-call shift, and how early must I request time off?"
+    answer = await OfflineReasoner().extract(question, [ROTA, TIME_OFF, LUNCH])
+    assert "three weeks ahead" in answer and "[2]" in answer, answer
+    assert "agree it with a colleague" in answer and "[1]" in answer, answer
+    assert answer.count("Swap your on-call shift") == 1, answer
+
+
+async def test_each_part_of_a_question_read_by_meaning_gets_its_place() -> None:
+    # The whole question reads closest to the second part's page; the first part's place is shown too.
+    question = "How do I swap my on-call shift, and how far ahead must I book time off?"
+    answer = await OfflineReasoner().extract(question, [ROTA, TIME_OFF, LUNCH])
+    assert "three weeks ahead" in answer and "agree it with a colleague" in answer, answer
+    assert "canteen" not in answer, answer

@@ -41,9 +41,10 @@ from threadsage.adapters.reasoning.offline.confidence import (
 from threadsage.adapters.reasoning.offline.reading import (
     EXCERPT_CHARS,
     Reading,
+    closest_place,
+    parts,
     read,
     readings,
-    second_part,
     window,
 )
 from threadsage.i18n import Language, language_of, passage_language, say
@@ -233,9 +234,13 @@ class OfflineReasoner:
             return _place(passages, lead, own, language)
         if reading.by_meaning and not worked_out(question, numbered):
             # Read by meaning: the place that holds the closest sentence, with what follows it; for
-            # a question in two parts ("…, and by when do I report it?"), the place the other part
-            # reads closest to as well, when that is another.
-            shown = [(lead, reading.closest_sentence), *second_part(question, passages, lead)]
+            # a question in two parts ("…, and by when do I report it?"), the place each part reads
+            # closest to as well, where that is another (the whole question may read closest to
+            # either part's place).
+            shown = [(lead, reading.closest_sentence)]
+            for part in parts(question):
+                if (place := closest_place(part, passages)) and place[0] not in {i for i, _ in shown}:
+                    shown.append(place)
             quoted = [_place(passages, i, sentence, language) for i, sentence in shown]
             if len(shown) == 1:
                 quoted += [f"- {sentence} [{number}]" for number, sentence in left_out_sides(question, numbered, [])]
@@ -259,25 +264,26 @@ class OfflineReasoner:
             ]
             lines.append(say("computed_offline", language, expression=computed[0][0], result=computed[0][1]))
         short = len(top["text"].strip()) <= EXCERPT_CHARS
-        if not computed and short and {number for number, _ in chosen} == {lead + 1}:
+        whole = not computed and short and {number for number, _ in chosen} == {lead + 1}
+        if whole:
             # Every sentence chosen is of the leading section, and it is short: the section whole
             # says the same with what the words missed around it (a person's own words share few).
             lines = [f"{window(top['text'], '')} {mark}"]
             head = say("from_section", language, label=passage_label(top))
         else:
             head = say("from_documents", language)
-        # A question in two parts whose second part reads closest to a page none of the sentences
-        # came from: that page's place too (`reading.second_part`).
-        cited = {passages[number - 1]["path"] for _, _, number, _ in best}
-        more = [
-            (i, sentence) for i, sentence in second_part(question, passages, lead) if passages[i]["path"] not in cited
-        ]
-        return "\n\n".join(
-            [
-                head + "\n\n" + "\n".join(lines),
-                *(_place(passages, i, sentence, language) for i, sentence in more),
-            ]
-        )
+        # A question in two parts: the place its second part reads closest to, unless that is the
+        # section already shown whole. Shown as a place, not as a line: a second part is short, and
+        # the sentence it reads closest to is often beside the one that answers. Its lines above
+        # go, so that no sentence is quoted twice.
+        places = []
+        two = parts(question)
+        other = closest_place(two[1], passages) if two else None
+        if other and not (whole and other[0] == lead):
+            i, sentence = other
+            lines = [line for line in lines if not line.endswith(f" [{i + 1}]")]
+            places.append(_place(passages, i, sentence, language))
+        return "\n\n".join([*([head + "\n\n" + "\n".join(lines)] if lines else []), *places])
 
     @off_the_loop
     def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:

@@ -41,6 +41,7 @@ LEAD_STEP = 0.02  # a passage lower in the search's order needs this much more c
 ALIKE = 0.15  # a passage this much less close than the lead still reads alike
 OVERRULE = 0.3  # the meaning leads elsewhere than a sure reading of the words only when this much closer
 EXCERPT_CHARS = 900
+PART_FLOOR = 0.35  # a part of a question in two parts reading this close to a passage is shown it
 _WORD = re.compile(r"\w+")
 _STEP = re.compile(r"\d+[.)]\s")  # "2. Use unique passwords": a step of a procedure, not a kind
 
@@ -93,26 +94,36 @@ def read(question: str, evidence: Sequence[Passage], words: Signals) -> Reading:
     return Reading(sureness, lead, near, by_meaning=True)
 
 
-# Where a question asks a second thing: ", and by what time…", "and if not, where…", "and are we…".
+# Where a question asks a second thing: ", and by what time…", "and if not, where…", "and are we…",
+# "and on which day…".
 _SECOND_PART = re.compile(
-    r",?\s+and\s+(?:if not,?\s+)?(?=(?:what|which|who|whom|when|where|how|why|do|does|did|is|are|can|may|"
-    r"should|will|by)\b)",
+    r",?\s+and\s+(?:if not,?\s+)?(?=(?:(?:on|at|in|by|for|from|to|with|until)\s+)?"
+    r"(?:what|which|who|whom|when|where|how|why|do|does|did|is|are|can|may|should|will)\b)",
     re.IGNORECASE,
 )
 
 
-def second_part(question: str, evidence: Sequence[Passage], lead: int) -> list[tuple[int, str]]:
-    """For a question in two parts, the passage (other than `lead`) its second part reads closest
-    to, with that passage's closest sentence; [] for a question in one part, or when the second
-    part reads closest to the lead too, or to nothing plausible."""
-    parts = _SECOND_PART.split(question, maxsplit=1)
-    if len(parts) < 2 or len(_WORD.findall(parts[1])) < 3 or not reads_meaning(parts[1]):
+def parts(question: str) -> list[str]:
+    """A question in two parts, split where the second begins; [] for a question in one part (or a
+    second part too short, or unreadable, to read by itself)."""
+    split = _SECOND_PART.split(question, maxsplit=1)
+    if len(split) < 2 or len(_WORD.findall(split[1])) < 3 or not reads_meaning(split[1]):
         return []
-    near = closeness(parts[1], [(passage_label(p), p["text"]) for p in evidence])
+    return split
+
+
+def closest_place(part: str, evidence: Sequence[Passage]) -> tuple[int, str] | None:
+    """The passage a part of a question reads closest to, with that passage's closest sentence;
+    None when it reads close to nothing. The floor is lower than `PLAUSIBLE`: the whole question
+    already found its place, and a part is short and leans on the other ("…, and by what time do I
+    report it?")."""
+    near = closeness(part, [(passage_label(p), p["text"]) for p in evidence])
+    if not near:
+        return None
     other = max(range(len(evidence)), key=lambda i: near[i].best - LEAD_STEP * i)
-    if other == lead or near[other].best < PLAUSIBLE or evidence[other]["path"] == evidence[lead]["path"]:
-        return []
-    return [(other, near[other].units[near[other].closest])]
+    if near[other].best < PART_FLOOR:
+        return None
+    return other, near[other].units[near[other].closest]
 
 
 READING_TERMS = 4  # a question of at most this many content words may read several ways
