@@ -147,3 +147,21 @@ def test_a_second_part_may_begin_with_a_preposition() -> None:
     assert parts("Where do I send it, and by what time must I report it?")[1] == "by what time must I report it?"
     assert parts("Is the office open, and if not, where do I book the day?")[1] == "where do I book the day?"
     assert parts("Tea and biscuits are served on which floor?") == []
+
+
+TRIP = passage(
+    "travel/trips.md",
+    "Travel",
+    "Booking",
+    "Business trips are booked through the travel desk, and the costs are claimed afterwards.",
+)
+
+
+def test_a_sure_reading_on_few_of_the_questions_words_yields_to_a_clearly_closer_meaning() -> None:
+    # The words found "travel" and "spent" in the booking page; the meaning reads the payment page closer.
+    question = "When is money I spent on travel paid back to me?"
+    weak = read(question, [TRIP, PAY], Signals(coverage=0.3, unknown=0.0, margin=2.0, lead=0))
+    assert (weak.lead, weak.by_meaning) == (1, True)
+    # Holding most of the question, the words keep their lead unless the meaning is far closer.
+    strong = read(question, [TRIP, PAY], Signals(coverage=0.9, unknown=0.0, margin=2.0, lead=0))
+    assert (strong.lead, strong.by_meaning) == (0, False)

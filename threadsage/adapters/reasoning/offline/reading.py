@@ -9,7 +9,9 @@ question, by MiniLM; and each of its sentences, by the static vectors):
 
 - the lead: the passage that reads closest, the search's order breaking near-ties (the search has
   already put the closest in meaning among its first few: `meaning.ordering`);
-- sure: the words say so (as before), or the meaning does (`SURE`);
+- sure: the words say so (as before) and the meaning does not read another passage clearly
+  closer (`OVERRULE`; less clearly where the words hold under half of the question, `WEAK_*`), or
+  the meaning is sure (`SURE`);
 - unsure, but plausible: the words cover part of it, or the meaning is `PLAUSIBLE` — the reader
   then shows the closest passage as that, never a refusal;
 - "not covered" only when neither the words nor the meaning found anything plausible.
@@ -40,6 +42,11 @@ PLAUSIBLE = 0.45  # this close, it is shown as the closest passage rather than r
 LEAD_STEP = 0.02  # a passage lower in the search's order needs this much more closeness per place to lead
 ALIKE = 0.15  # a passage this much less close than the lead still reads alike
 OVERRULE = 0.3  # the meaning leads elsewhere than a sure reading of the words only when this much closer
+# …but only this much closer when the words hold under half of the question (by weight): a sure
+# reading on so little is often made of incidental words ("get", "back"), where a question in the
+# page's own words holds more.
+WEAK_COVERAGE = 0.5
+WEAK_OVERRULE = 0.1
 EXCERPT_CHARS = 900
 PART_FLOOR = 0.35  # a part of a question in two parts reading this close to a passage is shown it
 _WORD = re.compile(r"\w+")
@@ -82,7 +89,8 @@ def read(question: str, evidence: Sequence[Passage], words: Signals) -> Reading:
         return Reading(lexical, words.lead)
     near = tuple(closeness(question, [(passage_label(p), p["text"]) for p in evidence]))
     lead = max(range(len(evidence)), key=lambda i: near[i].best - LEAD_STEP * i)
-    if lexical is Sureness.ANSWER and near[words.lead].best >= near[lead].best - OVERRULE:
+    overrule = OVERRULE if words.coverage >= WEAK_COVERAGE else WEAK_OVERRULE
+    if lexical is Sureness.ANSWER and near[words.lead].best >= near[lead].best - overrule:
         return Reading(lexical, words.lead, near)  # the words and the meaning agree well enough
     best = near[lead].best
     if lexical is Sureness.ANSWER or best >= SURE:
