@@ -3,7 +3,9 @@ place that answers it, though they share no word; its sentences are scored one b
 
 from __future__ import annotations
 
-from threadsage.adapters.meaning import closeness, reads_meaning, sentences
+import numpy as np
+
+from threadsage.adapters.meaning import closeness, minilm, model, reads_meaning, sentences
 
 PLACES = [
     ("Laptops and equipment › Replacement", "Company laptops are replaced every three years. Return the old one."),
@@ -38,3 +40,13 @@ def test_a_place_with_nothing_to_read_has_no_sentence_to_show() -> None:
 def test_only_english_questions_are_read_by_meaning() -> None:
     assert reads_meaning("How often do we get a new computer?")
     assert not reads_meaning("我们多久换一次电脑？")  # the embedding knows English only
+
+
+def test_the_closest_places_sentences_are_read_by_the_transformer_the_others_by_the_word_vectors() -> None:
+    question = "When is my expense money paid back?"
+    near = closeness(question, PLACES)
+    for (label, text), mine in zip(PLACES, near, strict=True):
+        units = [f"{label}: {unit}" for unit in sentences(text)]
+        by = minilm if mine is near[1] else model
+        matrix = by.vectors([question, *units])
+        assert np.allclose(mine.scores, matrix[1:] @ matrix[0], atol=1e-5), label
