@@ -8,8 +8,9 @@ int8 ONNX, run by onnxruntime on the CPU — nothing is downloaded.
   person's own words ("a work computer on day one") shares no word with its answer ("laptops are
   handed out at onboarding"); the static vectors are a mean of word vectors and read such pairs as
   little closer than unrelated ones, MiniLM reads them as close (docs/performance.md, "The offline
-  reader"). It costs about 2 ms a sentence on 2 cores: vectors are kept per text (`KEPT` of them),
-  so a passage read for one question is not embedded again for the next.
+  reader"). It costs about 2 ms a sentence and 25 ms a passage's first 600 characters on 2 cores
+  (one text a run, `_embed`): vectors are kept per text (`KEPT` of them), so a passage read for one
+  question is not embedded again for the next.
 
 One model per process, loaded on first use. onnxruntime sessions may be run from several threads,
 the cache may not: it is kept behind a lock, the model runs outside it. Vectors are kept in memory

@@ -112,12 +112,16 @@ def _sibling_sections(query: frozenset[str], evidence: Sequence[Passage]) -> lis
     holding half of the question's terms or more, that the question does not tell apart."""
     floor = CLOSE_SCORE_RATIO * evidence[0]["score"]
     close = [
-        p
-        for p in evidence
-        if p["score"] >= floor
-        and p["heading"].strip()
-        and len(query & passage_terms(p)) >= SIBLING_COVERAGE * len(query)
+        p for p in evidence if p["score"] >= floor and len(query & passage_terms(p)) >= SIBLING_COVERAGE * len(query)
     ]
+    return same_heading(query, close)
+
+
+def same_heading(query: frozenset[str], close: Sequence[Passage]) -> list[Passage]:
+    """Of passages that each answer the question, the first group of sections under one heading
+    in documents of a shared title ("Expenses policy – Lisbon office", "… – Toronto office") whose
+    telling words the question does not name; [] when there is none of two or more."""
+    close = [p for p in close if p["heading"].strip()]
     for i, first in enumerate(close):
         heading = first["heading"].strip().lower()
         group = [first]

@@ -165,3 +165,22 @@ def test_a_sure_reading_on_few_of_the_questions_words_yields_to_a_clearly_closer
     # Holding most of the question, the words keep their lead unless the meaning is far closer.
     strong = read(question, [TRIP, PAY], Signals(coverage=0.9, unknown=0.0, margin=2.0, lead=0))
     assert (strong.lead, strong.by_meaning) == (0, False)
+
+
+MEALS = [
+    passage("finance/meals-lisbon.md", "Expenses – Lisbon office", "Meals", "Claim up to 50 euros a day for meals."),
+    passage("finance/meals-porto.md", "Expenses – Porto office", "Meals", "Claim up to 40 euros a day for meals."),
+    LAPTOPS,
+]
+
+
+def test_one_section_of_parallel_documents_is_asked_back_though_the_question_is_long() -> None:
+    # Longer than a short question, but the same section of two offices' policies reads alike.
+    question = "How much am I allowed to claim for meals each day on a business trip?"
+    reading = read(question, MEALS, Signals(coverage=0.8, unknown=0.0, margin=1.0))
+    assert sorted(readings(question, MEALS, reading)) == [0, 1]
+    named = "How much am I allowed to claim for meals each day on a business trip from Porto?"
+    assert readings(named, MEALS, read(named, MEALS, Signals(0.8, 0.0, 1.0))) == []
+    # A question in two parts is answered part by part, not asked back.
+    two = "How much can I claim for meals each day, and how often are laptops replaced?"
+    assert readings(two, MEALS, read(two, MEALS, Signals(0.8, 0.0, 1.0))) == []

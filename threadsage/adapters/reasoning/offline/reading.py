@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from threadsage.adapters.meaning import Closeness, closeness, reads_meaning
 from threadsage.adapters.questions.ambiguity import MAX_OPTIONS as MAX_READINGS
-from threadsage.adapters.questions.ambiguity import names
+from threadsage.adapters.questions.ambiguity import names, same_heading
 from threadsage.adapters.reasoner import Passage, passage_label
 from threadsage.adapters.reasoning.offline.confidence import Signals, Sureness
 from threadsage.support.text import term_set
@@ -146,16 +146,25 @@ def readings(question: str, evidence: Sequence[Passage], reading: Reading) -> li
     page, only sections that are kinds of what the question names (`kinds`).
 
     Short: a question of a few words is the one a person asks without saying whose rules or which
-    case; a longer one usually names it. Different documents: sections of one page that read alike
-    are usually its parts (a procedure's steps), not two answers. Measured on every public set (docs/performance.md)."""
+    case; a longer one usually names it — unless the sections that read alike are one section of
+    parallel documents ("Expenses – Lisbon office › Meals", "Expenses – Porto office › Meals") and
+    the question names neither (`ambiguity.same_heading`): then it is asked back whatever its length.
+    Never a question in two parts: each part gets its place (`parts`).
+
+    Different documents: sections of one page that read alike are usually its parts (a procedure's
+    steps), not two answers. Measured on every public set (docs/performance.md)."""
     asked = term_set(question)
-    if not reading.near or len(asked) > READING_TERMS:
-        return []
+    if not reading.near or parts(question):
+        return []  # a question in two parts is answered part by part (`parts`)
     order = sorted(range(len(evidence)), key=lambda i: -reading.near[i].best)
     closest = reading.near[order[0]].best
     if closest < READING_FLOOR:
         return []
     alike = [i for i in range(len(evidence)) if reading.near[i].best >= READING_RATIO * closest]
+    if parallel := same_heading(asked, [evidence[i] for i in alike]):
+        return [i for i in alike if any(evidence[i] is p for p in parallel)]
+    if len(asked) > READING_TERMS:
+        return []
     if sorts := kinds(asked, [evidence[i] for i in alike]):
         return [alike[i] for i in sorts]
     chosen = [order[0]]
