@@ -184,3 +184,10 @@ def test_one_section_of_parallel_documents_is_asked_back_though_the_question_is_
     # A question in two parts is answered part by part, not asked back.
     two = "How much can I claim for meals each day, and how often are laptops replaced?"
     assert readings(two, MEALS, read(two, MEALS, Signals(0.8, 0.0, 1.0))) == []
+
+
+def test_a_sentence_far_down_a_long_list_is_shown_from_its_own_line() -> None:
+    items = "\n".join(f"- Item {n} is one of the things this list names at length." for n in range(40))
+    text = f"The list:\n{items}"
+    shown = window(text, "Item 35 is one of the things this list names at length.")
+    assert shown.startswith("- Item 35 ") and len(shown) <= EXCERPT_CHARS

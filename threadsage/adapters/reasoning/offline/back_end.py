@@ -270,6 +270,12 @@ class OfflineReasoner:
             # says the same with what the words missed around it (a person's own words share few).
             lines = [f"{window(top['text'], '')} {mark}"]
             head = say("from_section", language, label=passage_label(top))
+        elif not computed and len(chosen) == 1:
+            # One sentence chosen: its paragraph with it, which often holds what the words missed
+            # ("It can be spent on gym memberships" — the allowance's figure is the sentence before).
+            number, sentence = chosen[0]
+            lines = [f"{window(passages[number - 1]['text'], sentence)} [{number}]"]
+            head = say("from_section", language, label=passage_label(passages[number - 1]))
         else:
             head = say("from_documents", language)
         # A question in two parts: the place its second part reads closest to, unless that is the

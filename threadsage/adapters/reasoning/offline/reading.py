@@ -212,6 +212,8 @@ def window(text: str, sentence: str, limit: int = EXCERPT_CHARS) -> str:
         start -= 1  # back to the paragraph's (or list's, or table's) first line
     if start > 0 and lines[start - 1].lstrip().startswith("#"):
         start -= 1  # with the heading right above it, which names what it says ("### Flagpole")
+    if sum(len(line) + 1 for line in lines[start : at + 1]) > limit:
+        start = at  # a long list or table: from the sentence's own line, or it would not be shown
     return _fenced(_within(lines, start, limit))
 
 

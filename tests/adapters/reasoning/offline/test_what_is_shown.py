@@ -1,0 +1,28 @@
+"""What the offline reader shows of a passage the words chose a sentence of: the sentence with
+the paragraph that holds it, not a lone line that names the topic and leaves out the figure."""
+
+from __future__ import annotations
+
+from threadsage.adapters.reasoner import Passage
+from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
+
+
+def page(path: str, title: str, text: str, score: float) -> Passage:
+    return Passage(id=path, path=path, source=path, title=title, heading="Overview", text=text, score=score)
+
+
+LUNCH = page("office/lunch.md", "Lunch", "Lunch is served at noon in the canteen.", 2.0)
+
+
+async def test_a_lone_sentence_the_words_chose_is_shown_in_its_paragraph() -> None:
+    # The words choose the sentence naming the gym; the figure is in the sentence beside it.
+    filler = "\n\n".join(f"Perk {n} is described here at some length for the staff." * 3 for n in range(12))
+    wellbeing = page(
+        "people/perks.md",
+        "Perks",
+        f"{filler}\n\nEach of us has a wellbeing allowance of 40 euros a month. It can be spent on gym "
+        f"memberships or sports classes.\n\nAfter it, other perks.",
+        9.0,
+    )
+    answer = await OfflineReasoner().extract("Is my gym membership paid for?", [wellbeing, LUNCH])
+    assert "40 euros a month" in answer and "gym memberships" in answer, answer
