@@ -119,7 +119,7 @@ def _sibling_sections(query: frozenset[str], evidence: Sequence[Passage]) -> lis
 
 def same_heading(query: frozenset[str], close: Sequence[Passage]) -> list[Passage]:
     """Of passages that each answer the question, the first group of sections under one heading
-    in documents of a shared title ("Expenses policy – Lisbon office", "… – Toronto office") whose
+    in documents of a shared title ("Expenses – Oslo office", "Expenses – Lima office") whose
     telling words the question does not name; [] when there is none of two or more."""
     close = [p for p in close if p["heading"].strip()]
     for i, first in enumerate(close):

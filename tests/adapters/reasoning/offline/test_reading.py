@@ -137,15 +137,15 @@ def test_a_question_in_two_parts_gets_the_place_of_each_part() -> None:
     assert closest_place(second, [LAPTOPS, PAY]) == (1, "Approved claims are paid with your salary on the 25th.")
     assert closest_place(first, [LAPTOPS, PAY]) == (0, "Company laptops are replaced every three years.")
     assert parts("How often are laptops replaced?") == []
-    assert closest_place("Can I bring my dog to work?", [LAPTOPS, PAY]) is None
+    assert closest_place("Is there a choir I can sing in?", [LAPTOPS, PAY]) is None
 
 
 def test_a_second_part_may_begin_with_a_preposition() -> None:
-    assert parts("Which phone do new staff get, and on which day are badges printed?")[1] == (
-        "on which day are badges printed?"
+    assert parts("Which desk do new staff get, and on which floor is the printer?")[1] == (
+        "on which floor is the printer?"
     )
-    assert parts("Where do I send it, and by what time must I report it?")[1] == "by what time must I report it?"
-    assert parts("Is the office open, and if not, where do I book the day?")[1] == "where do I book the day?"
+    assert parts("Where do I send it, and by which hour must it arrive?")[1] == "by which hour must it arrive?"
+    assert parts("Is the canteen open, and if not, which café is?")[1] == "which café is?"
     assert parts("Tea and biscuits are served on which floor?") == []
 
 
@@ -168,8 +168,8 @@ def test_a_sure_reading_on_few_of_the_questions_words_yields_to_a_clearly_closer
 
 
 MEALS = [
-    passage("finance/meals-lisbon.md", "Expenses – Lisbon office", "Meals", "Claim up to 50 euros a day for meals."),
-    passage("finance/meals-porto.md", "Expenses – Porto office", "Meals", "Claim up to 40 euros a day for meals."),
+    passage("finance/meals-oslo.md", "Expenses – Oslo office", "Meals", "Claim up to 50 euros a day for meals."),
+    passage("finance/meals-lima.md", "Expenses – Lima office", "Meals", "Claim up to 40 euros a day for meals."),
     LAPTOPS,
 ]
 
@@ -179,10 +179,10 @@ def test_one_section_of_parallel_documents_is_asked_back_though_the_question_is_
     question = "How much am I allowed to claim for meals each day on a business trip?"
     reading = read(question, MEALS, Signals(coverage=0.8, unknown=0.0, margin=1.0))
     assert sorted(readings(question, MEALS, reading)) == [0, 1]
-    named = "How much am I allowed to claim for meals each day on a business trip from Porto?"
+    named = "How much am I allowed to claim for meals each day on a business trip from Lima?"
     assert readings(named, MEALS, read(named, MEALS, Signals(0.8, 0.0, 1.0))) == []
     # A question in two parts is answered part by part, not asked back.
-    two = "How much can I claim for meals each day, and how often are laptops replaced?"
+    two = "What may I claim for meals each day, and how often are laptops replaced?"
     assert readings(two, MEALS, read(two, MEALS, Signals(0.8, 0.0, 1.0))) == []
 
 

@@ -81,7 +81,7 @@ TIME_OFF = page(
 async def test_the_second_part_of_a_question_gets_its_place_with_no_sentence_twice() -> None:
     # The words quote the second page's sentence about swapping; the second part reads closest to
     # it too, but the sentence beside it answers: the place shows both, and that sentence once.
-    question = "How do I swap my on-call shift, and how early must I request time off?"
+    question = "How do I swap my on-call shift, and how soon should I put in for time off?"
     answer = await OfflineReasoner().extract(question, [ROTA, TIME_OFF, LUNCH])
     assert "three weeks ahead" in answer and "[2]" in answer, answer
     assert "agree it with a colleague" in answer and "[1]" in answer, answer

@@ -15,14 +15,14 @@ LUNCH = page("office/lunch.md", "Lunch", "Lunch is served at noon in the canteen
 
 
 async def test_a_lone_sentence_the_words_chose_is_shown_in_its_paragraph() -> None:
-    # The words choose the sentence naming the gym; the figure is in the sentence beside it.
+    # The words choose the sentence naming the swimming pool; the figure is in the sentence beside it.
     filler = "\n\n".join(f"Perk {n} is described here at some length for the staff." * 3 for n in range(12))
-    wellbeing = page(
+    fitness = page(
         "people/perks.md",
         "Perks",
-        f"{filler}\n\nEach of us has a wellbeing allowance of 40 euros a month. It can be spent on gym "
-        f"memberships or sports classes.\n\nAfter it, other perks.",
+        f"{filler}\n\nEach of us has a fitness allowance of 40 euros a month. The allowance covers "
+        f"swimming pool passes and climbing halls.\n\nAfter it, other perks.",
         9.0,
     )
-    answer = await OfflineReasoner().extract("Is my gym membership paid for?", [wellbeing, LUNCH])
-    assert "40 euros a month" in answer and "gym memberships" in answer, answer
+    answer = await OfflineReasoner().extract("Is my swimming pool pass covered?", [fitness, LUNCH])
+    assert "40 euros a month" in answer and "swimming pool passes" in answer, answer

@@ -234,7 +234,7 @@ class OfflineReasoner:
             return _place(passages, lead, own, language)
         if reading.by_meaning and not worked_out(question, numbered):
             # Read by meaning: the place that holds the closest sentence, with what follows it; for
-            # a question in two parts ("…, and by when do I report it?"), the place each part reads
+            # a question in two parts ("…, and to whom do I send the form?"), the place each part reads
             # closest to as well, where that is another (the whole question may read closest to
             # either part's place).
             shown = [(lead, reading.closest_sentence)]
@@ -272,7 +272,7 @@ class OfflineReasoner:
             head = say("from_section", language, label=passage_label(top))
         elif not computed and len(chosen) == 1:
             # One sentence chosen: its paragraph with it, which often holds what the words missed
-            # ("It can be spent on gym memberships" — the allowance's figure is the sentence before).
+            # (a sentence naming what an allowance covers; its figure is in the sentence before).
             number, sentence = chosen[0]
             lines = [f"{window(passages[number - 1]['text'], sentence)} [{number}]"]
             head = say("from_section", language, label=passage_label(passages[number - 1]))

@@ -102,8 +102,8 @@ def read(question: str, evidence: Sequence[Passage], words: Signals) -> Reading:
     return Reading(sureness, lead, near, by_meaning=True)
 
 
-# Where a question asks a second thing: ", and by what time…", "and if not, where…", "and are we…",
-# "and on which day…".
+# Where a question asks a second thing: ", and to whom…", "and if not, which…", "and are we…",
+# "and on which floor…".
 _SECOND_PART = re.compile(
     r",?\s+and\s+(?:if not,?\s+)?(?=(?:(?:on|at|in|by|for|from|to|with|until)\s+)?"
     r"(?:what|which|who|whom|when|where|how|why|do|does|did|is|are|can|may|should|will)\b)",
@@ -123,8 +123,8 @@ def parts(question: str) -> list[str]:
 def closest_place(part: str, evidence: Sequence[Passage]) -> tuple[int, str] | None:
     """The passage a part of a question reads closest to, with that passage's closest sentence;
     None when it reads close to nothing. The floor is lower than `PLAUSIBLE`: the whole question
-    already found its place, and a part is short and leans on the other ("…, and by what time do I
-    report it?")."""
+    already found its place, and a part is short and leans on the other ("…, and to whom do I
+    send it?")."""
     near = closeness(part, [(passage_label(p), p["text"]) for p in evidence])
     if not near:
         return None
@@ -147,7 +147,7 @@ def readings(question: str, evidence: Sequence[Passage], reading: Reading) -> li
 
     Short: a question of a few words is the one a person asks without saying whose rules or which
     case; a longer one usually names it — unless the sections that read alike are one section of
-    parallel documents ("Expenses – Lisbon office › Meals", "Expenses – Porto office › Meals") and
+    parallel documents ("Expenses – Oslo office › Meals", "Expenses – Lima office › Meals") and
     the question names neither (`ambiguity.same_heading`): then it is asked back whatever its length.
     Never a question in two parts: each part gets its place (`parts`).
 
