@@ -58,19 +58,17 @@ def closeness(question: str, places: Sequence[tuple[str, str]]) -> list[Closenes
     labelled = [
         [f"{label}: {unit}" if label else unit for unit in own] for (label, _), own in zip(places, units, strict=True)
     ]
-    flat = [unit for own in labelled for unit in own]
-    matrix = model.vectors([question, *flat])
-    scores = matrix[1:] @ matrix[0] if flat else np.zeros(0, dtype=np.float32)
     whole = minilm.vectors([question, *(minilm.passage_text(label, text) for label, text in places)])
     passages = whole[1:] @ whole[0]
     closest = int(np.argmax(passages)) if places else -1
-    out, at = [], 0
+    # The word vectors read the others' sentences; the closest place's are read closely.
+    flat = [unit for i, own in enumerate(labelled) if i != closest for unit in own]
+    matrix = model.vectors([question, *flat])
+    scores = iter(matrix[1:] @ matrix[0] if flat else np.zeros(0, dtype=np.float32))
+    out = []
     for i, (own, passage) in enumerate(zip(units, passages, strict=True)):
-        mine = scores[at : at + len(own)]
-        if i == closest and own:
-            mine = _read_closely(question, labelled[i])
+        mine = _read_closely(question, labelled[i]) if i == closest and own else [next(scores) for _ in own]
         out.append(Closeness(tuple(own), tuple(float(s) for s in mine), float(passage)))
-        at += len(own)
     return out
 
 

@@ -135,7 +135,7 @@ def vectors(texts: Sequence[str], ahead: bool = False) -> np.ndarray:
         return np.zeros((0, DIM), dtype=np.float32)
     distinct = list(dict.fromkeys(texts))
     found = _recall(distinct)
-    missing = sorted((t for t in distinct if t not in found), key=len)  # alike lengths: less padding
+    missing = sorted((t for t in distinct if t not in found), key=len)  # made shortest first
     if missing:
         with _turn.behind() if ahead else _turn.first():
             made = dict(zip(missing, _embed(missing), strict=True))

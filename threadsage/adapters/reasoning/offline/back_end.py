@@ -263,33 +263,32 @@ class OfflineReasoner:
                 if f"{sentence} [{number}]" not in "\n".join(lines)
             ]
             lines.append(say("computed_offline", language, expression=computed[0][0], result=computed[0][1]))
+        # One place instead of the list: every sentence chosen is of the leading section, and it is
+        # short — the section whole says the same with what the words missed around it (a person's
+        # own words share few); or one sentence was chosen — its paragraph, which often holds what
+        # the words missed (a sentence naming what an allowance covers; its figure is the one before).
         short = len(top["text"].strip()) <= EXCERPT_CHARS
         whole = not computed and short and {number for number, _ in chosen} == {lead + 1}
-        if whole:
-            # Every sentence chosen is of the leading section, and it is short: the section whole
-            # says the same with what the words missed around it (a person's own words share few).
-            lines = [f"{window(top['text'], '')} {mark}"]
-            head = say("from_section", language, label=passage_label(top))
-        elif not computed and len(chosen) == 1:
-            # One sentence chosen: its paragraph with it, which often holds what the words missed
-            # (a sentence naming what an allowance covers; its figure is in the sentence before).
-            number, sentence = chosen[0]
-            lines = [f"{window(passages[number - 1]['text'], sentence)} [{number}]"]
-            head = say("from_section", language, label=passage_label(passages[number - 1]))
-        else:
-            head = say("from_documents", language)
+        single = (
+            (lead, "") if whole else (chosen[0][0] - 1, chosen[0][1]) if not computed and len(chosen) == 1 else None
+        )
         # A question in two parts: the place its second part reads closest to, unless that is the
         # section already shown whole. Shown as a place, not as a line: a second part is short, and
-        # the sentence it reads closest to is often beside the one that answers. Its lines above
-        # go, so that no sentence is quoted twice.
+        # the sentence it reads closest to is often beside the one that answers. What is quoted of
+        # that passage above goes, so that no sentence is quoted twice.
         places = []
         two = parts(question)
         other = closest_place(two[1], passages) if two else None
         if other and not (whole and other[0] == lead):
             i, sentence = other
             lines = [line for line in lines if not line.endswith(f" [{i + 1}]")]
+            single = None if single and single[0] == i else single
             places.append(_place(passages, i, sentence, language))
-        return "\n\n".join([*([head + "\n\n" + "\n".join(lines)] if lines else []), *places])
+        if single:
+            places.insert(0, _place(passages, *single, language))
+        elif lines:
+            places.insert(0, say("from_documents", language) + "\n\n" + "\n".join(lines))
+        return "\n\n".join(places)
 
     @off_the_loop
     def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
