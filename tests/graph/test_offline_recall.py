@@ -90,3 +90,29 @@ async def test_before_anything_is_read_the_words_candidates_are_still_read_by_me
     assert [p["path"] for p in found][1] == "it/laptop-replacement.md"
     plain = await search(state, context, QUESTION, 3)  # no meaning at all: the words' order
     assert [p["path"] for p in plain] == by_words[:3]
+
+
+async def test_the_closest_piece_of_a_section_the_words_found_by_another_piece_is_a_candidate(
+    tmp_path: Path, kb: KnowledgeBase
+) -> None:
+    """A long section is cut into pieces; the words find the piece that shares the question's
+    incidental words, and the piece that answers in other words is a candidate too, not dropped
+    as a place the words already hold."""
+    (tmp_path / "docs" / "it").mkdir(parents=True)
+    opening = "When a new colleague starts, often show them the equipment and how we get things done."
+    between = " ".join(
+        f"The {topic} rules are posted beside the entrance on floor {n}." for n, topic in enumerate(TOPICS * 2)
+    )
+    (tmp_path / "docs" / "it" / "laptop-replacement.md").write_text(
+        f"# Office guide\n\n## Equipment\n\n{opening}\n\n{between}\n\n{ANSWER}\n"
+    )
+    Ingestor(kb, 1200, 150).ingest_paths([tmp_path / "docs"])
+    by_words = [h.text for h in kb.search_blocking(QUESTION, 20)]
+    assert any(opening in text for text in by_words) and not any(ANSWER in text for text in by_words)
+    meaning = MeaningIndex()
+    await ReadingAhead(kb, asyncio.Lock(), meaning).read_once(asyncio.Event())
+    context = BrainContext(
+        kb=kb, reasoner=OfflineReasoner(), researcher=OfflineResearcher(OfflineReasoner()), meaning=meaning
+    )
+    found = await search(ConversationState(question=QUESTION), context, QUESTION, 3)
+    assert any(ANSWER in p["text"] for p in found), [p["text"][:80] for p in found]

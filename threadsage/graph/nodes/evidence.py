@@ -57,10 +57,13 @@ def closest_in_meaning(
 
 
 def with_closest(found: list[Passage], close: list[Passage]) -> list[Passage]:
-    """The words' candidates, then those closest in meaning from places the words did not find
-    (a place found by the words already holds its pieces: `search.by_place`)."""
-    places = {(p["path"], p["heading"]) for p in found}
-    return found + [p for p in close if (p["path"], p["heading"]) not in places]
+    """The words' candidates, then those closest in meaning that they do not hold. A place found by
+    the words holds the pieces the words ranked (`search.by_place`), which are often not the piece
+    that reads closest: a long section's first piece shares the question's words, a later one answers it."""
+    held: dict[tuple[str, str], str] = {}
+    for p in found:
+        held[p["path"], p["heading"]] = held.get((p["path"], p["heading"]), "") + p["text"]
+    return found + [p for p in close if p["text"].strip()[:200] not in held.get((p["path"], p["heading"]), "")]
 
 
 async def _nothing() -> list[Passage]:
