@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from threadsage.adapters.meaning import Closeness, closeness, reads_meaning
 from threadsage.adapters.questions.ambiguity import MAX_OPTIONS as MAX_READINGS
-from threadsage.adapters.questions.ambiguity import names, same_heading
+from threadsage.adapters.questions.ambiguity import names, passage_terms, same_heading
 from threadsage.adapters.reasoner import Passage, passage_label
 from threadsage.adapters.reasoning.offline.confidence import Signals, Sureness
 from threadsage.support.text import term_set
@@ -182,19 +182,24 @@ def readings(question: str, evidence: Sequence[Passage], reading: Reading) -> li
 def kinds(asked: frozenset[str], evidence: Sequence[Passage]) -> list[int]:
     """Sections of one page whose headings name what the question asks about, each with a kind of
     it the question does not name ("Study leave", "Unpaid leave" for "How much leave may I
-    take?"), in the search's order; [] when a heading names more of the question than
-    they do (the question names its kind) or fewer than two such sections were found."""
+    take?"), in the search's order; [] when a heading holds a word of the question that another
+    such section does not hold at all, heading or text (the question names its kind: "study"), or
+    fewer than two such sections were found. A word one heading holds and the other section's text
+    holds too names none ("care" in "Short-term care leave" beside "Long-term leave", which speaks
+    of long-term care)."""
     lasts = [p["heading"].split(" > ")[-1].strip().lower() for p in evidence]
-    named = [asked & term_set(last) for last in lasts]
-    most = max(named, key=len, default=frozenset())
-    if not most or any(not mine <= most for mine in named):
-        return []
-    path = next(p["path"] for p, mine in zip(evidence, named, strict=True) if mine == most)
+    about = [asked & term_set(last) for last in lasts]
+    held = [passage_terms(p) for p in evidence]
+    named = [i for i, mine in enumerate(about) if mine]
+    if any(t not in held[j] for i in named for t in about[i] for j in named if j != i):
+        return []  # a word of one heading another section lacks altogether: the question names its kind
+    path = next((evidence[i]["path"] for i in named), "")
     headings = {p["heading"] for p in evidence if p["path"] == path}
     found: dict[str, int] = {}
-    for i, (p, mine, kind) in enumerate(zip(evidence, named, lasts, strict=True)):
+    for i in named:
+        p, kind = evidence[i], lasts[i]
         parent = any(h.startswith(p["heading"] + " > ") for h in headings)  # its parts are not kinds of it
-        if mine == most and p["path"] == path and term_set(kind) - asked and not parent and not _STEP.match(kind):
+        if p["path"] == path and term_set(kind) - asked and not parent and not _STEP.match(kind):
             found.setdefault(kind, i)
     return list(found.values())[:MAX_READINGS] if len(found) >= 2 else []
 
