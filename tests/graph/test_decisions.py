@@ -133,6 +133,18 @@ def test_resolve(
     assert decision["reasoning"] == "why" + (USED_UP if used_up else "")
 
 
+def test_a_round_answered_by_words_matching_no_option_is_not_asked_again() -> None:
+    """The person typed an answer that named no option ("as an employee"): the same buttons again
+    would ask the same question twice, so the best effort answers — though rounds are left."""
+    offered = FROM_EVIDENCE[2]
+    again = resolve(proposal("HOW_TO", 0.3), EVIDENCE, Policy(), 1, unpicked=offered)
+    assert again["strategy"] == "standard_retrieval" and again["clarify_options"] == []
+    assert again["reasoning"] == "why (offered in the round answered: best effort)"
+    # Options the round did not offer are a new question, asked while rounds are left.
+    other = resolve(proposal("HOW_TO", 0.3), EVIDENCE, Policy(), 1, unpicked=["Travel", "Payroll"])
+    assert other["strategy"] == "clarify_needed" and other["clarify_options"] == offered
+
+
 OPTIONS = ["Annual leave", "Sick leave", "Parental leave"]
 
 # (resume value, options) → the chosen text, or None for "not an answer" (ValueError)

@@ -150,6 +150,17 @@ async def test_a_new_question_typed_while_a_clarification_waits_is_answered_as_o
         assert picked.kind is ReplyKind.ANSWER and "it/vpn.md" in [c["path"] for c in picked.citations]
 
 
+async def test_a_typed_answer_naming_no_option_gets_an_answer_not_the_same_buttons_again(
+    tmp_path: Path, handbook_kb
+) -> None:
+    async with service(tmp_path, "", handbook_kb) as chat:
+        talk = Conversation(chat)
+        asked = only(await talk.say("How many days off do I get a year?"))
+        assert asked.kind is ReplyKind.CLARIFICATION
+        reply = only(await talk.say("As an employee"))
+        assert reply.kind is ReplyKind.ANSWER and reply.citations, (reply.kind, reply.text[:200])
+
+
 CARE = page(
     "people/care.md",
     "Care leave",

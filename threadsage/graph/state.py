@@ -100,6 +100,7 @@ class ConversationState(TypedDict, total=False):
     clarify_rounds: int
     focus: list[str]  # document paths the person chose in a clarification
     pinned: Passage | None  # the passage behind the chosen option: first in the evidence
+    unpicked: list[str]  # the options of a round answered in words naming none of them: not offered again
     topic: str  # the last question as finally understood, for follow-ups
     # retrieval and answering
     search_query: str

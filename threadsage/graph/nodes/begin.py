@@ -20,6 +20,7 @@ def begin(state: ConversationState) -> ConversationState:
         "clarify_rounds": 0,
         "focus": [],
         "pinned": None,
+        "unpicked": [],
         "search_query": question,
         "documents": [],
         "sub_questions": [],

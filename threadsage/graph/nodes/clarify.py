@@ -30,6 +30,7 @@ def clarify(state: ConversationState) -> ConversationState:
         "standalone": f"{state['standalone']} ({choice})",
         "focus": [source["path"]] if source else [],
         "pinned": source,
+        "unpicked": [] if choice in options else options,
         "clarify_rounds": state.get("clarify_rounds", 0) + 1,
         "trace": traced(state, "clarify", f"answered: {choice[:120]}"),
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 
 from langgraph.runtime import Runtime
 
@@ -106,7 +107,8 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
         log.warning("router failed (%s): asking the user instead", exc.__class__.__name__)
         proposal, failure = _clarify_from_evidence(evidence, language), f"router failed: {exc.__class__.__name__}; "
     proposal, backstop = _backstopped(proposal, *await checks, language)
-    decision = resolve(proposal, evidence, ctx.policy, state.get("clarify_rounds", 0), language)
+    rounds = state.get("clarify_rounds", 0)
+    decision = resolve(proposal, evidence, ctx.policy, rounds, language, state.get("unpicked") or [])
     return {
         "decision": decision,
         "route": decision["strategy"],
@@ -164,20 +166,30 @@ def _backstopped(
 
 
 def resolve(
-    proposal: RouteDecision, evidence: list[Passage], policy: Policy, rounds: int, language: Language = DEFAULT
+    proposal: RouteDecision,
+    evidence: list[Passage],
+    policy: Policy,
+    rounds: int,
+    language: Language = DEFAULT,
+    unpicked: Sequence[str] = (),
 ) -> Decision:
     """Explicit clarify wins, and so do options the router wrote, whatever flag it set (a model may
     fill the options and forget the flag); low confidence clarifies; otherwise the fixed intent →
     strategy map. Clarification needs options or at least a prompt (in the asker's `language`), and
-    stops after `max_clarify_rounds`."""
+    stops after `max_clarify_rounds` — or at once where it would offer again an option of the
+    round the person just answered in words naming none of them (`unpicked`: "as an employee"):
+    the same buttons again would ask the same question twice."""
     strategy: Strategy = INTENT_STRATEGY[proposal.intent]
     reasoning = proposal.reasoning
     proposed = _clean_options(proposal.clarify_options)
     wants_clarify = proposal.clarify or bool(proposed) or proposal.confidence < policy.clarify_threshold
     options = proposed or _clean_options(_evidence_options(evidence))
     prompt = proposal.clarify_prompt.strip()
-    if wants_clarify and rounds >= policy.max_clarify_rounds:
-        reasoning += " (clarification rounds used up: best effort)"
+    again = bool(set(options) & set(unpicked))
+    if wants_clarify and (rounds >= policy.max_clarify_rounds or again):
+        reasoning += (
+            " (offered in the round answered: best effort)" if again else " (clarification rounds used up: best effort)"
+        )
         if strategy in ("fallback", "direct_reply"):
             strategy = "standard_retrieval"
     elif wants_clarify:
