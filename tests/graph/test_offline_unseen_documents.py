@@ -155,7 +155,7 @@ async def test_a_typed_answer_naming_no_option_gets_an_answer_not_the_same_butto
 ) -> None:
     async with service(tmp_path, "", handbook_kb) as chat:
         talk = Conversation(chat)
-        asked = only(await talk.say("How many days off do I get a year?"))
+        asked = only(await talk.say("How many days of leave do I get a year?"))
         assert asked.kind is ReplyKind.CLARIFICATION
         reply = only(await talk.say("As an employee"))
         assert reply.kind is ReplyKind.ANSWER and reply.citations, (reply.kind, reply.text[:200])

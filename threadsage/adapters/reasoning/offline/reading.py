@@ -185,8 +185,8 @@ def kinds(asked: frozenset[str], evidence: Sequence[Passage]) -> list[int]:
     take?"), in the search's order; [] when a heading holds a word of the question that another
     such section does not hold at all, heading or text (the question names its kind: "study"), or
     fewer than two such sections were found. A word one heading holds and the other section's text
-    holds too names none ("care" in "Short-term care leave" beside "Long-term leave", which speaks
-    of long-term care)."""
+    holds too names none ("care" in "Emergency care leave" beside "Extended leave", which speaks of
+    extended care)."""
     lasts = [p["heading"].split(" > ")[-1].strip().lower() for p in evidence]
     about = [asked & term_set(last) for last in lasts]
     held = [passage_terms(p) for p in evidence]
