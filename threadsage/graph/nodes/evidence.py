@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import defaultdict
 from collections.abc import Sequence
 
 from threadsage.adapters.documents.attachments import (
@@ -60,10 +61,10 @@ def with_closest(found: list[Passage], close: list[Passage]) -> list[Passage]:
     """The words' candidates, then those closest in meaning that they do not hold. A place found by
     the words holds the pieces the words ranked (`search.by_place`), which are often not the piece
     that reads closest: a long section's first piece shares the question's words, a later one answers it."""
-    held: dict[tuple[str, str], str] = {}
+    held: defaultdict[tuple[str, str], str] = defaultdict(str)
     for p in found:
-        held[p["path"], p["heading"]] = held.get((p["path"], p["heading"]), "") + p["text"]
-    return found + [p for p in close if p["text"].strip()[:200] not in held.get((p["path"], p["heading"]), "")]
+        held[p["path"], p["heading"]] += p["text"]
+    return found + [p for p in close if p["text"].strip()[:200] not in held[p["path"], p["heading"]]]
 
 
 async def _nothing() -> list[Passage]:

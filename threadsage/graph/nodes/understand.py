@@ -107,8 +107,9 @@ async def route(state: ConversationState, runtime: Runtime[BrainContext]) -> Con
         log.warning("router failed (%s): asking the user instead", exc.__class__.__name__)
         proposal, failure = _clarify_from_evidence(evidence, language), f"router failed: {exc.__class__.__name__}; "
     proposal, backstop = _backstopped(proposal, *await checks, language)
-    rounds = state.get("clarify_rounds", 0)
-    decision = resolve(proposal, evidence, ctx.policy, rounds, language, state.get("unpicked") or [])
+    decision = resolve(
+        proposal, evidence, ctx.policy, state.get("clarify_rounds", 0), language, state.get("unpicked") or []
+    )
     return {
         "decision": decision,
         "route": decision["strategy"],

@@ -269,9 +269,11 @@ class OfflineReasoner:
         # the words missed (a sentence naming what an allowance covers; its figure is the one before).
         short = len(top["text"].strip()) <= EXCERPT_CHARS
         whole = not computed and short and {number for number, _ in chosen} == {lead + 1}
-        single = (
-            (lead, "") if whole else (chosen[0][0] - 1, chosen[0][1]) if not computed and len(chosen) == 1 else None
-        )
+        single: tuple[int, str] | None = None
+        if whole:
+            single = (lead, "")
+        elif not computed and len(chosen) == 1:
+            single = (chosen[0][0] - 1, chosen[0][1])
         # A question in two parts: the place its second part reads closest to, unless that is the
         # section already shown whole. Shown as a place, not as a line: a second part is short, and
         # the sentence it reads closest to is often beside the one that answers. What is quoted of
