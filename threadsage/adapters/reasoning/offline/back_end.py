@@ -29,6 +29,7 @@ from threadsage.adapters.reasoning.offline.choosing import (
     best_sentences,
     left_out_sides,
     named_section,
+    parallel_statements,
     worked_out,
 )
 from threadsage.adapters.reasoning.offline.confidence import (
@@ -165,6 +166,11 @@ class OfflineReasoner:
                 # Sections of different documents that read about equally close to a short
                 # question are its readings (`reading.readings`).
                 options = [evidence[i] for i in readings(question, evidence, reading)]
+            if not options and not exclusion and not parts(question):
+                numbered = [(reading.lead + 1, evidence[reading.lead])]
+                numbered += [(n, p) for n, p in enumerate(evidence, start=1) if n != reading.lead + 1]
+                found = parallel_statements(sorted(query), reading.alike(numbered), bool(QUANTITY.search(question)))
+                options = [evidence[n - 1] for n in found]
         if len(options) >= 2:
             return RouteDecision(
                 intent=_intent(question),

@@ -5,6 +5,7 @@ and a sum or difference worked out from the sentences that state its two amounts
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections import Counter
@@ -13,13 +14,17 @@ from collections.abc import Sequence
 from threadsage.adapters.meaning import sentences
 from threadsage.adapters.questions.ambiguity import names
 from threadsage.adapters.questions.exclusion import split_exclusion
-from threadsage.adapters.reasoner import Passage
+from threadsage.adapters.reasoner import Passage, passage_label
 from threadsage.adapters.reasoning.offline import arithmetic
 from threadsage.support.text import term_set
 
 ANSWER_SENTENCES = 3
 SECTION_NAMED = 0.6  # share of the question's terms in a section's name to quote it whole
 THING_TERMS = 3  # at most, of a thing a second question ("…, and what is Y?") asks about: its own words
+PARALLEL = 0.5  # worded this alike (`_worded_alike`), two sentences are one statement about two things
+PARALLEL_TERMS = 4  # a question of at most this many terms may be answered in parallel statements
+_WORDS = re.compile(r"\w+")
+_ADDRESS = re.compile(r"(?<=\])\([^)\s]*\)|<?https?://\S+|<?[\w.+-]+@[\w-]+(?:\.[\w-]+)+>?")
 
 COMPARISON = re.compile(
     r"\b(difference|differences|differ|compare|compared|comparison|versus|vs\.?|better than)\b|区别|比较|对比",
@@ -107,6 +112,46 @@ def two_things(query: str) -> tuple[list[str], list[str]] | None:
     return both
 
 
+def parallel_statements(query: list[str], numbered: Sequence[tuple[int, Passage]], wants_quantity: bool) -> list[int]:
+    """The passages (their numbers) whose best sentences for a short question say the same thing of
+    different things ("You can carry over 15 days…" beside "You can carry over 240 hours…"): each
+    holds the same of the question's terms, they are worded alike (`PARALLEL`: most of their words
+    in the same order) but state different figures, and the question names no word of one's section
+    that the other's lacks.
+    [] when the best sentence has no such parallel in another section: the question reads one way."""
+    asked = set(query)
+    best = best_sentences(query, numbered, wants_quantity)
+    if len(asked) > PARALLEL_TERMS or len(best) < 2:
+        return []
+    passages = dict(numbered)
+    first = best[0][3]
+    held = asked & term_set(first)
+    if len(held) < min(len(asked), max(2, len(asked) - 1)):
+        return []  # the best sentence misses more than one term (one of two): it shares them, it does not answer
+    chosen = [best[0][2]]
+    for _, _, number, sentence in best[1:]:
+        if number in chosen or asked & term_set(sentence) != held or _worded_alike(first, sentence) < PARALLEL:
+            continue
+        if not _figures(first) or _figures(sentence) in (set(), _figures(first)):
+            continue  # the same thing said twice, or no value to tell apart
+        if asked & (names(passages[number]) ^ names(passages[chosen[0]])):
+            continue  # the question names one of the two sections
+        chosen.append(number)
+    labels = {passage_label(passages[n]) for n in chosen}
+    return chosen if len(chosen) >= 2 and len(labels) == len(chosen) else []
+
+
+def _figures(sentence: str) -> frozenset[str]:
+    return frozenset(m.group().lower() for m in _FIGURE.finditer(_ADDRESS.sub("", sentence)))
+
+
+def _worded_alike(one: str, other: str) -> float:
+    """How much of two sentences is the same words in the same order (0–1), links' and e-mail
+    addresses left out: a shared address is where to write, not a statement made alike."""
+    mine, theirs = (_WORDS.findall(_ADDRESS.sub("", s).lower()) for s in (one, other))
+    return difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio()
+
+
 def named_section(query: set[str], p: Passage) -> bool:
     """Whether the passage's section is named after the question: most of its terms in the title
     and heading, one at least in the heading — a question that names the document alone ("…on the
@@ -115,11 +160,14 @@ def named_section(query: set[str], p: Passage) -> bool:
 
 
 # A figure, or an English number word ("within six months"): what a question for a quantity wants.
-_STATESQUANTITY = re.compile(
-    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
-    r"sixty|ninety|hundred|thousand)\b",
-    re.IGNORECASE,
+_NUMBER_WORDS = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    "sixty|ninety|hundred|thousand"
 )
+_STATESQUANTITY = re.compile(rf"\d|\b({_NUMBER_WORDS})\b", re.IGNORECASE)
+# The values a statement gives: figures, number words and months ("may" left out: more often the verb).
+_MONTHS = "january|february|march|april|june|july|august|september|october|november|december"
+_FIGURE = re.compile(rf"\d+(?:[.,:/]\d+)*|\b(?:{_NUMBER_WORDS}|{_MONTHS})\b", re.IGNORECASE)
 
 
 def best_sentences(
@@ -144,7 +192,20 @@ def best_sentences(
             if score > 0:
                 # The search ranked the passages: a sentence from a lower one needs more to win.
                 scored.append((score / (1 + 0.25 * rank), -position, number, sentence))
-    return sorted(scored, reverse=True)[:limit]
+    return _once(sorted(scored, reverse=True))[:limit]
+
+
+def _once(scored: list[tuple[float, int, int, str]]) -> list[tuple[float, int, int, str]]:
+    """Each sentence once: a page may say the same thing in several places (a sentence repeated
+    under each plan), or a shorter one the longer says whole; quoted twice, it only says it twice."""
+    kept: list[tuple[float, int, int, str]] = []
+    seen: list[str] = []
+    for item in scored:
+        said = " ".join(item[3].lower().split())
+        if not any(said in other or other in said for other in seen):
+            kept.append(item)
+            seen.append(said)
+    return kept
 
 
 def sentence_weights(query: list[str], passages: Sequence[Passage]) -> dict[str, float]:
