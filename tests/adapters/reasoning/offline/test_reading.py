@@ -8,7 +8,9 @@ from __future__ import annotations
 from threadsage.adapters.reasoner import Passage
 from threadsage.adapters.reasoning.offline.confidence import Signals, Sureness
 from threadsage.adapters.reasoning.offline.reading import (
+    CLOSE_ENOUGH,
     EXCERPT_CHARS,
+    PLAUSIBLE,
     Reading,
     closest_place,
     kinds,
@@ -41,6 +43,20 @@ def test_a_question_sharing_no_word_with_its_answer_is_read_not_refused() -> Non
 def test_nothing_close_in_words_or_meaning_is_not_covered() -> None:
     reading = read("Can I bring my dog to work?", [LAPTOPS, PAY], WORDS_REFUSE)
     assert reading.sureness is Sureness.ABSTAIN
+
+
+def test_a_passage_read_somewhat_close_is_quoted_unless_most_of_the_question_is_unknown_words() -> None:
+    """Closer than CLOSE_ENOUGH but not PLAUSIBLE: quoted as the closest passage when the documents
+    use most of the question's words (a person's own wording of something they cover), "not
+    covered" when most of it is in words no document uses (something they never mention)."""
+    access = passage("office/access.md", "Access", "Cards", "Access cards are handled by the facilities desk.")
+    evidence = [access, LAPTOPS, PAY]
+    question = "The door will not open with my card. Who helps?"
+    partly_known = read(question, evidence, Signals(coverage=0.1, unknown=0.4, margin=1.0))
+    assert (partly_known.sureness, partly_known.lead) == (Sureness.HEDGE, 0)
+    assert CLOSE_ENOUGH <= partly_known.near[0].best < PLAUSIBLE  # the band this is about
+    mostly_unknown = read(question, evidence, Signals(coverage=0.1, unknown=0.8, margin=1.0))
+    assert mostly_unknown.sureness is Sureness.ABSTAIN
 
 
 def test_a_sure_reading_of_the_words_stands_when_the_meaning_agrees() -> None:

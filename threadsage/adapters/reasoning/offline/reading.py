@@ -39,6 +39,8 @@ from threadsage.support.text import term_set
 
 SURE = 0.55  # a closest sentence this close answers, whatever words it shares
 PLAUSIBLE = 0.45  # this close, it is shown as the closest passage rather than refused
+CLOSE_ENOUGH = 0.33  # …and this close, when under MOSTLY_UNKNOWN of the question is in words no document uses
+MOSTLY_UNKNOWN = 0.5
 LEAD_STEP = 0.02  # a passage lower in the search's order needs this much more closeness per place to lead
 ALIKE = 0.15  # a passage this much less close than the lead still reads alike
 OVERRULE = 0.3  # the meaning leads elsewhere than a sure reading of the words only when this much closer
@@ -95,7 +97,7 @@ def read(question: str, evidence: Sequence[Passage], words: Signals) -> Reading:
     best = near[lead].best
     if lexical is Sureness.ANSWER or best >= SURE:
         sureness = Sureness.ANSWER
-    elif lexical is Sureness.HEDGE or best >= PLAUSIBLE:
+    elif lexical is Sureness.HEDGE or best >= PLAUSIBLE or (best >= CLOSE_ENOUGH and words.unknown < MOSTLY_UNKNOWN):
         sureness = Sureness.HEDGE
     else:
         sureness = Sureness.ABSTAIN
