@@ -34,6 +34,17 @@ async def test_a_short_question_answered_alike_in_two_sections_is_asked_back_wit
     assert decision.clarify_options == ["Badges › Visitors", "Badges › Contractors"]
 
 
+async def test_statements_of_one_section_are_offered_by_what_each_is_about() -> None:
+    leave = passage(
+        "Leave",
+        "If you work full time, you get 25 days of leave a year. "
+        "If you work part time, you get 15 days of leave a year.",
+        3.0,
+    )
+    decision = await OfflineReasoner().route("How many days of leave do I get?", [leave, PRINTERS])
+    assert decision.clarify_options == ["If you work full time", "If you work part time"], decision
+
+
 async def test_a_question_naming_one_of_the_sections_is_answered_from_it() -> None:
     question = "When must contractor badges be returned?"
     decision = await OfflineReasoner().route(question, EVIDENCE)

@@ -158,19 +158,20 @@ class OfflineReasoner:
                 reasoning="no passage covers enough of the question's rarer terms",
             )
         exclusion = split_exclusion(question)
-        options: list[Passage] = []  # an unsure reading is no reason to ask back
+        options: list[str] = []  # an unsure reading is no reason to ask back
         if sureness is Sureness.ANSWER:
             weights, _ = term_weights(query, self.frequencies)
-            options = alternatives(query, [p for p in evidence if not about_excluded(p, exclusion)], weights)
-            if not options and not exclusion:
+            found = alternatives(query, [p for p in evidence if not about_excluded(p, exclusion)], weights)
+            if not found and not exclusion:
                 # Sections of different documents that read about equally close to a short
                 # question are its readings (`reading.readings`).
-                options = [evidence[i] for i in readings(question, evidence, reading)]
+                found = [evidence[i] for i in readings(question, evidence, reading)]
+            options = [option(p) for p in found]
             if not options and not exclusion and not parts(question):
+                # Statements worded alike that give different figures (`choosing.parallel_statements`).
                 numbered = [(reading.lead + 1, evidence[reading.lead])]
                 numbered += [(n, p) for n, p in enumerate(evidence, start=1) if n != reading.lead + 1]
-                found = parallel_statements(sorted(query), reading.alike(numbered), bool(QUANTITY.search(question)))
-                options = [evidence[n - 1] for n in found]
+                options = parallel_statements(sorted(query), reading.alike(numbered), bool(QUANTITY.search(question)))
         if len(options) >= 2:
             return RouteDecision(
                 intent=_intent(question),
@@ -178,7 +179,7 @@ class OfflineReasoner:
                 clarify=True,
                 reasoning=f"{len(options)} documents match equally well and the question does not say which",
                 clarify_prompt=say("clarify_several", language_of(question)),
-                clarify_options=[option(p) for p in options],
+                clarify_options=options,
             )
         if sureness is Sureness.HEDGE:
             return RouteDecision(

@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 from threadsage.adapters.meaning import sentences
-from threadsage.adapters.questions.ambiguity import names
+from threadsage.adapters.questions.ambiguity import names, option
 from threadsage.adapters.questions.exclusion import split_exclusion
-from threadsage.adapters.reasoner import Passage, passage_label
+from threadsage.adapters.reasoner import Passage
 from threadsage.adapters.reasoning.offline import arithmetic
 from threadsage.support.text import term_set
 
@@ -24,6 +24,7 @@ THING_TERMS = 3  # at most, of a thing a second question ("…, and what is Y?")
 PARALLEL = 0.5  # worded this alike (`_worded_alike`), two sentences are one statement about two things
 PARALLEL_TERMS = 4  # a question of at most this many terms may be answered in parallel statements
 _WORDS = re.compile(r"\w+")
+_PARTS = re.compile(r"[,;:()]|\s[–—-]\s")
 _ADDRESS = re.compile(r"(?<=\])\([^)\s]*\)|<?https?://\S+|<?[\w.+-]+@[\w-]+(?:\.[\w-]+)+>?")
 
 COMPARISON = re.compile(
@@ -112,13 +113,15 @@ def two_things(query: str) -> tuple[list[str], list[str]] | None:
     return both
 
 
-def parallel_statements(query: list[str], numbered: Sequence[tuple[int, Passage]], wants_quantity: bool) -> list[int]:
-    """The passages (their numbers) whose best sentences for a short question say the same thing of
+def parallel_statements(query: list[str], numbered: Sequence[tuple[int, Passage]], wants_quantity: bool) -> list[str]:
+    """The options to ask back with when a short question's best sentences say the same thing of
     different things ("You can carry over 15 days…" beside "You can carry over 240 hours…"): each
     holds the same of the question's terms, they are worded alike (`PARALLEL`: most of their words
     in the same order) but state different figures, and the question names no word of one's section
-    that the other's lacks.
-    [] when the best sentence has no such parallel in another section: the question reads one way."""
+    that the other's lacks. The options name each statement by its part that the others lack ("If
+    you are the primary caregiver"), or else by its section (statements of one section cannot be
+    told apart then).
+    [] when the best sentence has no such parallel: the question reads one way."""
     asked = set(query)
     best = best_sentences(query, numbered, wants_quantity)
     if len(asked) > PARALLEL_TERMS or len(best) < 2:
@@ -128,17 +131,33 @@ def parallel_statements(query: list[str], numbered: Sequence[tuple[int, Passage]
     held = asked & term_set(first)
     if len(held) < min(len(asked), max(2, len(asked) - 1)):
         return []  # the best sentence misses more than one term (one of two): it shares them, it does not answer
-    chosen = [best[0][2]]
+    chosen = [(best[0][2], first)]
     for _, _, number, sentence in best[1:]:
-        if number in chosen or asked & term_set(sentence) != held or _worded_alike(first, sentence) < PARALLEL:
+        if asked & term_set(sentence) != held or _worded_alike(first, sentence) < PARALLEL:
             continue
         if not _figures(first) or _figures(sentence) in (set(), _figures(first)):
             continue  # the same thing said twice, or no value to tell apart
-        if asked & (names(passages[number]) ^ names(passages[chosen[0]])):
+        if asked & (names(passages[number]) ^ names(passages[chosen[0][0]])):
             continue  # the question names one of the two sections
-        chosen.append(number)
-    labels = {passage_label(passages[n]) for n in chosen}
-    return chosen if len(chosen) >= 2 and len(labels) == len(chosen) else []
+        chosen.append((number, sentence))
+    if len(chosen) < 2:
+        return []
+    own = [_own_part(mine, [s for _, s in chosen if s != mine]) for _, mine in chosen]
+    if all(own) and len(set(own)) == len(own):
+        return own
+    sections = list(dict.fromkeys(option(passages[number]) for number, _ in chosen))
+    return sections if len(sections) >= 2 else []
+
+
+def _own_part(sentence: str, others: Sequence[str]) -> str:
+    """The part of a statement (between commas, colons or brackets) that holds a word the statements
+    worded like it lack and no figure — what it is about, not what it says; "" when there is none."""
+    theirs = frozenset().union(*(term_set(other) for other in others))
+    own = term_set(sentence) - theirs
+    for part in _PARTS.split(_ADDRESS.sub("", sentence)):
+        if term_set(part) & own and not _FIGURE.search(part):
+            return " ".join(part.split()).strip(" .*")
+    return ""
 
 
 def _figures(sentence: str) -> frozenset[str]:
