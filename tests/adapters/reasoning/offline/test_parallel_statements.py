@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from threadsage.adapters.reasoner import Passage
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
-from threadsage.adapters.reasoning.offline.choosing import best_sentences, parallel_statements
+from threadsage.adapters.reasoning.offline.choosing import best_sentences, parallel_statements, set_aside
 from threadsage.support.text import terms
 
 
@@ -34,15 +34,22 @@ async def test_a_short_question_answered_alike_in_two_sections_is_asked_back_wit
     assert decision.clarify_options == ["Badges › Visitors", "Badges › Contractors"]
 
 
+LEAVE = passage(
+    "Leave",
+    "If you work full time, you get 25 days of leave a year. If you work part time, you get 15 days of leave a year.",
+    3.0,
+)
+
+
 async def test_statements_of_one_section_are_offered_by_what_each_is_about() -> None:
-    leave = passage(
-        "Leave",
-        "If you work full time, you get 25 days of leave a year. "
-        "If you work part time, you get 15 days of leave a year.",
-        3.0,
-    )
-    decision = await OfflineReasoner().route("How many days of leave do I get?", [leave, PRINTERS])
+    decision = await OfflineReasoner().route("How many days of leave do I get?", [LEAVE, PRINTERS])
     assert decision.clarify_options == ["If you work full time", "If you work part time"], decision
+
+
+def test_the_statement_of_the_case_named_is_quoted_without_the_others() -> None:
+    query = terms("How many days of leave do I get? (If you work part time)")  # as resumed after the pick
+    chosen = set_aside(set(query), best_sentences(query, [(1, LEAVE)], wants_quantity=True))
+    assert [sentence for *_, sentence in chosen] == ["If you work part time, you get 15 days of leave a year."]
 
 
 async def test_a_question_naming_one_of_the_sections_is_answered_from_it() -> None:

@@ -30,6 +30,7 @@ from threadsage.adapters.reasoning.offline.choosing import (
     left_out_sides,
     named_section,
     parallel_statements,
+    set_aside,
     worked_out,
 )
 from threadsage.adapters.reasoning.offline.confidence import (
@@ -255,6 +256,7 @@ class OfflineReasoner:
         # Sentences of the passages that read about as close as the lead (gathered from every
         # passage, they read as noise whenever a lower one shared the question's incidental words).
         best = best_sentences(query, reading.alike(numbered), wants_quantity=bool(QUANTITY.search(question)))
+        best = set_aside(set(query), best)
         if not best:
             return say("not_found", language)
         # A question naming two things ("X and Y", "X vs Y", "X和Y有什么区别"): the best sentence for

@@ -133,10 +133,8 @@ def parallel_statements(query: list[str], numbered: Sequence[tuple[int, Passage]
         return []  # the best sentence misses more than one term (one of two): it shares them, it does not answer
     chosen = [(best[0][2], first)]
     for _, _, number, sentence in best[1:]:
-        if asked & term_set(sentence) != held or _worded_alike(first, sentence) < PARALLEL:
+        if asked & term_set(sentence) != held or not _parallel(first, sentence):
             continue
-        if not _figures(first) or _figures(sentence) in (set(), _figures(first)):
-            continue  # the same thing said twice, or no value to tell apart
         if asked & (names(passages[number]) ^ names(passages[chosen[0][0]])):
             continue  # the question names one of the two sections
         chosen.append((number, sentence))
@@ -147,6 +145,24 @@ def parallel_statements(query: list[str], numbered: Sequence[tuple[int, Passage]
         return own
     sections = list(dict.fromkeys(option(passages[number]) for number, _ in chosen))
     return sections if len(sections) >= 2 else []
+
+
+def set_aside(query: set[str], best: list[tuple[float, int, int, str]]) -> list[tuple[float, int, int, str]]:
+    """The chosen sentences without the statements worded like the first that hold less of the
+    question: it names the first one's case ("…as the secondary caregiver"), or the person picked it
+    from the options `parallel_statements` offered — the others' figures answer another case."""
+    if not best:
+        return best
+    first = best[0][3]
+    held = query & term_set(first)
+    return [best[0], *(b for b in best[1:] if not (query & term_set(b[3]) < held and _parallel(first, b[3])))]
+
+
+def _parallel(one: str, other: str) -> bool:
+    """Whether two sentences are one statement about two things: worded alike, giving different
+    figures (the same figures, or none, are the same thing said twice)."""
+    figures = _figures(one)
+    return _worded_alike(one, other) >= PARALLEL and bool(figures) and _figures(other) not in (set(), figures)
 
 
 def _own_part(sentence: str, others: Sequence[str]) -> str:
