@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from threadsage.adapters.reasoner import Passage
 from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
+from threadsage.i18n import say
 
 
 def page(path: str, title: str, text: str, score: float) -> Passage:
@@ -26,3 +27,12 @@ async def test_a_lone_sentence_the_words_chose_is_shown_in_its_paragraph() -> No
     )
     answer = await OfflineReasoner().extract("Is my swimming pool pass covered?", [fitness, LUNCH])
     assert "40 euros a month" in answer and "swimming pool passes" in answer, answer
+
+
+async def test_a_question_for_an_amount_that_the_page_does_not_give_is_not_covered() -> None:
+    """The page speaks of trainees' leave without its figure: quoting it would read as an answer."""
+    vague = page("people/trainees.md", "Trainees", "Trainees get a limited number of one-off leave days.", 3.0)
+    question = "How many leave days do trainees get?"
+    assert await OfflineReasoner().extract(question, [vague, LUNCH]) == say("not_found", "en")
+    figured = page("people/trainees.md", "Trainees", "Trainees get 12 leave days a year.", 3.0)
+    assert "12 leave days" in await OfflineReasoner().extract(question, [figured, LUNCH])

@@ -31,6 +31,7 @@ from threadsage.adapters.reasoning.offline.choosing import (
     named_section,
     parallel_statements,
     set_aside,
+    states_quantity,
     worked_out,
 )
 from threadsage.adapters.reasoning.offline.confidence import (
@@ -77,6 +78,8 @@ _FOLLOW_UP = re.compile(
     r"|^\s*(那|那么|还有|它|这个|那个)",
     re.IGNORECASE,
 )
+_HOW_MANY = re.compile(r"\bhow (many|much)\b", re.IGNORECASE)
+_MARKS = re.compile(r"\[\d+\]")  # the citations' numbers are no amounts
 _BETWEEN = re.compile(r"\bbetween (.+?) and (.+?)(?:[?.!]|$)", re.IGNORECASE)
 
 
@@ -234,12 +237,13 @@ class OfflineReasoner:
             # The best section is *about* the question ("Hotel limits", "Resetting your
             # password"), or the question is about the file sent: quote it, steps and tables
             # included, rather than pick sentences.
-            return f"{say('from_section', language, label=passage_label(top))}\n\n{window(top['text'], '')} {mark}"
+            section = f"{say('from_section', language, label=passage_label(top))}\n\n{window(top['text'], '')} {mark}"
+            return _figured(question, section)
         if own := _followed_up(_own_words(question), top):
             # A follow-up ("And if I'm sick?") read with the question before it: the topic found the
             # place, the follow-up's own words choose what of it to show — not the answer before.
             # (Reading the other passages of the topic's page for them too: publiccode 8 → 7 of 10.)
-            return _place(passages, lead, own, language)
+            return _figured(question, _place(passages, lead, own, language))
         if reading.by_meaning and not worked_out(question, numbered):
             # Read by meaning: the place that holds the closest sentence, with what follows it; for
             # a question in two parts ("…, and to whom do I send the form?"), the place each part reads
@@ -252,7 +256,7 @@ class OfflineReasoner:
             quoted = [_place(passages, i, sentence, language) for i, sentence in shown]
             if len(shown) == 1:
                 quoted += [f"- {sentence} [{number}]" for number, sentence in left_out_sides(question, numbered, [])]
-            return "\n\n".join(quoted)
+            return _figured(question, "\n\n".join(quoted))
         # Sentences of the passages that read about as close as the lead (gathered from every
         # passage, they read as noise whenever a lower one shared the question's incidental words).
         best = best_sentences(query, reading.alike(numbered), wants_quantity=bool(QUANTITY.search(question)))
@@ -299,7 +303,7 @@ class OfflineReasoner:
             places.insert(0, _place(passages, *single, language))
         elif lines:
             places.insert(0, say("from_documents", language) + "\n\n" + "\n".join(lines))
-        return "\n\n".join(places)
+        return _figured(question, "\n\n".join(places))
 
     @off_the_loop
     def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
@@ -328,6 +332,16 @@ class OfflineReasoner:
     @off_the_loop
     def chat(self, question: str, history: Sequence[tuple[str, str]]) -> str:
         return say(small_talk.reply_key(question), language_of(question))
+
+
+def _figured(question: str, quoted: str) -> str:
+    """What was quoted for a question asking how many or how much, if it states an amount; else
+    "not covered": a page that speaks of the thing without its figure ("a limited number of days")
+    does not answer it, and quoting it reads as if it did. (Showing instead another sentence of the
+    page that gives a figure quoted an unrelated one: the page's tax example for a leave question.)"""
+    if _HOW_MANY.search(question) and not states_quantity(_MARKS.sub("", quoted)):
+        return say("not_found", language_of(question))
+    return quoted
 
 
 def _followed_up(own: str, p: Passage) -> str:

@@ -200,9 +200,15 @@ _NUMBER_WORDS = (
     "sixty|ninety|hundred|thousand"
 )
 _STATESQUANTITY = re.compile(rf"\d|\b({_NUMBER_WORDS})\b", re.IGNORECASE)
+_AMOUNT = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b(?!-)", re.IGNORECASE)
 # The values a statement gives: figures, number words and months ("may" left out: more often the verb).
 _MONTHS = "january|february|march|april|june|july|august|september|october|november|december"
 _FIGURE = re.compile(rf"\d+(?:[.,:/]\d+)*|\b(?:{_NUMBER_WORDS}|{_MONTHS})\b", re.IGNORECASE)
+
+
+def states_quantity(text: str) -> bool:
+    """Whether the text gives an amount: a figure or a number word ("one-time" is none)."""
+    return bool(_AMOUNT.search(text))
 
 
 def best_sentences(
