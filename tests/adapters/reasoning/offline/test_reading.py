@@ -59,6 +59,19 @@ def test_a_passage_read_somewhat_close_is_quoted_unless_most_of_the_question_is_
     assert mostly_unknown.sureness is Sureness.ABSTAIN
 
 
+def test_words_sure_on_incidental_terms_of_a_question_about_something_unmentioned_are_not_covered() -> None:
+    """The words hold "bring" and "office"; "dog", a good part of the question, no document uses,
+    and the passage the words chose reads far from the question: not covered."""
+    office = passage("office/hours.md", "Office", "Opening hours", "The office opens at 8; bring your badge.")
+    evidence = [office, LAPTOPS, PAY]
+    question = "Can I bring my dog to the office?"
+    topic_unknown = read(question, evidence, Signals(coverage=0.8, unknown=0.35, margin=2.0))
+    assert topic_unknown.near[0].best < CLOSE_ENOUGH  # the band this is about
+    assert topic_unknown.sureness is Sureness.ABSTAIN
+    all_known = read(question, evidence, Signals(coverage=0.8, unknown=0.0, margin=2.0))
+    assert all_known.sureness is Sureness.ANSWER  # the same words, with nothing unknown, stand
+
+
 def test_a_sure_reading_of_the_words_stands_when_the_meaning_agrees() -> None:
     sure = Signals(coverage=0.9, unknown=0.0, margin=2.0, lead=0)
     reading = read("How often are company laptops replaced?", [LAPTOPS, PAY], sure)

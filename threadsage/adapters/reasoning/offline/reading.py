@@ -41,6 +41,7 @@ SURE = 0.55  # a closest sentence this close answers, whatever words it shares
 PLAUSIBLE = 0.45  # this close, it is shown as the closest passage rather than refused
 CLOSE_ENOUGH = 0.33  # …and this close, when under MOSTLY_UNKNOWN of the question is in words no document uses
 MOSTLY_UNKNOWN = 0.5
+UNKNOWN_TOPIC = 0.25  # this much of the question in words no document uses, the words' sureness needs the meaning
 LEAD_STEP = 0.02  # a passage lower in the search's order needs this much more closeness per place to lead
 ALIKE = 0.15  # a passage this much less close than the lead still reads alike
 OVERRULE = 0.3  # the meaning leads elsewhere than a sure reading of the words only when this much closer
@@ -91,6 +92,12 @@ def read(question: str, evidence: Sequence[Passage], words: Signals) -> Reading:
         return Reading(lexical, words.lead)
     near = tuple(closeness(question, [(passage_label(p), p["text"]) for p in evidence]))
     lead = max(range(len(evidence)), key=lambda i: near[i].best - LEAD_STEP * i)
+    if lexical is Sureness.ANSWER and words.unknown >= UNKNOWN_TOPIC and near[words.lead].best < CLOSE_ENOUGH:
+        # Sure by the words the documents use, while a good part of the question is in words none
+        # uses ("dog" in "Can I bring my dog to the office?") and the passage they chose reads far
+        # from it: what it shares is incidental. Not covered, unless the meaning is sure elsewhere.
+        sure = near[lead].best >= SURE
+        return Reading(Sureness.ANSWER if sure else Sureness.ABSTAIN, lead, near, by_meaning=True)
     overrule = OVERRULE if words.coverage >= WEAK_COVERAGE else WEAK_OVERRULE
     if lexical is Sureness.ANSWER and near[words.lead].best >= near[lead].best - overrule:
         return Reading(lexical, words.lead, near)  # the words and the meaning agree well enough
