@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.conversation import Conversation, only, service
+from threadsage.adapters.knowledge import KnowledgeBase
 from threadsage.adapters.questions.ambiguity import alternatives
 from threadsage.adapters.questions.small_talk import is_small_talk, reply_key
 from threadsage.adapters.reasoner import Passage
@@ -17,6 +18,7 @@ from threadsage.adapters.reasoning.offline.back_end import OfflineReasoner
 from threadsage.adapters.reasoning.offline.confidence import Sureness, signals
 from threadsage.chat import ReplyKind
 from threadsage.i18n import say
+from threadsage.ingestion.pipeline import Ingestor
 from threadsage.support.text import term_set
 
 
@@ -180,3 +182,28 @@ async def test_a_short_section_all_the_chosen_sentences_come_from_is_quoted_whol
     both = "Is care leave or study leave granted for a relative?"
     mixed = await reasoner.extract(both, [CARE, STUDY])  # sentences of two places: listed as before
     assert mixed.startswith(say("from_documents")) and "[2]" in mixed and "Tell HR" not in mixed, mixed
+
+
+async def test_statements_of_one_section_are_asked_back_and_the_pick_quotes_its_own(
+    tmp_path: Path, kb: KnowledgeBase
+) -> None:
+    """A long leave section states each case's days in the same words, a paragraph each: the short
+    question is asked back with the cases, and the button picked is answered with its own."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    rules = "\n\n".join(
+        f"Rule {n}: requests are entered in the planning tool and approved by a lead." for n in range(12)
+    )
+    (docs / "leave.md").write_text(
+        "# Leave\n\nIf you work full time, you get 25 days of leave a year.\n\n"
+        "Leave is booked in the planning tool.\n\n"
+        f"If you work part time, you get 15 days of leave a year.\n\n{rules}\n"
+    )
+    (docs / "lunch.md").write_text("# Lunch\n\nLunch is served at noon in the canteen.\n")
+    assert Ingestor(kb, 1200, 150).ingest_paths([docs]).ok
+    async with service(tmp_path, "", kb) as chat:
+        talk = Conversation(chat)
+        ask = only(await talk.say("How many days of leave do I get?"))
+        assert [c.label for c in ask.choices] == ["If you work full time", "If you work part time"], ask.text
+        picked = only(await talk.click(ask.interrupt_id, 1))
+    assert picked.kind is ReplyKind.ANSWER and "15 days" in picked.text and "25 days" not in picked.text, picked.text
