@@ -1,7 +1,9 @@
 """Which sentences of the passages the offline back-end quotes, when the words decide: the best
 sentences for the question's rarer terms (a figure weighs more for a question asking for a
-quantity), each of two things a question names, a section quoted whole when the question names it,
-and a sum or difference worked out from the sentences that state its two amounts."""
+quantity), each once; each of two things a question names, a section quoted whole when the
+question names it, and a sum or difference worked out from the sentences that state its two amounts;
+and statements worded alike that give different figures, a short question's readings to ask back
+about — and, after the pick, the others' statements to leave out."""
 
 from __future__ import annotations
 

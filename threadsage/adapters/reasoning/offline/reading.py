@@ -11,9 +11,11 @@ question, by MiniLM; and each of its sentences, by the static vectors):
   already put the closest in meaning among its first few: `meaning.ordering`);
 - sure: the words say so (as before) and the meaning does not read another passage clearly
   closer (`OVERRULE`; less clearly where the words hold under half of the question, `WEAK_*`), or
-  the meaning is sure (`SURE`);
-- unsure, but plausible: the words cover part of it, or the meaning is `PLAUSIBLE` — the reader
-  then shows the closest passage as that, never a refusal;
+  the meaning is sure (`SURE`) — but where a good part of the question is in words no document
+  uses and the words' passage reads far from it (`UNKNOWN_TOPIC`), only a sure meaning answers;
+- unsure, but plausible: the words cover part of it, or the meaning is `PLAUSIBLE` (`CLOSE_ENOUGH`
+  where the documents use most of the question's words) — the reader then shows the closest
+  passage as that, never a refusal;
 - "not covered" only when neither the words nor the meaning found anything plausible.
 
 What is shown, where the meaning decided, is one place: the paragraph or list holding the closest
