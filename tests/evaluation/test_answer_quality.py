@@ -68,9 +68,11 @@ async def test_northwind_pdfs_clarifications_and_refusals_through_the_graph(tmp_
     # controls asked back, 20/20 answered from the gold file.
     assert ambiguous.clarified >= 13, ambiguous.misses
     assert controls.clarified == 0 and controls.from_gold == controls.n, controls.misses
-    # Measured: 22 "not covered" of 30 and 1 closest-passage hedge, which says the documents do not
-    # answer it directly (23 and 2 before the reader read passages with MiniLM, issue 34, second
-    # round: one more is answered from a plan's page that reads close; 24 and 1 before the first
-    # round; 21 before issue 24), none asked back.
+    # Measured: 21 "not covered" of 30 and 2 closest-passage hedges, which say the documents do not
+    # answer it directly (22 and 1 before the reader quoted a passage read closer than 0.33 where the
+    # documents use most of the question's words, issue 34, seventh round: a question on standing
+    # desks now gets the perks page as the closest; 23 and 2 before the reader read passages with
+    # MiniLM, second round: one more is answered from a plan's page that reads close; 24 and 1 before
+    # the first round; 21 before issue 24), none asked back.
     assert refusals.declined + refusals.hedged - refusals.clarified >= 23, refusals.misses
-    assert refusals.declined >= 22, refusals.misses
+    assert refusals.declined >= 21, refusals.misses

@@ -225,25 +225,26 @@ class OfflineReasoner:
         top, mark = passages[lead], f"[{lead + 1}]"
         # The leading passage first, each keeping its number.
         numbered = [(lead + 1, top), *((n, p) for n, p in enumerate(passages, start=1) if n != lead + 1)]
+        # Unsure: what the closest passage says, labelled as possibly not answering.
+        key, closest = "closest_passage", reading.closest_sentence
+        if _other_language(question, top):
+            # Where the question's gloss lands in the passage, when one was made.
+            key, closest = "closest_in_other_language", _glossed_sentence(question, top)
+        unsure = f"{say(key, language, label=passage_label(top))}\n\n{window(top['text'], closest)} {mark}"
         if sureness is not Sureness.ANSWER:
-            # Unsure: what the closest passage says, labelled as possibly not answering.
-            key, closest = "closest_passage", reading.closest_sentence
-            if _other_language(question, top):
-                # Where the question's gloss lands in the passage, when one was made.
-                key, closest = "closest_in_other_language", _glossed_sentence(question, top)
-            return f"{say(key, language, label=passage_label(top))}\n\n{window(top['text'], closest)} {mark}"
+            return unsure
         pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
         if pointed or named_section(set(query), top):
             # The best section is *about* the question ("Hotel limits", "Resetting your
             # password"), or the question is about the file sent: quote it, steps and tables
             # included, rather than pick sentences.
             section = f"{say('from_section', language, label=passage_label(top))}\n\n{window(top['text'], '')} {mark}"
-            return _figured(question, section)
+            return _figured(question, section, unsure)
         if own := _followed_up(_own_words(question), top):
             # A follow-up ("And if I'm sick?") read with the question before it: the topic found the
             # place, the follow-up's own words choose what of it to show — not the answer before.
             # (Reading the other passages of the topic's page for them too: publiccode 8 → 7 of 10.)
-            return _figured(question, _place(passages, lead, own, language))
+            return _figured(question, _place(passages, lead, own, language), unsure)
         if reading.by_meaning and not worked_out(question, numbered):
             # Read by meaning: the place that holds the closest sentence, with what follows it; for
             # a question in two parts ("…, and to whom do I send the form?"), the place each part reads
@@ -256,7 +257,7 @@ class OfflineReasoner:
             quoted = [_place(passages, i, sentence, language) for i, sentence in shown]
             if len(shown) == 1:
                 quoted += [f"- {sentence} [{number}]" for number, sentence in left_out_sides(question, numbered, [])]
-            return _figured(question, "\n\n".join(quoted))
+            return _figured(question, "\n\n".join(quoted), unsure)
         # Sentences of the passages that read about as close as the lead (gathered from every
         # passage, they read as noise whenever a lower one shared the question's incidental words).
         best = best_sentences(query, reading.alike(numbered), wants_quantity=bool(QUANTITY.search(question)))
@@ -303,7 +304,7 @@ class OfflineReasoner:
             places.insert(0, _place(passages, *single, language))
         elif lines:
             places.insert(0, say("from_documents", language) + "\n\n" + "\n".join(lines))
-        return _figured(question, "\n\n".join(places))
+        return _figured(question, "\n\n".join(places), unsure)
 
     @off_the_loop
     def judge(self, question: str, passages: Sequence[Passage], answer: str) -> Verdict:
@@ -334,13 +335,16 @@ class OfflineReasoner:
         return say(small_talk.reply_key(question), language_of(question))
 
 
-def _figured(question: str, quoted: str) -> str:
-    """What was quoted for a question asking how many or how much, if it states an amount; else
-    "not covered": a page that speaks of the thing without its figure ("a limited number of days")
-    does not answer it, and quoting it reads as if it did. (Showing instead another sentence of the
-    page that gives a figure quoted an unrelated one: the page's tax example for a leave question.)"""
-    if _HOW_MANY.search(question) and not states_quantity(_MARKS.sub("", quoted)):
-        return say("not_found", language_of(question))
+def _figured(question: str, quoted: str, unsure: str) -> str:
+    """What was quoted for a question asking how many or how much, if it states an amount; else the
+    closest passage labelled as possibly not answering (`unsure`): a page that speaks of the thing
+    without its figure ("a limited number of days") does not answer it, and quoting it as the answer
+    reads as if it did. (Not "not covered": the page found is often the right one, its figure in a
+    passage not read — a job ad's years of experience; nor the page's other sentence that gives a
+    figure: the leave page's tax example for a question on vacation days.)"""
+    asked = _own_words(question) or question  # a follow-up's own words, not the question before it
+    if _HOW_MANY.search(asked) and not states_quantity(_MARKS.sub("", quoted)):
+        return unsure
     return quoted
 
 
