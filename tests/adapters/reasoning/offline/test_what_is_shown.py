@@ -38,3 +38,39 @@ async def test_a_question_for_an_amount_that_the_page_does_not_give_gets_the_clo
     assert unsure.startswith(say("closest_passage", label="Trainees › Overview")) and "[1]" in unsure, unsure
     figured = page("people/trainees.md", "Trainees", "Trainees get 12 leave days a year.", 3.0)
     assert "12 leave days" in await OfflineReasoner().extract(question, [figured, LUNCH])
+
+
+def section(heading: str, text: str, score: float) -> Passage:
+    return Passage(
+        id=heading,
+        path="people/leave.md",
+        source="people/leave.md",
+        title="Leave",
+        heading=heading,
+        text=text,
+        score=score,
+    )
+
+
+SHORT_TERM = section("Short-term leave", "Short-term leave is paid at 70% of your salary for up to ten days.", 5.0)
+LONG_TERM = section("Long-term leave", "During long-term leave you are not paid; it lasts up to six months.", 4.0)
+
+
+async def test_a_follow_up_naming_another_section_of_the_topic_is_answered_from_it() -> None:
+    """ "Long" is what the follow-up changes: the section named by it and by the topic answers, not the
+    short-term section that the question before and its words lead to."""
+    question = "And for long-term leave? (after: How much pay do I get on short-term leave?)"
+    answer = await OfflineReasoner().extract(question, [SHORT_TERM, LONG_TERM, LUNCH])
+    assert "not paid" in answer and "70%" not in answer, answer
+
+
+async def test_a_follow_up_word_naming_a_section_off_the_topic_does_not_lead_there() -> None:
+    """ "CFO" names a finance section, but that section is not about chat channels, the topic."""
+    channels = page("team/chat.md", "Chat", "The CEO's channel is #ceo-desk; the CFO's channel is #cfo-desk.", 5.0)
+    approvals = {
+        **page("finance/approvals.md", "Finance", "Send approvals to the CFO by e-mail.", 4.0),
+        "heading": "CFO approvals",
+    }
+    question = "And for the CFO? (after: What is the chat channel for the CEO?)"
+    answer = await OfflineReasoner().extract(question, [channels, approvals])
+    assert "#cfo-desk" in answer, answer

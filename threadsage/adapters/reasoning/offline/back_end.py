@@ -20,7 +20,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from threadsage.adapters.documents.attachments import SOURCE_PREFIX, points_at_attachment
 from threadsage.adapters.meaning import closeness, reads_meaning
 from threadsage.adapters.questions import small_talk
-from threadsage.adapters.questions.ambiguity import alternatives, option, passage_terms
+from threadsage.adapters.questions.ambiguity import alternatives, names, option, passage_terms
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
 from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, TurnImage, Verdict, passage_label
 from threadsage.adapters.reasoning.offline.choosing import (
@@ -233,6 +233,11 @@ class OfflineReasoner:
         unsure = f"{say(key, language, label=passage_label(top))}\n\n{window(top['text'], closest)} {mark}"
         if sureness is not Sureness.ANSWER:
             return unsure
+        if (named := _named_by_follow_up(question, passages)) is not None and named != lead:
+            # The follow-up names another section of the topic ("And for long-term leave?" after a
+            # question on short-term leave): that one, at its sentence closest to the follow-up.
+            sentence = _followed_up(_own_words(question), passages[named])
+            return _figured(question, _place(passages, named, sentence, language), unsure)
         pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
         if pointed or named_section(set(query), top):
             # The best section is *about* the question ("Hotel limits", "Resetting your
@@ -346,6 +351,17 @@ def _figured(question: str, quoted: str, unsure: str) -> str:
     if _HOW_MANY.search(asked) and not states_quantity(_MARKS.sub("", quoted)):
         return unsure
     return quoted
+
+
+def _named_by_follow_up(question: str, passages: Sequence[Passage]) -> int | None:
+    """The first passage whose title and heading name every word a follow-up adds to the question
+    before it and a word of that question too ("long" and "leave" in "And for long-term care leave?"
+    after one on short-term care leave: what changed, within the same topic); None for any other
+    question, one adding no word, or where no section of the topic is named so."""
+    own, _, before = question.partition(AFTER)
+    topic = term_set(before)
+    new = term_set(own) - topic
+    return next((i for i, p in enumerate(passages) if new and new <= names(p) and topic & names(p)), None)
 
 
 def _followed_up(own: str, p: Passage) -> str:
