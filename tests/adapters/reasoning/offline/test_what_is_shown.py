@@ -40,20 +40,16 @@ async def test_a_question_for_an_amount_that_the_page_does_not_give_gets_the_clo
     assert "12 leave days" in await OfflineReasoner().extract(question, [figured, LUNCH])
 
 
-def section(heading: str, text: str, score: float) -> Passage:
-    return Passage(
-        id=heading,
-        path="people/leave.md",
-        source="people/leave.md",
-        title="Leave",
-        heading=heading,
-        text=text,
-        score=score,
-    )
-
-
-SHORT_TERM = section("Short-term leave", "Short-term leave is paid at 70% of your salary for up to ten days.", 5.0)
-LONG_TERM = section("Long-term leave", "During long-term leave you are not paid; it lasts up to six months.", 4.0)
+SHORT_TERM = {
+    **page("people/leave.md", "Leave", "Short-term leave is paid at 70% of your salary for up to ten days.", 5.0),
+    "id": "short",
+    "heading": "Short-term leave",
+}
+LONG_TERM = {
+    **page("people/leave.md", "Leave", "During long-term leave you are not paid; it lasts up to six months.", 4.0),
+    "id": "long",
+    "heading": "Long-term leave",
+}
 
 
 async def test_a_follow_up_naming_another_section_of_the_topic_is_answered_from_it() -> None:
