@@ -18,9 +18,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from threadsage.adapters.documents.attachments import SOURCE_PREFIX, points_at_attachment
-from threadsage.adapters.meaning import closeness, reads_meaning
 from threadsage.adapters.questions import small_talk
-from threadsage.adapters.questions.ambiguity import alternatives, names, option, passage_terms
+from threadsage.adapters.questions.ambiguity import alternatives, option, passage_terms
 from threadsage.adapters.questions.exclusion import about_excluded, split_exclusion
 from threadsage.adapters.reasoner import GroundedAnswer, Passage, RouteDecision, TurnImage, Verdict, passage_label
 from threadsage.adapters.reasoning.offline.choosing import (
@@ -41,6 +40,7 @@ from threadsage.adapters.reasoning.offline.confidence import (
     signals,
     term_weights,
 )
+from threadsage.adapters.reasoning.offline.follow_ups import AFTER, followed_up, named_by_follow_up, own_words
 from threadsage.adapters.reasoning.offline.reading import (
     EXCERPT_CHARS,
     Reading,
@@ -60,7 +60,6 @@ P = ParamSpec("P")
 # A gloss this much (by weight) made of words no document uses is about something they do not cover
 # (calibrated on the Chinese questions of every public set; docs/performance.md, "The offline reader").
 GLOSS_UNKNOWN = 0.6
-AFTER = " (after: "  # joins a follow-up to the question before it (`contextualise`)
 
 _CODE = re.compile(
     r"\b(source code|code (snippet|example|sample)|sample code|command|commands|cli|script|"
@@ -145,7 +144,7 @@ class OfflineReasoner:
             return question
         # The earlier question (as finally understood) supplies the topic. Measured on the
         # GitLab anaphora questions: a gold file is cited for 19 of 25 follow-ups, 2 without it.
-        # Marked, so that the reader can tell what the follow-up itself asks (`_own_words`).
+        # Marked, so that the reader can tell what the follow-up itself asks (`follow_ups.own_words`).
         return f"{question.strip()}{AFTER}{previous[-1].strip()})"
 
     @off_the_loop
@@ -233,10 +232,10 @@ class OfflineReasoner:
         unsure = f"{say(key, language, label=passage_label(top))}\n\n{window(top['text'], closest)} {mark}"
         if sureness is not Sureness.ANSWER:
             return unsure
-        if (named := _named_by_follow_up(question, passages)) is not None and named != lead:
+        if (named := named_by_follow_up(question, passages)) is not None and named != lead:
             # The follow-up names another section of the topic ("And for long-term leave?" after a
             # question on short-term leave): that one, at its sentence closest to the follow-up.
-            sentence = _followed_up(_own_words(question), passages[named])
+            sentence = followed_up(own_words(question), passages[named])
             return _figured(question, _place(passages, named, sentence, language), unsure)
         pointed = top["source"].startswith(SOURCE_PREFIX) and points_at_attachment(question)
         if pointed or named_section(set(query), top):
@@ -245,7 +244,7 @@ class OfflineReasoner:
             # included, rather than pick sentences.
             section = f"{say('from_section', language, label=passage_label(top))}\n\n{window(top['text'], '')} {mark}"
             return _figured(question, section, unsure)
-        if own := _followed_up(_own_words(question), top):
+        if own := followed_up(own_words(question), top):
             # A follow-up ("And if I'm sick?") read with the question before it: the topic found the
             # place, the follow-up's own words choose what of it to show — not the answer before.
             # (Reading the other passages of the topic's page for them too: publiccode 8 → 7 of 10.)
@@ -347,36 +346,10 @@ def _figured(question: str, quoted: str, unsure: str) -> str:
     reads as if it did. (Not "not covered": the page found is often the right one, its figure in a
     passage not read — a job ad's years of experience; nor the page's other sentence that gives a
     figure: the leave page's tax example for a question on vacation days.)"""
-    asked = _own_words(question) or question  # a follow-up's own words, not the question before it
+    asked = own_words(question) or question  # a follow-up's own words, not the question before it
     if _HOW_MANY.search(asked) and not states_quantity(_MARKS.sub("", quoted)):
         return unsure
     return quoted
-
-
-def _named_by_follow_up(question: str, passages: Sequence[Passage]) -> int | None:
-    """The first passage whose title and heading name every word a follow-up adds to the question
-    before it and a word of that question too ("long" and "leave" in "And for long-term care leave?"
-    after one on short-term care leave: what changed, within the same topic); None for any other
-    question, one adding no word, or where no section of the topic is named so."""
-    own, _, before = question.partition(AFTER)
-    topic = term_set(before)
-    new = term_set(own) - topic
-    return next((i for i, p in enumerate(passages) if new and new <= names(p) and topic & names(p)), None)
-
-
-def _followed_up(own: str, p: Passage) -> str:
-    """The sentence of `p` that reads closest to a follow-up's own words ("" when there are none,
-    or they cannot be read by meaning)."""
-    if not own or not reads_meaning(own):
-        return ""
-    [near] = closeness(own, [(passage_label(p), p["text"])])
-    return near.units[near.closest] if near.units else ""
-
-
-def _own_words(question: str) -> str:
-    """What a follow-up made standalone by `contextualise` asks itself ("" for any other question)."""
-    own, after, _ = question.partition(AFTER)
-    return own.strip() if after else ""
 
 
 def _place(passages: Sequence[Passage], i: int, sentence: str, language: Language) -> str:
