@@ -172,9 +172,8 @@ class OfflineReasoner:
             options = [option(p) for p in found]
             if not options and not exclusion and not parts(question):
                 # Statements worded alike that give different figures (`choosing.parallel_statements`).
-                numbered = [(reading.lead + 1, evidence[reading.lead])]
-                numbered += [(n, p) for n, p in enumerate(evidence, start=1) if n != reading.lead + 1]
-                options = parallel_statements(sorted(query), reading.alike(numbered), bool(QUANTITY.search(question)))
+                alike = reading.alike(_lead_first(evidence, reading.lead))
+                options = parallel_statements(sorted(query), alike, bool(QUANTITY.search(question)))
         if len(options) >= 2:
             return RouteDecision(
                 intent=_intent(question),
@@ -222,16 +221,18 @@ class OfflineReasoner:
         reading = self.reading(question, passages)
         sureness, lead = reading.sureness, reading.lead
         top, mark = passages[lead], f"[{lead + 1}]"
-        # The leading passage first, each keeping its number.
-        numbered = [(lead + 1, top), *((n, p) for n, p in enumerate(passages, start=1) if n != lead + 1)]
-        # Unsure: what the closest passage says, labelled as possibly not answering.
-        key, closest = "closest_passage", reading.closest_sentence
-        if _other_language(question, top):
-            # Where the question's gloss lands in the passage, when one was made.
-            key, closest = "closest_in_other_language", _glossed_sentence(question, top)
-        unsure = f"{say(key, language, label=passage_label(top))}\n\n{window(top['text'], closest)} {mark}"
+        numbered = _lead_first(passages, lead)
+
+        def unsure() -> str:
+            """What the closest passage says, labelled as possibly not answering."""
+            key, closest = "closest_passage", reading.closest_sentence
+            if _other_language(question, top):
+                # Where the question's gloss lands in the passage, when one was made.
+                key, closest = "closest_in_other_language", _glossed_sentence(question, top)
+            return f"{say(key, language, label=passage_label(top))}\n\n{window(top['text'], closest)} {mark}"
+
         if sureness is not Sureness.ANSWER:
-            return unsure
+            return unsure()
         if (named := named_by_follow_up(question, passages)) is not None and named != lead:
             # The follow-up names another section of the topic ("And for long-term leave?" after a
             # question on short-term leave): that one, at its sentence closest to the follow-up.
@@ -339,7 +340,12 @@ class OfflineReasoner:
         return say(small_talk.reply_key(question), language_of(question))
 
 
-def _figured(question: str, quoted: str, unsure: str) -> str:
+def _lead_first(passages: Sequence[Passage], lead: int) -> list[tuple[int, Passage]]:
+    """The passages numbered from 1, the leading one first, each keeping its number."""
+    return [(lead + 1, passages[lead]), *((n, p) for n, p in enumerate(passages, start=1) if n != lead + 1)]
+
+
+def _figured(question: str, quoted: str, unsure: Callable[[], str]) -> str:
     """What was quoted for a question asking how many or how much, if it states an amount; else the
     closest passage labelled as possibly not answering (`unsure`): a page that speaks of the thing
     without its figure ("a limited number of days") does not answer it, and quoting it as the answer
@@ -348,7 +354,7 @@ def _figured(question: str, quoted: str, unsure: str) -> str:
     figure: the leave page's tax example for a question on vacation days.)"""
     asked = own_words(question) or question  # a follow-up's own words, not the question before it
     if _HOW_MANY.search(asked) and not states_quantity(_MARKS.sub("", quoted)):
-        return unsure
+        return unsure()
     return quoted
 
 
